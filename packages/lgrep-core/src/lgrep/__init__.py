@@ -1,0 +1,1 @@
+"""Generated; run make proto."""

@@ -1,0 +1,83 @@
+"""Domain types shared by the indexer and the searcher (no wire or storage types here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+__all__ = ["Chunk", "ChunkKind", "ContentType", "SearchHit", "SearchResponse"]
+
+
+class ContentType(StrEnum):
+    """What a file holds; search filters and ranking penalties use it."""
+
+    CODE = "code"
+    DOCS = "docs"
+    CONFIG = "config"
+    TEXT = "text"
+
+
+class ChunkKind(StrEnum):
+    """What a chunk spans. Values are stable: they are stored in the index and printed by `--json`."""
+
+    FUNCTION = "function"
+    METHOD = "method"
+    CLASS = "class"  # also struct, interface, trait, enum, protocol, module-like type definitions
+    MODULE = "module"  # a namespace/module/impl block too small to split further
+    ANCHOR = "anchor"  # per-file summary: imports, exports, top comments
+    SECTION = "section"  # a Markdown heading section
+    CONFIG = "config"  # a top-level key of YAML/TOML/JSON
+    BLOCK = "block"  # top-level code between definitions
+    WINDOW = "window"  # line-window fallback
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One searchable piece of a file.
+
+    Lines are 1-based and inclusive. `scope` is the chain of enclosing definitions, outermost
+    first, ending with this chunk's own symbol when it has one (`("Auth", "verify")`).
+    """
+
+    path: str  # relative to the project root, '/'-separated
+    language: str
+    start_line: int
+    end_line: int
+    content: str
+    kind: ChunkKind
+    symbol: str = ""
+    scope: tuple[str, ...] = ()
+    signature: str = ""
+    content_type: ContentType = ContentType.CODE
+
+    def embedding_text(self) -> str:
+        """The text given to the embedder: path and scope chain first, then the code."""
+        header = self.path
+        if self.scope:
+            header += " › " + " › ".join(self.scope)
+        return f"{header}\n{self.content}"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One ranked result."""
+
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    kind: str
+    language: str
+    score: float
+    content: str
+    match: str  # which channels found it: "vector", "bm25", "vector+bm25"
+    scores: dict[str, float] = field(default_factory=dict)  # per-channel rank/score, for --explain
+    stale: bool = False  # the file changed on disk since it was indexed
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResponse:
+    results: list[SearchHit]
+    timings_ms: dict[str, float]
+    chunks_searched: int
+    vectors_pending: int

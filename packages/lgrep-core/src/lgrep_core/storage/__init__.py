@@ -1,0 +1,1 @@
+"""Storage schema and safe LanceDB access."""

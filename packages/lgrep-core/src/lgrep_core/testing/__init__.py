@@ -1,0 +1,1 @@
+"""Test fakes shared by every package."""
