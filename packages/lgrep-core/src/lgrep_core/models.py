@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-__all__ = ["Chunk", "ChunkKind", "ContentType", "SearchHit", "SearchResponse"]
+__all__ = ["Chunk", "ChunkKind", "ContentType", "SearchHit", "SearchResponse", "embedding_text"]
 
 
 class ContentType(StrEnum):
@@ -52,10 +53,15 @@ class Chunk:
 
     def embedding_text(self) -> str:
         """The text given to the embedder: path and scope chain first, then the code."""
-        header = self.path
-        if self.scope:
-            header += " › " + " › ".join(self.scope)
-        return f"{header}\n{self.content}"
+        return embedding_text(self.path, self.scope, self.content)
+
+
+def embedding_text(path: str, scope: Sequence[str], content: str) -> str:
+    """`pkg/auth.py › Auth › verify` then the chunk's text (DESIGN section 5)."""
+    header = path
+    if scope:
+        header += " › " + " › ".join(scope)
+    return f"{header}\n{content}"
 
 
 @dataclass(frozen=True, slots=True)

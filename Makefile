@@ -1,0 +1,31 @@
+# Developer shortcuts; `make check` runs exactly what CI runs (.ci/run).
+.PHONY: install format lint typecheck imports proto proto-check test check ci
+
+install:
+	uv sync --locked --group codegen
+
+format:
+	uv run --frozen ruff format .
+	uv run --frozen ruff check --fix .
+
+lint:
+	uv run --frozen ruff format --check .
+	uv run --frozen ruff check .
+
+typecheck:
+	uv run --frozen pyright
+
+imports:
+	uv run --frozen lint-imports
+
+proto:
+	uv run --frozen --group codegen python tools/gen_proto.py
+
+proto-check:
+	uv run --frozen --group codegen python tools/gen_proto.py --check
+
+test:
+	uv run --frozen pytest
+
+check ci:
+	.ci/run

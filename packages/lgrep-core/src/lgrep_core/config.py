@@ -1,0 +1,245 @@
+"""One settings object, layered from files and the environment, with the source of every value.
+
+Layers, lowest first: built-in defaults; the user file (`~/.config/lgrep/config.yaml`, or
+`$XDG_CONFIG_HOME/lgrep/config.yaml`, or the file named by `LGREP_CONFIG`); the project file
+(`<project>/.lgrep.yaml`); environment variables (`LGREP_CACHE_DIR`, `LGREP_LOG_LEVEL`,
+`LGREP_EMBEDDING_PROVIDER`, and generally `LGREP_<SECTION>_<KEY>` or `LGREP_<SECTION>__<KEY>`).
+
+Settings are loaded once, by the command-line entry points, and passed down; library code never
+reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from lgrep_core.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_SOURCE",
+    "PROJECT_CONFIG_NAME",
+    "ChunkingSettings",
+    "EmbeddingSettings",
+    "IndexSettings",
+    "LgrepSettings",
+    "LoadedSettings",
+    "default_user_config_path",
+    "load_settings",
+]
+
+PROJECT_CONFIG_NAME = ".lgrep.yaml"
+DEFAULT_SOURCE = "default"
+_ENV_PREFIX = "LGREP_"
+# Short names the original design documents, mapped onto the nested keys.
+_ENV_ALIASES = {
+    "LGREP_CACHE_DIR": ("index", "cache_dir"),
+    "LGREP_LOG_LEVEL": ("log_level",),
+}
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class EmbeddingSettings(_Section):
+    provider: Literal["local"] = Field(
+        "local", description="Embedding provider; 'local' runs all-MiniLM-L6-v2 on this machine."
+    )
+    model: str = Field("all-MiniLM-L6-v2", description="Model name for the provider.")
+    dimensions: int = Field(384, gt=0, le=8192, description="Vector dimension the model produces.")
+    quantized: bool = Field(True, description="Local model: int8 weights (faster) instead of float32.")
+    threads: int | None = Field(None, gt=0, description="Local model: inference threads (default: all cores).")
+    batch_tokens: int = Field(
+        2048, ge=256, le=65536, description="Local model: tokens per inference batch (bounds memory)."
+    )
+
+
+class ChunkingSettings(_Section):
+    max_tokens: int = Field(512, ge=32, le=8192, description="Largest chunk, in approximate tokens.")
+    overlap_tokens: int = Field(64, ge=0, le=2048, description="Overlap between pieces of a split definition.")
+    use_ast: bool = Field(True, description="Chunk by syntax tree (tree-sitter); false uses line windows.")
+
+
+class IndexSettings(_Section):
+    cache_dir: Path = Field(
+        Path("~/.cache/lgrep"), description="Where indexes live; one folder per project under it."
+    )
+    ignore_patterns: list[str] = Field(
+        default_factory=list[str], description="Extra gitignore-style patterns to leave out of the index."
+    )
+    max_file_bytes: int = Field(1_000_000, gt=0, description="Files larger than this are not indexed.")
+    embed_batch_chunks: int = Field(
+        256, ge=1, le=10_000, description="Chunks embedded and committed per step of the vector phase."
+    )
+    lock_timeout_s: float = Field(
+        0.0, ge=0, description="How long a second writer waits for the project's write lock (0: fail at once)."
+    )
+
+
+class LgrepSettings(BaseSettings):
+    """The effective configuration. Build it with `load_settings`, which records where each value came from."""
+
+    model_config = SettingsConfigDict(extra="forbid", validate_assignment=True)
+
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level (stderr).")
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    index: IndexSettings = Field(default_factory=IndexSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Layering happens in load_settings so that every value keeps its source.
+        return (init_settings,)
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.index.cache_dir.expanduser().resolve()
+
+
+class LoadedSettings(BaseModel):
+    """Settings plus, for each dotted key, the file or variable that set it."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    settings: LgrepSettings
+    sources: dict[str, str]
+
+    def effective(self) -> list[tuple[str, Any, str]]:
+        """Every leaf setting as (dotted key, value, source)."""
+        rows: list[tuple[str, Any, str]] = []
+        for key, value in _flatten(self.settings.model_dump(mode="json")).items():
+            rows.append((key, value, self.sources.get(key, DEFAULT_SOURCE)))
+        return rows
+
+
+def default_user_config_path(env: Mapping[str, str]) -> Path:
+    if env.get("LGREP_CONFIG"):
+        return Path(env["LGREP_CONFIG"]).expanduser()
+    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path("~/.config").expanduser()
+    return base / "lgrep" / "config.yaml"
+
+
+def load_settings(
+    project_root: Path | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    user_config: Path | None = None,
+) -> LoadedSettings:
+    """Build the effective settings.
+
+    Raises:
+        ConfigError: a file cannot be parsed, a key is unknown or a value is invalid; the message
+            names the key and where it came from.
+    """
+    env = dict(os.environ) if env is None else dict(env)
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+
+    user_path = user_config if user_config is not None else default_user_config_path(env)
+    _merge(merged, sources, _read_yaml(user_path), str(user_path))
+    if project_root is not None:
+        project_path = project_root / PROJECT_CONFIG_NAME
+        _merge(merged, sources, _read_yaml(project_path), str(project_path))
+    for origin, layer in _env_layers(env):
+        _merge(merged, sources, layer, origin)
+
+    try:
+        settings = LgrepSettings(**merged)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, sources)) from None
+    return LoadedSettings(settings=settings, sources=sources)
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of settings, not {type(data).__name__}")
+    return data  # pyright: ignore[reportUnknownVariableType]
+
+
+def _env_layers(env: Mapping[str, str]) -> list[tuple[str, dict[str, Any]]]:
+    sections = {"embedding", "chunking", "index"}
+    layers: list[tuple[str, dict[str, Any]]] = []
+    for name in sorted(env):
+        if not name.startswith(_ENV_PREFIX) or name == "LGREP_CONFIG":
+            continue
+        value: Any = env[name]
+        if name in _ENV_ALIASES:
+            keys = _ENV_ALIASES[name]
+        else:
+            rest = name[len(_ENV_PREFIX) :].lower()
+            section, sep, key = rest.replace("__", "_", 1).partition("_")
+            if not sep or section not in sections:
+                continue  # LGREP_* variables that are not settings (e.g. test switches) are ignored
+            keys = (section, key)
+        if keys[-1] == "ignore_patterns":
+            value = [p for p in value.split(",") if p.strip()] if value else []
+        layer: dict[str, Any] = {}
+        node = layer
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = value
+        layers.append((f"env {name}", layer))
+    return layers
+
+
+def _merge(target: dict[str, Any], sources: dict[str, str], layer: Mapping[str, Any], origin: str) -> None:
+    for dotted, value in _flatten(layer).items():
+        node = target
+        parts = dotted.split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {}
+                node[part] = child
+            node = child  # pyright: ignore[reportUnknownVariableType]
+        node[parts[-1]] = value
+        sources[dotted] = origin
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(_flatten(value, dotted + "."))  # pyright: ignore[reportUnknownArgumentType]
+        else:
+            out[dotted] = value
+    return out
+
+
+def _describe(exc: ValidationError, sources: Mapping[str, str]) -> str:
+    lines: list[str] = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"])
+        origin = sources.get(key)
+        if origin is None:  # an unknown section: attribute it to whatever set something under it
+            origin = next((v for k, v in sources.items() if k.startswith(key + ".")), DEFAULT_SOURCE)
+        message = "unknown setting" if err["type"] == "extra_forbidden" else err["msg"]
+        lines.append(f"invalid setting {key} (from {origin}): {message}")
+    return "; ".join(lines)

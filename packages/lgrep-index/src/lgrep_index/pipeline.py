@@ -1,0 +1,326 @@
+"""The indexing pipeline: walk -> chunk -> store (BM25-searchable) -> embed behind (resumable).
+
+Phase 1 writes chunks and their full-text index in batches of files; the project is searchable by
+BM25 as soon as it ends. Phase 2 embeds every chunk whose embedding key has no stored vector yet,
+in batches that are committed one by one, so a killed run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from lgrep_core.config import LgrepSettings
+from lgrep_core.embeddings.base import EmbeddingProvider
+from lgrep_core.errors import IndexingError, NotFoundError
+from lgrep_core.models import Chunk, embedding_text
+from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
+from lgrep_core.storage.store import FileRecord, ProjectStore
+from lgrep_core.text import search_text
+from lgrep_index.chunker import CHUNKER_VERSION, chunk_file, detect_language
+from lgrep_index.walker import SkippedFile, WalkedFile, WalkOptions, read_text, walk
+
+__all__ = [
+    "IndexPhase",
+    "IndexProgress",
+    "IndexSummary",
+    "Indexer",
+    "identity_for",
+    "vector_key",
+]
+
+log = logging.getLogger(__name__)
+
+# Files per phase-1 commit: each merge_insert costs ~0.3 s whatever its size (lancedb.md section 5),
+# so batches are large; chunk text of 400 files stays well under the memory budget.
+FILES_PER_COMMIT = 400
+# Chunks read back per scan step of phase 2.
+SCAN_ROWS = 4096
+
+ProgressCallback = Callable[["IndexProgress"], None]
+
+
+class IndexPhase(StrEnum):
+    WALK = "walk"
+    CHUNK = "chunk"
+    EMBED = "embed"
+    DONE = "done"
+
+
+@dataclass(slots=True)
+class IndexProgress:
+    phase: IndexPhase
+    files_done: int = 0
+    files_total: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+
+
+@dataclass(slots=True)
+class IndexSummary:
+    root: str
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    skipped: Counter[str] = field(default_factory=Counter[str])
+    chunks_written: int = 0
+    chunks_total: int = 0
+    vectors_embedded: int = 0
+    vectors_pending: int = 0
+    seconds_bm25: float = 0.0
+    seconds_vectors: float = 0.0
+    created: bool = False
+
+
+def identity_for(settings: LgrepSettings, embedder: EmbeddingProvider) -> IndexIdentity:
+    chunking = settings.chunking
+    variant = getattr(embedder, "variant", "")
+    return IndexIdentity(
+        provider=embedder.provider,
+        model=f"{embedder.model} ({variant})" if variant else embedder.model,
+        dimension=embedder.dimension,
+        chunker_version=CHUNKER_VERSION,
+        chunking=f"{chunking.max_tokens}/{chunking.overlap_tokens}/{'ast' if chunking.use_ast else 'lines'}",
+    )
+
+
+def vector_key(identity: IndexIdentity, scope: Sequence[str], content: str) -> str:
+    """The embedding cache key: model plus what the chunk says, not where it lives, so a renamed or
+    copied file reuses its vectors (the path line of the embedded text keeps its first value)."""
+    h = hashlib.sha256()
+    for part in (identity.provider, identity.model, str(identity.dimension), "\x1f".join(scope), content):
+        h.update(part.encode("utf-8", "surrogateescape"))
+        h.update(b"\x00")
+    return h.hexdigest()[:32]
+
+
+class Indexer:
+    """Indexes one project root. One instance per run; it holds the project's write lock while running."""
+
+    def __init__(
+        self,
+        settings: LgrepSettings,
+        root: Path,
+        embedder: EmbeddingProvider,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> None:
+        self.settings = settings
+        self.root = root.resolve()
+        self.embedder = embedder
+        self.identity = identity_for(settings, embedder)
+        self.store = ProjectStore(settings.cache_dir, self.root)
+        self._progress = progress or (lambda _p: None)
+
+    def run(self, *, force: bool = False, wait_vectors: bool = True, lock_timeout_s: float | None = None) -> IndexSummary:
+        """Bring the index up to date with the files on disk.
+
+        Raises:
+            NotFoundError: the root is not a directory.
+            IndexBusyError: another process is indexing this project.
+            IndexMismatchError, SchemaVersionMismatchError: the index was built differently (use force).
+            StorageError: the index is damaged (use force).
+        """
+        if not self.root.is_dir():
+            raise NotFoundError(f"{self.root} is not a directory")
+        lock = self.store.lock()
+        lock.acquire(self.settings.index.lock_timeout_s if lock_timeout_s is None else lock_timeout_s, self.root)
+        try:
+            summary = IndexSummary(root=str(self.root))
+            self._open(force, summary)
+            started = time.monotonic()
+            self._phase_chunks(summary)
+            summary.seconds_bm25 = time.monotonic() - started
+            if wait_vectors:
+                started = time.monotonic()
+                self._phase_vectors(summary)
+                summary.seconds_vectors = time.monotonic() - started
+            summary.vectors_pending = self.pending_chunks()
+            summary.chunks_total = self.store.chunks.count_rows()
+            self._progress(IndexProgress(IndexPhase.DONE, summary.files_seen, summary.files_seen))
+            return summary
+        finally:
+            self.store.close()
+            lock.release()
+
+    def pending_chunks(self) -> int:
+        stored = self.store.stored_vector_keys()
+        pending = 0
+        for batch in self.store.iter_chunk_rows(["vec_key"], 65536):
+            pending += sum(1 for k in batch.column("vec_key").to_pylist() if k not in stored)
+        return pending
+
+    # ------------------------------------------------------------------ phases
+
+    def _open(self, force: bool, summary: IndexSummary) -> None:
+        if force or not self.store.exists():
+            self.store.create(self.identity)
+            summary.created = True
+        else:
+            self.store.check_identity(self.identity)
+        self.store.open()
+
+    def _phase_chunks(self, summary: IndexSummary) -> None:
+        self._progress(IndexProgress(IndexPhase.WALK))
+        options = WalkOptions(
+            max_file_bytes=self.settings.index.max_file_bytes,
+            extra_ignore_patterns=tuple(self.settings.index.ignore_patterns),
+            exclude_dirs=(self.settings.cache_dir,),
+        )
+
+        def on_skip(skipped: SkippedFile) -> None:
+            summary.skipped[skipped.reason] += 1
+
+        files = list(walk(self.root, options, on_skip=on_skip))
+        summary.files_seen = len(files)
+        known = self.store.manifest_records()
+        candidates = [f for f in files if _changed(f, known.get(f.path))]
+        summary.files_unchanged = len(files) - len(candidates)
+
+        progress = IndexProgress(IndexPhase.CHUNK, summary.files_unchanged, len(files))
+        self._progress(progress)
+        for start in range(0, len(candidates), FILES_PER_COMMIT):
+            batch = candidates[start : start + FILES_PER_COMMIT]
+            written, changed = self._index_batch(batch, known)
+            summary.chunks_written += written
+            summary.files_indexed += changed
+            summary.files_unchanged += len(batch) - changed
+            progress.files_done += len(batch)
+            progress.chunks_done += written
+            self._progress(progress)
+
+        # The table is the truth about what is searchable: drop whatever it holds for files that are
+        # gone (or are now ignored, too large, binary...), including rows a killed run left behind.
+        present = {path_key(f.path) for f in files}
+        indexed = self.store.indexed_path_keys()
+        gone = [k for k in indexed if k not in present]
+        self.store.delete_files(gone)
+        gone_paths = {indexed[k] for k in gone} | (set(known) - {f.path for f in files})
+        self.store.manifest_delete(sorted(gone_paths))
+        summary.files_deleted = len(gone_paths)
+        self.store.ensure_fts()
+        self.store.write_meta(last_indexed_at=time.time())
+
+    def _index_batch(self, batch: Sequence[WalkedFile], known: dict[str, FileRecord]) -> tuple[int, int]:
+        chunking = self.settings.chunking
+        columns: dict[str, list[object]] = {name: [] for name in chunks_schema().names}
+        records: list[FileRecord] = []
+        keys: list[str] = []
+        changed = 0
+        for file in batch:
+            text = read_text(file, self.settings.index.max_file_bytes)
+            if text is None:
+                continue  # binary or unreadable now: the deletion pass drops any old chunks
+            digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+            old = known.get(file.path)
+            language = detect_language(file.path) or "text"
+            if old is not None and old.sha256 == digest:
+                # Touched but identical: remember the new stat so the next run skips it cheaply.
+                records.append(FileRecord(file.path, file.size, file.mtime_ns, digest, old.language, old.chunks))
+                continue
+            try:
+                chunks = chunk_file(
+                    file.path,
+                    text,
+                    language=detect_language(file.path),
+                    max_tokens=chunking.max_tokens,
+                    overlap_tokens=chunking.overlap_tokens,
+                    use_ast=chunking.use_ast,
+                )
+            except Exception:  # a chunker bug must cost one file, not the run
+                log.exception("chunking %s failed; indexing it as line windows", file.path)
+                chunks = chunk_file(file.path, text, language=None, use_ast=False)
+            self._append_rows(columns, file, digest, chunks)
+            keys.append(path_key(file.path))
+            records.append(FileRecord(file.path, file.size, file.mtime_ns, digest, language, len(chunks)))
+            changed += 1
+        table = pa.table(columns, schema=chunks_schema())
+        try:
+            self.store.replace_files(table, keys)
+        except Exception as exc:
+            raise IndexingError(f"writing chunks of {len(keys)} files failed: {exc}") from exc
+        self.store.manifest_put(records)
+        return table.num_rows, changed
+
+    def _append_rows(self, columns: dict[str, list[object]], file: WalkedFile, digest: str, chunks: list[Chunk]) -> None:
+        pkey = path_key(file.path)
+        for chunk in chunks:
+            vkey = vector_key(self.identity, chunk.scope, chunk.content)
+            cid = hashlib.sha256(f"{pkey}\x00{chunk.start_line}\x00{chunk.end_line}\x00{vkey}".encode()).hexdigest()[:32]
+            columns["id"].append(cid)
+            columns["path"].append(file.path)
+            columns["path_key"].append(pkey)
+            columns["language"].append(chunk.language)
+            columns["content_type"].append(str(chunk.content_type))
+            columns["kind"].append(str(chunk.kind))
+            columns["symbol"].append(chunk.symbol)
+            columns["scope"].append(list(chunk.scope))
+            columns["signature"].append(chunk.signature)
+            columns["start_line"].append(chunk.start_line)
+            columns["end_line"].append(chunk.end_line)
+            columns["content"].append(chunk.content)
+            columns["search_text"].append(search_text(file.path, chunk.symbol, chunk.content))
+            columns["vec_key"].append(vkey)
+            columns["file_hash"].append(digest)
+
+    def _phase_vectors(self, summary: IndexSummary) -> None:
+        pending = self.store.pending_vector_keys()
+        progress = IndexProgress(IndexPhase.EMBED, chunks_total=len(pending))
+        self._progress(progress)
+        if not pending:
+            return
+        batch_size = self.settings.index.embed_batch_chunks
+        keys: list[str] = []
+        texts: list[str] = []
+        for key, text in self._pending_texts(pending):
+            keys.append(key)
+            texts.append(text)
+            if len(keys) >= batch_size:
+                self._embed_commit(keys, texts, summary, progress)
+                keys, texts = [], []
+        if keys:
+            self._embed_commit(keys, texts, summary, progress)
+        self.store.optimize()
+
+    def _pending_texts(self, pending: set[str]) -> Iterator[tuple[str, str]]:
+        remaining = set(pending)
+        for batch in self.store.iter_chunk_rows(["vec_key", "path", "scope", "content"], SCAN_ROWS):
+            vkeys = batch.column("vec_key").to_pylist()
+            wanted = [i for i, k in enumerate(vkeys) if k in remaining]
+            if not wanted:
+                continue
+            paths = batch.column("path").to_pylist()
+            scopes = batch.column("scope").to_pylist()
+            contents = batch.column("content").to_pylist()
+            for i in wanted:
+                key = vkeys[i]
+                if key in remaining:
+                    remaining.discard(key)
+                    yield key, embedding_text(paths[i], scopes[i] or (), contents[i])
+            if not remaining:
+                return
+
+    def _embed_commit(self, keys: list[str], texts: list[str], summary: IndexSummary, progress: IndexProgress) -> None:
+        vectors = np.asarray(self.embedder.embed_documents(texts), dtype=np.float32)
+        if vectors.shape != (len(texts), self.identity.dimension):
+            raise IndexingError(
+                f"embedder returned shape {vectors.shape}, expected ({len(texts)}, {self.identity.dimension})"
+            )
+        self.store.add_vectors(keys, vectors)
+        summary.vectors_embedded += len(keys)
+        progress.chunks_done += len(keys)
+        self._progress(progress)
+
+
+def _changed(file: WalkedFile, record: FileRecord | None) -> bool:
+    return record is None or record.size != file.size or record.mtime_ns != file.mtime_ns

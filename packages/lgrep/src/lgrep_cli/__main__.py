@@ -1,0 +1,3 @@
+from lgrep_cli.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,398 @@
+"""The `lgrep` command: index, search, status, clean, config."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lgrep_core.config import LgrepSettings, LoadedSettings, load_settings
+from lgrep_core.embeddings.base import EmbeddingProvider
+from lgrep_core.embeddings.registry import make_embedder
+from lgrep_core.errors import LgrepError, NotFoundError
+from lgrep_core.storage.store import ProjectStore
+from lgrep_index.pipeline import Indexer, IndexPhase, IndexProgress, IndexSummary, identity_for
+from lgrep_index.walker import WalkOptions, walk
+from lgrep_search.searcher import Searcher, SearchType
+
+__all__ = ["main"]
+
+log = logging.getLogger("lgrep")
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        root = Path(getattr(args, "path", None) or ".").expanduser()
+        loaded = load_settings(root.resolve() if root.is_dir() else None)
+        _setup_logging(loaded.settings.log_level, getattr(args, "verbose", False))
+        handler = _COMMANDS[args.command]
+        return handler(args, loaded, root)
+    except LgrepError as exc:
+        print(f"lgrep: error: {exc.message}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("lgrep: interrupted", file=sys.stderr)
+        return 130
+
+
+# ---------------------------------------------------------------------- parser
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lgrep", description="Local semantic code search for AI coding agents.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("index", help="index a project (incremental; only changed files are re-done)")
+    p.add_argument("path", nargs="?", default=".", help="project root (default: current directory)")
+    p.add_argument("--force", action="store_true", help="rebuild the index from scratch")
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="return once the project is searchable by BM25; vectors are filled in by a background process",
+    )
+    p.add_argument("--wait", type=float, metavar="SECONDS", help="wait this long for another indexer of the project")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--vectors-only", action="store_true", help=argparse.SUPPRESS)
+
+    p = sub.add_parser("search", help="search a project's index")
+    p.add_argument("query")
+    p.add_argument("path", nargs="?", default=".", help="project root (default: current directory)")
+    p.add_argument("-n", "--limit", type=int, default=10, help="number of results (default 10)")
+    p.add_argument("--type", choices=[t.value for t in SearchType], default="hybrid", help="retrieval channels")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--explain", action="store_true", help="show why each result ranked where it did")
+
+    p = sub.add_parser("status", help="what the index of a project holds")
+    p.add_argument("path", nargs="?", default=".")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("clean", help="delete the index of a project")
+    p.add_argument("path", nargs="?", default=".")
+
+    p = sub.add_parser("config", help="configuration")
+    csub = p.add_subparsers(dest="config_command", metavar="ACTION")
+    show = csub.add_parser("show", help="print the effective settings and where each came from")
+    show.add_argument("path", nargs="?", default=".")
+    show.add_argument("--json", action="store_true")
+    return parser
+
+
+def _setup_logging(level: str, verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else getattr(logging, level),
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+# -------------------------------------------------------------------- commands
+
+
+def _embedder(settings: LgrepSettings) -> EmbeddingProvider:
+    return make_embedder(settings.embedding, settings.cache_dir)
+
+
+def _project_root(root: Path) -> Path:
+    if not root.is_dir():
+        raise NotFoundError(f"{root} is not a directory")
+    return root.resolve()
+
+
+def cmd_index(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> int:
+    settings = loaded.settings
+    root = _project_root(root)
+    show_progress = not args.quiet and not args.json and sys.stderr.isatty()
+    summary = _run_index(
+        settings,
+        root,
+        force=args.force,
+        wait_vectors=not args.no_wait,
+        lock_timeout_s=args.wait if args.wait is not None else (3600.0 if args.vectors_only else None),
+        show_progress=show_progress,
+    )
+    if args.no_wait and summary.vectors_pending:
+        _spawn_vector_filler(settings, root)
+    if args.json:
+        print(json.dumps(_summary_json(summary, settings), indent=2))
+    elif not args.vectors_only:
+        _print_summary(summary, background=args.no_wait)
+    return EXIT_OK
+
+
+def _run_index(
+    settings: LgrepSettings,
+    root: Path,
+    *,
+    force: bool = False,
+    wait_vectors: bool = True,
+    lock_timeout_s: float | None = None,
+    show_progress: bool = True,
+) -> IndexSummary:
+    embedder = _embedder(settings)
+    if not show_progress:
+        return Indexer(settings, root, embedder).run(force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        tasks: dict[IndexPhase, TaskID] = {}
+        started: dict[IndexPhase, float] = {}
+
+        def on_progress(p: IndexProgress) -> None:
+            if p.phase in (IndexPhase.WALK, IndexPhase.DONE):
+                return
+            now = time.monotonic()
+            if p.phase not in tasks:
+                label = "chunking files" if p.phase is IndexPhase.CHUNK else "embedding chunks"
+                tasks[p.phase] = bar.add_task(label, total=None, rate="")
+                started[p.phase] = now
+            elapsed = max(now - started[p.phase], 1e-6)
+            if p.phase is IndexPhase.CHUNK:
+                rate = f"{p.chunks_done / elapsed:,.0f} chunks/s"
+                bar.update(tasks[p.phase], completed=p.files_done, total=p.files_total, rate=rate)
+            else:
+                rate = f"{p.chunks_done / elapsed:,.1f} chunks/s"
+                bar.update(tasks[p.phase], completed=p.chunks_done, total=p.chunks_total, rate=rate)
+
+        return Indexer(settings, root, embedder, progress=on_progress).run(
+            force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s
+        )
+
+
+def _spawn_vector_filler(settings: LgrepSettings, root: Path) -> None:
+    """Fill vectors in behind: a detached `lgrep index --vectors-only` that queues on the write lock."""
+    store = ProjectStore(settings.cache_dir, root)
+    log_path = store.dir / "embed.log"
+    with open(log_path, "ab") as out:
+        subprocess.Popen(
+            [sys.executable, "-m", "lgrep_cli", "index", str(root), "--vectors-only", "--quiet"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            cwd=str(root),
+            env=os.environ.copy(),
+        )
+
+
+def _summary_json(summary: IndexSummary, settings: LgrepSettings) -> dict[str, Any]:
+    return {
+        "root": summary.root,
+        "files": summary.files_seen,
+        "files_indexed": summary.files_indexed,
+        "files_unchanged": summary.files_unchanged,
+        "files_deleted": summary.files_deleted,
+        "files_skipped": dict(summary.skipped),
+        "chunks_written": summary.chunks_written,
+        "chunks": summary.chunks_total,
+        "vectors_embedded": summary.vectors_embedded,
+        "vectors_pending": summary.vectors_pending,
+        "seconds_bm25": round(summary.seconds_bm25, 3),
+        "seconds_vectors": round(summary.seconds_vectors, 3),
+        "index_dir": str(ProjectStore(settings.cache_dir, Path(summary.root)).dir),
+    }
+
+
+def _print_summary(summary: IndexSummary, *, background: bool) -> None:
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.skipped.items()))
+    lines = [
+        f"indexed {summary.root}",
+        f"  files    {summary.files_seen} seen, {summary.files_indexed} (re)indexed, "
+        f"{summary.files_unchanged} unchanged, {summary.files_deleted} removed"
+        + (f"; skipped: {skipped}" if skipped else ""),
+        f"  chunks   {summary.chunks_total} in the index ({summary.chunks_written} written)",
+        f"  vectors  {summary.vectors_embedded} embedded, {summary.vectors_pending} pending"
+        + (" (filling in the background)" if background and summary.vectors_pending else ""),
+        f"  time     {summary.seconds_bm25:.2f} s to BM25-searchable, {summary.seconds_vectors:.2f} s embedding",
+    ]
+    print("\n".join(lines), file=sys.stderr)
+
+
+def cmd_search(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> int:
+    settings = loaded.settings
+    root = _project_root(root)
+    store = ProjectStore(settings.cache_dir, root)
+    if not store.exists():
+        print(f"lgrep: {root} has no index yet; building it first", file=sys.stderr)
+        _run_index(settings, root, show_progress=sys.stderr.isatty())
+    embedder = _embedder(settings)
+    store.check_identity(identity_for(settings, embedder))
+    searcher = Searcher(store, embedder)
+    response = searcher.search(args.query, limit=args.limit, search_type=SearchType(args.type))
+    if args.json:
+        payload = {
+            "query": args.query,
+            "root": str(root),
+            "results": [
+                {
+                    "path": h.path,
+                    "start_line": h.start_line,
+                    "end_line": h.end_line,
+                    "symbol": h.symbol,
+                    "kind": h.kind,
+                    "language": h.language,
+                    "score": h.score,
+                    "match": h.match,
+                    "stale": h.stale,
+                    "content": h.content,
+                    **({"signals": h.scores} if args.explain else {}),
+                }
+                for h in response.results
+            ],
+            "timings_ms": response.timings_ms,
+            "chunks_searched": response.chunks_searched,
+            "vectors_pending": response.vectors_pending,
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not response.results:
+        print("no results", file=sys.stderr)
+    for hit in response.results:
+        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
+        label = f"{hit.symbol} ({hit.kind})" if hit.symbol else f"({hit.kind})"
+        flag = "  [changed on disk]" if hit.stale else ""
+        print(f"{where}  {label}  score={hit.score:.4f}  via {hit.match}{flag}")
+        if args.explain:
+            print("    " + ", ".join(f"{k}={v:g}" for k, v in sorted(hit.scores.items())))
+        for line in hit.content.splitlines()[:6]:
+            print(f"    {line[:160]}")
+        print()
+    if response.vectors_pending:
+        print(
+            f"note: {response.vectors_pending} chunks still wait for vectors; results use BM25 for those",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> int:
+    settings = loaded.settings
+    root = _project_root(root)
+    store = ProjectStore(settings.cache_dir, root)
+    meta = store.read_meta()
+    store.open()
+    records = store.manifest_records()
+    languages: dict[str, int] = {}
+    for rec in records.values():
+        languages[rec.language] = languages.get(rec.language, 0) + 1
+    changed = _changes_since(settings, root, records)
+    stored = store.stored_vector_keys()
+    pending = 0
+    for batch in store.iter_chunk_rows(["vec_key"], 65536):
+        pending += sum(1 for k in batch.column("vec_key").to_pylist() if k not in stored)
+    identity = meta.get("identity", {})
+    last = meta.get("last_indexed_at")
+    status = {
+        "root": str(root),
+        "index_dir": str(store.dir),
+        "files": len(records),
+        "chunks": store.chunks.count_rows(),
+        "vectors_pending": pending,
+        "languages": dict(sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "provider": identity.get("provider"),
+        "model": identity.get("model"),
+        "dimension": identity.get("dimension"),
+        "chunker_version": identity.get("chunker_version"),
+        "last_indexed": datetime.fromtimestamp(last, UTC).isoformat() if last else None,
+        "files_changed_since": changed,
+    }
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return EXIT_OK
+    langs = ", ".join(f"{k} {v}" for k, v in list(status["languages"].items())[:8])
+    print(f"{root}")
+    print(f"  index     {store.dir}")
+    print(f"  files     {status['files']} ({langs})")
+    print(f"  chunks    {status['chunks']}, {pending} waiting for vectors")
+    print(f"  model     {status['provider']}/{status['model']} ({status['dimension']} d)")
+    print(f"  indexed   {status['last_indexed'] or 'never'}")
+    c = changed
+    print(f"  changed   {c['total']} files since ({c['added']} added, {c['modified']} modified, {c['deleted']} deleted)")
+    return EXIT_OK
+
+
+def _changes_since(settings: LgrepSettings, root: Path, records: dict[str, Any]) -> dict[str, int]:
+    options = WalkOptions(
+        max_file_bytes=settings.index.max_file_bytes,
+        extra_ignore_patterns=tuple(settings.index.ignore_patterns),
+        exclude_dirs=(settings.cache_dir,),
+    )
+    added = modified = 0
+    seen: set[str] = set()
+    for f in walk(root, options):
+        seen.add(f.path)
+        rec = records.get(f.path)
+        if rec is None:
+            added += 1
+        elif rec.size != f.size or rec.mtime_ns != f.mtime_ns:
+            modified += 1
+    deleted = len(set(records) - seen)
+    return {"added": added, "modified": modified, "deleted": deleted, "total": added + modified + deleted}
+
+
+def cmd_clean(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> int:
+    settings = loaded.settings
+    store = ProjectStore(settings.cache_dir, root.expanduser())
+    if not store.dir.exists():
+        print(f"no index for {store.root}", file=sys.stderr)
+        return EXIT_OK
+    lock = store.lock()
+    lock.acquire(0.0, store.root)
+    try:
+        shutil.rmtree(store.dir)
+    finally:
+        lock.release()
+    print(f"removed the index of {store.root} ({store.dir})", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_config(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> int:
+    if args.config_command != "show":
+        print("usage: lgrep config show [PATH] [--json]", file=sys.stderr)
+        return EXIT_USAGE
+    rows = loaded.effective()
+    if args.json:
+        print(json.dumps({k: {"value": v, "source": s} for k, v, s in rows}, indent=2, default=str))
+        return EXIT_OK
+    width = max(len(k) for k, _, _ in rows)
+    for key, value, source in rows:
+        print(f"{key:<{width}}  {json.dumps(value, default=str):<28}  # {source}")
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "index": cmd_index,
+    "search": cmd_search,
+    "status": cmd_status,
+    "clean": cmd_clean,
+    "config": cmd_config,
+}
