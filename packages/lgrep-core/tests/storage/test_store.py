@@ -1,0 +1,135 @@
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lgrep_core.errors import IndexBusyError, IndexMismatchError, NotFoundError, StorageError
+from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
+from lgrep_core.storage.store import ProjectStore
+
+IDENTITY = IndexIdentity("local", "all-MiniLM-L6-v2 (int8)", 4, "c1", "512/64/ast")
+HOSTILE = [
+    "x' OR '1'='1",
+    "a'b.py",
+    "a\\'b.py",
+    "trailing\\",
+    "a'; DROP TABLE chunks; --.py",
+    'dq"uote.py',
+    "ünï/cödé 🎉.py",
+    "new\nline.py",
+    "%_like.py",
+    "path_key IN ('x').py",
+]
+
+
+def _rows(paths: list[str], tag: str) -> pa.Table:
+    cols: dict[str, list[object]] = {n: [] for n in chunks_schema().names}
+    for i, p in enumerate(paths):
+        cols["id"].append(f"{tag}-{path_key(p)}")
+        cols["path"].append(p)
+        cols["path_key"].append(path_key(p))
+        cols["language"].append("python")
+        cols["content_type"].append("code")
+        cols["kind"].append("function")
+        cols["symbol"].append(f"f{i}")
+        cols["scope"].append([f"f{i}"])
+        cols["signature"].append("")
+        cols["start_line"].append(1)
+        cols["end_line"].append(2)
+        cols["content"].append(f"def f{i}(): {tag}")
+        cols["search_text"].append(f"def f{i} {tag}")
+        cols["vec_key"].append(f"{tag}{i}")
+        cols["file_hash"].append("h")
+    return pa.table(cols, schema=chunks_schema())
+
+
+def _store(tmp_path: Path) -> ProjectStore:
+    root = tmp_path / "proj"
+    root.mkdir(exist_ok=True)
+    store = ProjectStore(tmp_path / "cache", root)
+    store.create(IDENTITY)
+    store.open()
+    return store
+
+
+def _paths(store: ProjectStore) -> list[str]:
+    return sorted(store.chunks.to_arrow().column("path").to_pylist())
+
+
+def test_hostile_paths_replace_and_delete_only_their_own_rows(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    bystanders = [f"bystander{i}.py" for i in range(5)]
+    store.replace_files(_rows([*HOSTILE, *bystanders], "v1"), [path_key(p) for p in [*HOSTILE, *bystanders]])
+    assert store.chunks.count_rows() == len(HOSTILE) + 5
+
+    # Replacing each hostile file touches that file only.
+    for p in HOSTILE:
+        store.replace_files(_rows([p], "v2"), [path_key(p)])
+    assert store.chunks.count_rows() == len(HOSTILE) + 5
+    table = store.chunks.to_arrow().to_pylist()
+    assert {r["path"] for r in table if r["content"].endswith("v2")} == set(HOSTILE)
+
+    # The classic injection value deletes nothing but itself.
+    store.delete_files([path_key("x' OR '1'='1")])
+    assert store.chunks.count_rows() == len(HOSTILE) + 4
+    store.delete_files([path_key(p) for p in HOSTILE])
+    assert _paths(store) == bystanders
+
+
+def test_identity_mismatch_says_what_to_run(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    other = IndexIdentity("local", "all-MiniLM-L6-v2 (fp32)", 4, "c1", "512/64/ast")
+    with pytest.raises(IndexMismatchError, match="lgrep index --force"):
+        store.check_identity(other)
+    store.check_identity(IDENTITY)
+
+
+def test_missing_and_damaged_index(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    store = ProjectStore(tmp_path / "cache", root)
+    with pytest.raises(NotFoundError, match="lgrep index"):
+        store.open()
+    store.create(IDENTITY)
+    store.meta_path.write_text("{not json")
+    with pytest.raises(StorageError, match="--force"):
+        ProjectStore(tmp_path / "cache", root).open()
+
+
+def test_damaged_tables_are_a_clear_error(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.replace_files(_rows(["a.py"], "v1"), [path_key("a.py")])
+    store.close()
+    import shutil
+
+    shutil.rmtree(store.dir / "lance" / "chunks.lance" / "_versions")
+    with pytest.raises(StorageError, match="--force"):
+        ProjectStore(tmp_path / "cache", tmp_path / "proj").open()
+
+
+def test_second_writer_gets_a_clear_error(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    first = store.lock()
+    first.acquire(0, store.root)
+    try:
+        with pytest.raises(IndexBusyError, match="another lgrep process"):
+            ProjectStore(tmp_path / "cache", store.root).lock().acquire(0.2, store.root)
+    finally:
+        first.release()
+    again = store.lock()
+    again.acquire(0, store.root)
+    again.release()
+
+
+def test_vectors_round_trip_and_pending(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.replace_files(_rows(["a.py", "b.py"], "v"), [path_key("a.py"), path_key("b.py")])
+    assert store.pending_vector_keys() == {"v0", "v1"}
+    vecs = np.eye(4, dtype=np.float32)[:1]
+    store.add_vectors(["v0"], vecs)
+    assert store.pending_vector_keys() == {"v1"}
+    keys, matrix = store.load_vectors()
+    assert keys == ["v0"]
+    assert matrix.shape == (1, 4)
+    assert np.allclose(matrix[0], vecs[0])

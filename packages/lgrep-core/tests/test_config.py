@@ -1,0 +1,89 @@
+from pathlib import Path
+
+import pytest
+
+from lgrep_core.config import load_settings
+from lgrep_core.errors import ConfigError
+
+
+def _user(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "user.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_when_no_files(tmp_path: Path) -> None:
+    loaded = load_settings(tmp_path, env={}, user_config=tmp_path / "missing.yaml")
+    s = loaded.settings
+    assert s.embedding.provider == "local"
+    assert s.embedding.model == "all-MiniLM-L6-v2"
+    assert s.embedding.dimensions == 384
+    assert s.chunking.max_tokens == 512
+    assert s.index.max_file_bytes == 1_000_000
+    assert all(source == "default" for _, _, source in loaded.effective())
+
+
+def test_layers_user_then_project_then_env(tmp_path: Path) -> None:
+    user = _user(tmp_path, "chunking:\n  max_tokens: 300\n  overlap_tokens: 10\nindex:\n  ignore_patterns: ['*.gen']\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".lgrep.yaml").write_text("chunking:\n  max_tokens: 400\n")
+    env = {"LGREP_CACHE_DIR": str(tmp_path / "cache"), "LGREP_CHUNKING__OVERLAP_TOKENS": "20", "LGREP_LOG_LEVEL": "INFO"}
+    loaded = load_settings(project, env=env, user_config=user)
+    s = loaded.settings
+    assert s.chunking.max_tokens == 400
+    assert s.chunking.overlap_tokens == 20
+    assert s.index.ignore_patterns == ["*.gen"]
+    assert s.cache_dir == (tmp_path / "cache").resolve()
+    assert s.log_level == "INFO"
+    sources = {k: src for k, _, src in loaded.effective()}
+    assert sources["chunking.max_tokens"] == str(project / ".lgrep.yaml")
+    assert sources["index.ignore_patterns"] == str(user)
+    assert sources["chunking.overlap_tokens"] == "env LGREP_CHUNKING__OVERLAP_TOKENS"
+    assert sources["index.cache_dir"] == "env LGREP_CACHE_DIR"
+
+
+def test_single_underscore_env_names_work(tmp_path: Path) -> None:
+    loaded = load_settings(None, env={"LGREP_EMBEDDING_PROVIDER": "local", "LGREP_INDEX_MAX_FILE_BYTES": "5"},
+                           user_config=tmp_path / "none.yaml")
+    assert loaded.settings.index.max_file_bytes == 5
+
+
+def test_bad_value_names_key_and_file(tmp_path: Path) -> None:
+    user = _user(tmp_path, "embedding:\n  dimensions: lots\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(None, env={}, user_config=user)
+    assert "embedding.dimensions" in err.value.message
+    assert str(user) in err.value.message
+
+
+def test_unknown_key_is_an_error(tmp_path: Path) -> None:
+    user = _user(tmp_path, "chunking:\n  max_tokenz: 3\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(None, env={}, user_config=user)
+    assert "chunking.max_tokenz" in err.value.message
+    assert "unknown setting" in err.value.message
+
+
+def test_bad_env_value_names_the_variable(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_settings(None, env={"LGREP_CHUNKING_MAX_TOKENS": "-5"}, user_config=tmp_path / "none.yaml")
+    assert "env LGREP_CHUNKING_MAX_TOKENS" in err.value.message
+
+
+def test_unsupported_provider_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_settings(None, env={"LGREP_EMBEDDING_PROVIDER": "magic"}, user_config=tmp_path / "none.yaml")
+    assert "embedding.provider" in err.value.message
+
+
+def test_invalid_yaml_is_an_error(tmp_path: Path) -> None:
+    user = _user(tmp_path, "chunking: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_settings(None, env={}, user_config=user)
+
+
+def test_yaml_that_is_not_a_mapping(tmp_path: Path) -> None:
+    user = _user(tmp_path, "- a\n- b\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_settings(None, env={}, user_config=user)
