@@ -175,7 +175,7 @@ class Indexer:
         options = WalkOptions(
             max_file_bytes=self.settings.index.max_file_bytes,
             extra_ignore_patterns=tuple(self.settings.index.ignore_patterns),
-            exclude_dirs=(self.settings.cache_dir,),
+            cache_dir=self.settings.cache_dir,
         )
 
         def on_skip(skipped: SkippedFile) -> None:
