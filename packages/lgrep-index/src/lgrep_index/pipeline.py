@@ -22,7 +22,7 @@ import pyarrow as pa
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import IndexingError, NotFoundError
-from lgrep_core.models import Chunk, embedding_text
+from lgrep_core.models import Chunk, ChunkKind, embedding_text
 from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
 from lgrep_core.storage.store import FileRecord, ProjectStore
 from lgrep_core.text import search_text
@@ -94,9 +94,12 @@ def identity_for(settings: LgrepSettings, embedder: EmbeddingProvider) -> IndexI
     )
 
 
-def vector_key(identity: IndexIdentity, scope: Sequence[str], content: str) -> str:
+def vector_key(identity: IndexIdentity, chunk: Chunk) -> str:
     """The embedding cache key: model plus what the chunk says, not where it lives, so a renamed or
-    copied file reuses its vectors (the path line of the embedded text keeps its first value)."""
+    copied file reuses its vectors (the path line of the embedded text keeps its first value).
+    An anchor's scope is the file's own name, so it is left out of the key for the same reason."""
+    scope: Sequence[str] = () if chunk.kind is ChunkKind.ANCHOR else chunk.scope
+    content = chunk.content
     h = hashlib.sha256()
     for part in (identity.provider, identity.model, str(identity.dimension), "\x1f".join(scope), content):
         h.update(part.encode("utf-8", "surrogateescape"))
@@ -240,6 +243,8 @@ class Indexer:
             except Exception:  # a chunker bug must cost one file, not the run
                 log.exception("chunking %s failed; indexing it as line windows", file.path)
                 chunks = chunk_file(file.path, text, language=None, use_ast=False)
+            if chunks:
+                language = chunks[0].language  # the chunker also reads shebangs
             self._append_rows(columns, file, digest, chunks)
             keys.append(path_key(file.path))
             records.append(FileRecord(file.path, file.size, file.mtime_ns, digest, language, len(chunks)))
@@ -255,7 +260,7 @@ class Indexer:
     def _append_rows(self, columns: dict[str, list[object]], file: WalkedFile, digest: str, chunks: list[Chunk]) -> None:
         pkey = path_key(file.path)
         for chunk in chunks:
-            vkey = vector_key(self.identity, chunk.scope, chunk.content)
+            vkey = vector_key(self.identity, chunk)
             cid = hashlib.sha256(f"{pkey}\x00{chunk.start_line}\x00{chunk.end_line}\x00{vkey}".encode()).hexdigest()[:32]
             columns["id"].append(cid)
             columns["path"].append(file.path)

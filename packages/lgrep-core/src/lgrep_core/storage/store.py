@@ -17,6 +17,7 @@ import contextlib
 import errno
 import fcntl
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -55,6 +56,8 @@ from lgrep_core.storage.schema import (
 )
 
 __all__ = ["FileRecord", "ProjectStore", "WriteLock"]
+
+log = logging.getLogger(__name__)
 
 # Old table versions are kept this long so that a reader holding one keeps working while the writer
 # compacts (lancedb.md section 6: cleanup at 0 broke live readers).
@@ -106,13 +109,15 @@ class WriteLock:
                 if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                     os.close(fd)
                     raise StorageError(f"cannot lock {self._path}: {exc.strerror}") from None
+                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
                 if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
                     os.close(fd)
                     raise IndexBusyError(
                         f"another lgrep process (pid {holder}) is indexing {project_root}; "
                         "wait for it to finish, or pass --wait SECONDS to queue behind it"
                     ) from None
+                if delay == 0.05:
+                    log.warning("waiting for another lgrep process (pid %s) indexing %s", holder, project_root)
                 # Polling, not sleeping to paper over a race: flock has no timed wait.
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
@@ -201,6 +206,10 @@ class ProjectStore:
                 elif target.exists():
                     target.unlink()
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tag = self.dir.parent / "CACHEDIR.TAG"
+        if not tag.exists():
+            # The standard marker: backup tools and our own walker skip the cache dir.
+            tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# lgrep index cache\n")
         db = lancedb.connect(str(self.dir / "lance"))
         db.create_table(CHUNKS_TABLE, schema=chunks_schema())
         db.create_table(VECTORS_TABLE, schema=vectors_schema(identity.dimension))

@@ -1,0 +1,86 @@
+"""Cross-package fixtures: run the real `lgrep` command against copies of tests/fixtures/repos."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures" / "repos"
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@dataclass
+class Lgrep:
+    """Runs `lgrep` in a subprocess, exactly as a user or an agent would, with its own cache dir."""
+
+    cache: Path
+    env: dict[str, str]
+
+    def __call__(self, *args: str, cwd: Path | None = None, check: bool = True, timeout: float = 600) -> CliResult:
+        proc = subprocess.run(
+            [sys.executable, "-m", "lgrep_cli", *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=cwd,
+            timeout=timeout,
+        )
+        result = CliResult(proc.returncode, proc.stdout, proc.stderr)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"lgrep {' '.join(args)} exited {proc.returncode}:\n{proc.stderr}")
+        return result
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "lgrep_cli", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env,
+        )
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ONNX graph build per test session, shared by every test's cache dir."""
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture
+def lgrep(tmp_path: Path, model_dir: Path) -> Iterator[Lgrep]:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "models").symlink_to(model_dir, target_is_directory=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("LGREP_") and k not in {"XDG_CONFIG_HOME"}
+    }
+    env.update({"HOME": str(home), "LGREP_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"})
+    yield Lgrep(cache, env)
+
+
+@pytest.fixture
+def mini_repo(tmp_path: Path) -> Path:
+    """A private copy of the small multi-language fixture repository."""
+    dest = tmp_path / "mini"
+    shutil.copytree(FIXTURES / "mini", dest)
+    return dest
