@@ -42,6 +42,7 @@ class Lgrep:
             env=self.env,
             cwd=cwd,
             timeout=timeout,
+            check=False,
         )
         result = CliResult(proc.returncode, proc.stdout, proc.stderr)
         if check and proc.returncode != 0:
@@ -71,9 +72,7 @@ def lgrep(tmp_path: Path, model_dir: Path) -> Iterator[Lgrep]:
     (cache / "models").symlink_to(model_dir, target_is_directory=True)
     home = tmp_path / "home"
     home.mkdir()
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith("LGREP_") and k not in {"XDG_CONFIG_HOME"}
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LGREP_") and k not in {"XDG_CONFIG_HOME"}}
     env.update({"HOME": str(home), "LGREP_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"})
     yield Lgrep(cache, env)
 

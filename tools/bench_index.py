@@ -44,7 +44,11 @@ def _run(args: list[str], env: dict[str, str]) -> dict[str, object]:
 
 def _pick_file(root: Path, summary_root: str) -> Path:
     for path in sorted(root.rglob("*")):
-        if path.is_file() and path.suffix in {".py", ".rs", ".php", ".go", ".ts", ".js", ".java"} and ".git" not in path.parts:
+        if (
+            path.is_file()
+            and path.suffix in {".py", ".rs", ".php", ".go", ".ts", ".js", ".java"}
+            and ".git" not in path.parts
+        ):
             return path
     raise SystemExit(f"no source file to touch under {summary_root}")
 
@@ -70,14 +74,20 @@ def bench(root: Path, *, vectors: bool, touch: str | None) -> dict[str, object]:
             "wall_s": round(float(full["wall"]), 2),  # type: ignore[arg-type]
             "files_per_s_bm25": round(s["files"] / max(s["seconds_bm25"], 1e-9), 1),
             "chunks_per_s_bm25": round(s["chunks"] / max(s["seconds_bm25"], 1e-9), 1),
-            "chunks_per_s_embed": round(s["vectors_embedded"] / s["seconds_vectors"], 1) if s["seconds_vectors"] else None,
+            "chunks_per_s_embed": round(s["vectors_embedded"] / s["seconds_vectors"], 1)
+            if s["seconds_vectors"]
+            else None,
             "peak_rss_mb": round(float(full["rss_mb"]), 1),  # type: ignore[arg-type]
         }
         if vectors:
             target = root / touch if touch else _pick_file(root, str(root))
             original = target.read_bytes()
             try:
-                target.write_bytes(original + b"\n// lgrep benchmark edit\n" if target.suffix != ".py" else original + b"\n# lgrep benchmark edit\n")
+                target.write_bytes(
+                    original + b"\n// lgrep benchmark edit\n"
+                    if target.suffix != ".py"
+                    else original + b"\n# lgrep benchmark edit\n"
+                )
                 inc = _run(cmd, env)
                 si = inc["summary"]
                 assert isinstance(si, dict)

@@ -147,11 +147,7 @@ def diff(expected: Path, actual: Path) -> list[tuple[str, str]]:
     want, have = _tree(expected), _tree(actual)
     found = [("missing", p) for p in sorted(want - have)]
     found += [("unexpected", p) for p in sorted(have - want)]
-    found += [
-        ("differs", p)
-        for p in sorted(want & have)
-        if not filecmp.cmp(expected / p, actual / p, shallow=False)
-    ]
+    found += [("differs", p) for p in sorted(want & have) if not filecmp.cmp(expected / p, actual / p, shallow=False)]
     return found
 
 
@@ -164,12 +160,8 @@ def _display(path: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--check", action="store_true", help="compare with the checked-in code; exit 1 on a difference"
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="compare with the checked-in code; exit 1 on a difference")
     parser.add_argument(
         "--out",
         type=Path,

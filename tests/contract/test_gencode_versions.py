@@ -75,9 +75,7 @@ def test_protobuf_cap_stays_within_supported_runtimes() -> None:
     caps = [Version(s.version) for s in req.specifier if s.operator in ("<", "<=")]
     assert caps, f"lgrep-core must cap protobuf below {gencode.major + 2}: {req}"
     limit = Version(str(gencode.major + 2))
-    assert all(cap <= limit for cap in caps), (
-        f"{req} admits protobuf >= {limit}, which rejects {gencode} gencode"
-    )
+    assert all(cap <= limit for cap in caps), f"{req} admits protobuf >= {limit}, which rejects {gencode} gencode"
 
 
 def test_grpc_floors_are_not_older_than_the_gencode() -> None:

@@ -219,9 +219,7 @@ def test_search_response_named_stages_match_the_timings_fields() -> None:
 
 def test_search_response_keeps_result_order() -> None:
     hits = [_hit(path=f"f{i}.py", score=1.0 / (i + 1)) for i in range(20)]
-    response = SearchResponse(
-        results=hits, timings_ms={"total_ms": 1.0}, chunks_searched=20, vectors_pending=0
-    )
+    response = SearchResponse(results=hits, timings_ms={"total_ms": 1.0}, chunks_searched=20, vectors_pending=0)
     decoded = wire.search_response_from_proto(_through_bytes(wire.search_response_to_proto(response)))
     assert [h.path for h in decoded.results] == [h.path for h in hits]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -49,7 +48,9 @@ def test_spans_point_at_the_code(lgrep, mini_repo: Path) -> None:
 
 def test_vector_and_bm25_types(lgrep, mini_repo: Path) -> None:
     lgrep("index", str(mini_repo), "--json")
-    vec = _hits(lgrep("search", "evict the least recently used entry", str(mini_repo), "--json", "--type", "vector").json())
+    vec = _hits(
+        lgrep("search", "evict the least recently used entry", str(mini_repo), "--json", "--type", "vector").json()
+    )
     assert vec[0]["path"] == "cmd/cache.rs"
     assert all(h["match"] == "vector" for h in vec)
     bm = _hits(lgrep("search", "LoadConfig", str(mini_repo), "--json", "--type", "bm25").json())
@@ -75,7 +76,9 @@ def test_incremental_reindexes_only_changes(lgrep, mini_repo: Path) -> None:
     assert (again["files_indexed"], again["vectors_embedded"], again["chunks_written"]) == (0, 0, 0)
 
     go = mini_repo / "cmd/server.go"
-    go.write_text(go.read_text() + "\n// ShutdownGracefully drains open connections before exit.\nfunc ShutdownGracefully() {}\n")
+    go.write_text(
+        go.read_text() + "\n// ShutdownGracefully drains open connections before exit.\nfunc ShutdownGracefully() {}\n"
+    )
     (mini_repo / "docs/deploy.md").unlink()
     changed = lgrep("index", str(mini_repo), "--json").json()
     assert changed["files_indexed"] == 1
@@ -174,4 +177,4 @@ def test_missing_path_is_a_clear_error(lgrep, tmp_path: Path) -> None:
     result = lgrep("index", str(tmp_path / "nope"), check=False)
     assert result.code == 1
     assert "is not a directory" in result.err
-    assert os.listdir(lgrep.cache) == ["models"]
+    assert [p.name for p in lgrep.cache.iterdir()] == ["models"]

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from lgrep_core.storage.store import ProjectStore
 
 pytestmark = pytest.mark.model
@@ -23,7 +22,9 @@ def _wait_for(condition, what: str, proc: subprocess.Popen[str] | None = None) -
     deadline = time.monotonic() + POLL_TIMEOUT_S
     while not condition():
         if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"indexer exited ({proc.returncode}) before {what}: {proc.stderr.read() if proc.stderr else ''}")
+            raise AssertionError(
+                f"indexer exited ({proc.returncode}) before {what}: {proc.stderr.read() if proc.stderr else ''}"
+            )
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.02)
@@ -51,7 +52,14 @@ def _make_repo(root: Path, files: int, funcs: int = 4, *, distinct: bool = True)
 def test_hostile_file_names(lgrep, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    names = ["it's \"quoted\".py", "x' OR '1'='1.py", "back\\slash.py", "ünïcode 🎉.py", "-leading-dash.py", "semi;colon --.py"]
+    names = [
+        'it\'s "quoted".py',
+        "x' OR '1'='1.py",
+        "back\\slash.py",
+        "ünïcode 🎉.py",
+        "-leading-dash.py",
+        "semi;colon --.py",
+    ]
     for n, name in enumerate(names):
         (repo / name).write_text(f"def hostile_function_{n}():\n    return {n}\n")
     summary = lgrep("index", str(repo), "--json").json()
@@ -107,7 +115,7 @@ def test_second_writer_gets_clear_error_or_waits(lgrep, mini_repo: Path) -> None
         first_line = waiter.stderr.readline()  # blocks until the waiter reports that it queues
         assert "waiting for another lgrep process" in first_line
         lock.release()
-        out, err = waiter.communicate(timeout=POLL_TIMEOUT_S)
+        _, err = waiter.communicate(timeout=POLL_TIMEOUT_S)
         assert waiter.returncode == 0, err
     finally:
         lock.release()

@@ -1,7 +1,6 @@
 from pathlib import Path
 
 import pytest
-
 from lgrep_core.config import load_settings
 from lgrep_core.errors import ConfigError
 
@@ -28,7 +27,11 @@ def test_layers_user_then_project_then_env(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
     (project / ".lgrep.yaml").write_text("chunking:\n  max_tokens: 400\n")
-    env = {"LGREP_CACHE_DIR": str(tmp_path / "cache"), "LGREP_CHUNKING__OVERLAP_TOKENS": "20", "LGREP_LOG_LEVEL": "INFO"}
+    env = {
+        "LGREP_CACHE_DIR": str(tmp_path / "cache"),
+        "LGREP_CHUNKING__OVERLAP_TOKENS": "20",
+        "LGREP_LOG_LEVEL": "INFO",
+    }
     loaded = load_settings(project, env=env, user_config=user)
     s = loaded.settings
     assert s.chunking.max_tokens == 400
@@ -44,8 +47,11 @@ def test_layers_user_then_project_then_env(tmp_path: Path) -> None:
 
 
 def test_single_underscore_env_names_work(tmp_path: Path) -> None:
-    loaded = load_settings(None, env={"LGREP_EMBEDDING_PROVIDER": "local", "LGREP_INDEX_MAX_FILE_BYTES": "5"},
-                           user_config=tmp_path / "none.yaml")
+    loaded = load_settings(
+        None,
+        env={"LGREP_EMBEDDING_PROVIDER": "local", "LGREP_INDEX_MAX_FILE_BYTES": "5"},
+        user_config=tmp_path / "none.yaml",
+    )
     assert loaded.settings.index.max_file_bytes == 5
 
 

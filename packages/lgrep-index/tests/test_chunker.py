@@ -856,9 +856,7 @@ def test_doc_comments_and_attributes_attach_to_their_definition() -> None:
     go = {c.symbol: c for c in chunks_of("go")}
     assert go["Area"].content.startswith("// Area returns the area.\nfunc (c *Circle) Area()")
     rust = {(c.kind, c.symbol): c for c in chunks_of("rust")}
-    assert rust[ChunkKind.CLASS, "Point"].content.startswith(
-        "/// A point.\n#[derive(Debug)]\npub struct Point"
-    )
+    assert rust[ChunkKind.CLASS, "Point"].content.startswith("/// A point.\n#[derive(Debug)]\npub struct Point")
 
 
 def test_typescript_class_fields_ambient_modules_and_class_values() -> None:
@@ -1018,11 +1016,7 @@ def test_big_markdown_section_is_split_with_its_heading() -> None:
 
 
 def test_rst_sections() -> None:
-    text = (
-        "=====\nTitle\n=====\n\nIntro.\n\n"
-        "Section A\n---------\n\nText A.\n\n"
-        "Section B\n---------\n\nText B.\n"
-    )
+    text = "=====\nTitle\n=====\n\nIntro.\n\nSection A\n---------\n\nText A.\n\nSection B\n---------\n\nText B.\n"
     assert rows(chunk_file("index.rst", text)) == [
         (1, 5, "SECTION", "Title", ("Title",)),
         (7, 10, "SECTION", "Section A", ("Title", "Section A")),
@@ -1056,8 +1050,7 @@ def test_yaml_by_top_level_key() -> None:
 
 def test_big_yaml_value_is_chunked_by_its_own_keys() -> None:
     services = "\n".join(
-        f"  svc{i}:\n    image: registry.example.com/team/service-{i}:latest\n    restart: always"
-        for i in range(30)
+        f"  svc{i}:\n    image: registry.example.com/team/service-{i}:latest\n    restart: always" for i in range(30)
     )
     chunks = chunk_file("compose.yml", f"version: 3\nservices:\n{services}\n", max_tokens=64)
     assert chunks[0].symbol == "version"
@@ -1123,9 +1116,7 @@ def test_unknown_files_are_line_windows_labelled_text() -> None:
     text = "\n".join(f"line {i} of some log output with words" for i in range(300))
     chunks = chunk_file("notes/output.log", text, max_tokens=128, overlap_tokens=16)
     assert len(chunks) > 3
-    assert {(c.kind, c.language, c.content_type) for c in chunks} == {
-        (ChunkKind.WINDOW, "text", ContentType.TEXT)
-    }
+    assert {(c.kind, c.language, c.content_type) for c in chunks} == {(ChunkKind.WINDOW, "text", ContentType.TEXT)}
     assert chunks[0].start_line == 1 and chunks[-1].end_line == 300
     assert all(b.start_line <= a.end_line for a, b in itertools.pairwise(chunks))
 
@@ -1272,9 +1263,7 @@ def assert_covers(text: str, chunks: list[Chunk]) -> None:
         ]
         assert body == "\n".join(expected), c
         covered.update(range(c.start_line, c.end_line + 1))
-    missing = [
-        i + 1 for i, line in enumerate(file_lines) if not _TRIVIAL.match(line) and i + 1 not in covered
-    ]
+    missing = [i + 1 for i, line in enumerate(file_lines) if not _TRIVIAL.match(line) and i + 1 not in covered]
     assert not missing, f"lines not in any chunk: {missing}"
 
 

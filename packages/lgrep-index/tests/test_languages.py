@@ -117,9 +117,7 @@ def test_detection_ignores_case_and_separators() -> None:
     assert detect_language("/abs/path/Makefile") == "make"
 
 
-@pytest.mark.parametrize(
-    "path", ["LICENSE", "README", ".gitignore", "data.bin", "archive.tar.gz", "x.unknownext"]
-)
+@pytest.mark.parametrize("path", ["LICENSE", "README", ".gitignore", "data.bin", "archive.tar.gz", "x.unknownext"])
 def test_unknown_files_are_none(path: str) -> None:
     assert detect_language(path) is None
 

@@ -50,36 +50,38 @@ class _Section(BaseModel):
 
 class EmbeddingSettings(_Section):
     provider: Literal["local"] = Field(
-        "local", description="Embedding provider; 'local' runs all-MiniLM-L6-v2 on this machine."
+        default="local", description="Embedding provider; 'local' runs all-MiniLM-L6-v2 on this machine."
     )
-    model: str = Field("all-MiniLM-L6-v2", description="Model name for the provider.")
-    dimensions: int = Field(384, gt=0, le=8192, description="Vector dimension the model produces.")
-    quantized: bool = Field(True, description="Local model: int8 weights (faster) instead of float32.")
-    threads: int | None = Field(None, gt=0, description="Local model: inference threads (default: all cores).")
+    model: str = Field(default="all-MiniLM-L6-v2", description="Model name for the provider.")
+    dimensions: int = Field(default=384, gt=0, le=8192, description="Vector dimension the model produces.")
+    quantized: bool = Field(default=True, description="Local model: int8 weights (faster) instead of float32.")
+    threads: int | None = Field(default=None, gt=0, description="Local model: inference threads (default: all cores).")
     batch_tokens: int = Field(
-        2048, ge=256, le=65536, description="Local model: tokens per inference batch (bounds memory)."
+        default=2048, ge=256, le=65536, description="Local model: tokens per inference batch (bounds memory)."
     )
 
 
 class ChunkingSettings(_Section):
-    max_tokens: int = Field(512, ge=32, le=8192, description="Largest chunk, in approximate tokens.")
-    overlap_tokens: int = Field(64, ge=0, le=2048, description="Overlap between pieces of a split definition.")
-    use_ast: bool = Field(True, description="Chunk by syntax tree (tree-sitter); false uses line windows.")
+    max_tokens: int = Field(default=512, ge=32, le=8192, description="Largest chunk, in approximate tokens.")
+    overlap_tokens: int = Field(default=64, ge=0, le=2048, description="Overlap between pieces of a split definition.")
+    use_ast: bool = Field(default=True, description="Chunk by syntax tree (tree-sitter); false uses line windows.")
 
 
 class IndexSettings(_Section):
     cache_dir: Path = Field(
-        Path("~/.cache/lgrep"), description="Where indexes live; one folder per project under it."
+        default=Path("~/.cache/lgrep"), description="Where indexes live; one folder per project under it."
     )
     ignore_patterns: list[str] = Field(
         default_factory=list[str], description="Extra gitignore-style patterns to leave out of the index."
     )
-    max_file_bytes: int = Field(1_000_000, gt=0, description="Files larger than this are not indexed.")
+    max_file_bytes: int = Field(default=1_000_000, gt=0, description="Files larger than this are not indexed.")
     embed_batch_chunks: int = Field(
-        256, ge=1, le=10_000, description="Chunks embedded and committed per step of the vector phase."
+        default=256, ge=1, le=10_000, description="Chunks embedded and committed per step of the vector phase."
     )
     lock_timeout_s: float = Field(
-        0.0, ge=0, description="How long a second writer waits for the project's write lock (0: fail at once)."
+        default=0.0,
+        ge=0,
+        description="How long a second writer waits for the project's write lock (0: fail at once).",
     )
 
 
@@ -88,7 +90,9 @@ class LgrepSettings(BaseSettings):
 
     model_config = SettingsConfigDict(extra="forbid", validate_assignment=True)
 
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("WARNING", description="Log level (stderr).")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="WARNING", description="Log level (stderr)."
+    )
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)

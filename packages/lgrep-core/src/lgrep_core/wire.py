@@ -93,9 +93,7 @@ def chunk_kind_to_proto(kind: ChunkKind | str) -> common_pb2.ChunkKind.ValueType
     try:
         return _KIND_TO_PB[ChunkKind(kind)]
     except ValueError:
-        raise ValueError(
-            f"unknown chunk kind {kind!r}; expected one of {[k.value for k in ChunkKind]}"
-        ) from None
+        raise ValueError(f"unknown chunk kind {kind!r}; expected one of {[k.value for k in ChunkKind]}") from None
 
 
 def chunk_kind_from_proto(number: int) -> ChunkKind | None:
@@ -253,9 +251,7 @@ def _timings_from_proto(timings: search_pb2.Timings) -> dict[str, float]:
     return result
 
 
-def search_response_to_proto(
-    response: SearchResponse, *, files_changed: int = 0
-) -> search_pb2.SearchResponse:
+def search_response_to_proto(response: SearchResponse, *, files_changed: int = 0) -> search_pb2.SearchResponse:
     """A domain search response as `lgrep.v1.SearchResponse`.
 
     `files_changed` (files changed on disk since the last index update) is not part of the domain

@@ -3,7 +3,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-
 from lgrep_core.errors import IndexBusyError, IndexMismatchError, NotFoundError, StorageError
 from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
 from lgrep_core.storage.store import ProjectStore

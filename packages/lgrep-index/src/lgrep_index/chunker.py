@@ -97,9 +97,7 @@ def chunk_file(
         try:
             planned = _structured(path, lang, text, lines, emitter)
         except Exception:  # a chunker bug or grammar failure costs this file its structure, not the run
-            log.warning(
-                "structured chunking of %s (%s) failed; using line windows", path, lang, exc_info=True
-            )
+            log.warning("structured chunking of %s (%s) failed; using line windows", path, lang, exc_info=True)
             planned = []
     if not planned:
         planned = emitter.split(0, lines.count - 1, ChunkKind.WINDOW)
@@ -123,9 +121,7 @@ def _structured(path: str, lang: str, text: str, lines: Lines, emitter: Emitter)
     spec = spec_for(lang)
     if spec is None:
         return []
-    outline = outline_code(
-        spec, lines, text, module_symbol=_module_symbol(path), max_tokens=emitter.max_tokens
-    )
+    outline = outline_code(spec, lines, text, module_symbol=_module_symbol(path), max_tokens=emitter.max_tokens)
     if not outline.items:
         return []
     return emitter.emit(outline.items, [outline.anchor] if outline.anchor is not None else None)
@@ -140,9 +136,7 @@ def _module_symbol(path: str) -> str:
     return stem
 
 
-def _render(
-    path: str, language: str, content_type: ContentType, lines: Lines, planned: list[Planned]
-) -> list[Chunk]:
+def _render(path: str, language: str, content_type: ContentType, lines: Lines, planned: list[Planned]) -> list[Chunk]:
     chunks: list[Chunk] = []
     for p in planned:
         content = p.render(lines)

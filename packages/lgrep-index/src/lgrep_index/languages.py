@@ -490,9 +490,7 @@ _SPECS: dict[str, LanguageSpec] = {
                 "mod_item": DefRule(ChunkKind.MODULE, Role.NAMESPACE, needs_body=True),
                 "macro_definition": _FN,
             },
-            anchors=frozenset(
-                {"use_declaration", "extern_crate_declaration", "mod_item", "inner_attribute_item"}
-            ),
+            anchors=frozenset({"use_declaration", "extern_crate_declaration", "mod_item", "inner_attribute_item"}),
             attributes=frozenset({"attribute_item"}),
         ),
         LanguageSpec(
@@ -534,9 +532,7 @@ _SPECS: dict[str, LanguageSpec] = {
                 "operator_declaration": DefRule(ChunkKind.FUNCTION, default_name="operator"),
                 "namespace_declaration": _NS,
             },
-            anchors=frozenset(
-                {"using_directive", "file_scoped_namespace_declaration", "extern_alias_directive"}
-            ),
+            anchors=frozenset({"using_directive", "file_scoped_namespace_declaration", "extern_alias_directive"}),
             attributes=frozenset({"attribute_list"}),
         ),
         LanguageSpec(
@@ -562,9 +558,7 @@ _SPECS: dict[str, LanguageSpec] = {
                 "enum_declaration": _CLASS,
                 "namespace_definition": DefRule(ChunkKind.MODULE, Role.NAMESPACE, needs_body=True),
             },
-            anchors=frozenset(
-                {"namespace_definition", "namespace_use_declaration", "declare_statement", "php_tag"}
-            ),
+            anchors=frozenset({"namespace_definition", "namespace_use_declaration", "declare_statement", "php_tag"}),
             anchor_pattern_types=frozenset({"expression_statement"}),
             anchor_pattern=re.compile(r"^(?:require|include)(?:_once)?\b"),
             attributes=frozenset({"attribute_list"}),
@@ -574,9 +568,7 @@ _SPECS: dict[str, LanguageSpec] = {
             defs={
                 "class_declaration": _CLASS,
                 "object_declaration": _CLASS,
-                "companion_object": DefRule(
-                    ChunkKind.CLASS, Role.CONTAINER, methods=True, default_name="Companion"
-                ),
+                "companion_object": DefRule(ChunkKind.CLASS, Role.CONTAINER, methods=True, default_name="Companion"),
                 "function_declaration": _FN,
                 "secondary_constructor": DefRule(ChunkKind.FUNCTION, default_name="constructor"),
             },
@@ -649,9 +641,7 @@ _SPECS: dict[str, LanguageSpec] = {
                 "data_type": _TYPE,
                 "newtype": _TYPE,
                 "class": DefRule(ChunkKind.CLASS, Role.CONTAINER, methods=True, body_field="declarations"),
-                "instance": DefRule(
-                    ChunkKind.MODULE, Role.CONTAINER, methods=True, body_field="declarations"
-                ),
+                "instance": DefRule(ChunkKind.MODULE, Role.CONTAINER, methods=True, body_field="declarations"),
             },
             anchors=frozenset({"header", "imports", "import", "pragma"}),
             merge_clauses=True,

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import IndexingError, NotFoundError
@@ -26,6 +25,7 @@ from lgrep_core.models import Chunk, ChunkKind, embedding_text
 from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
 from lgrep_core.storage.store import FileRecord, ProjectStore
 from lgrep_core.text import search_text
+
 from lgrep_index.chunker import CHUNKER_VERSION, chunk_file, detect_language
 from lgrep_index.walker import SkippedFile, WalkedFile, WalkOptions, read_text, walk
 
@@ -125,7 +125,9 @@ class Indexer:
         self.store = ProjectStore(settings.cache_dir, self.root)
         self._progress = progress or (lambda _p: None)
 
-    def run(self, *, force: bool = False, wait_vectors: bool = True, lock_timeout_s: float | None = None) -> IndexSummary:
+    def run(
+        self, *, force: bool = False, wait_vectors: bool = True, lock_timeout_s: float | None = None
+    ) -> IndexSummary:
         """Bring the index up to date with the files on disk.
 
         Raises:
@@ -257,11 +259,15 @@ class Indexer:
         self.store.manifest_put(records)
         return table.num_rows, changed
 
-    def _append_rows(self, columns: dict[str, list[object]], file: WalkedFile, digest: str, chunks: list[Chunk]) -> None:
+    def _append_rows(
+        self, columns: dict[str, list[object]], file: WalkedFile, digest: str, chunks: list[Chunk]
+    ) -> None:
         pkey = path_key(file.path)
         for chunk in chunks:
             vkey = vector_key(self.identity, chunk)
-            cid = hashlib.sha256(f"{pkey}\x00{chunk.start_line}\x00{chunk.end_line}\x00{vkey}".encode()).hexdigest()[:32]
+            cid = hashlib.sha256(f"{pkey}\x00{chunk.start_line}\x00{chunk.end_line}\x00{vkey}".encode()).hexdigest()[
+                :32
+            ]
             columns["id"].append(cid)
             columns["path"].append(file.path)
             columns["path_key"].append(pkey)

@@ -98,9 +98,7 @@ _CACHEDIR_TAG = "CACHEDIR.TAG"
 _CACHEDIR_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"
 _VENV_MARKER = "pyvenv.cfg"
 
-_OPEN_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-)
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 # Never descended into, never re-includable.
 _VCS_DIRS = frozenset({".git", ".hg", ".svn", ".jj", ".bzr", "_darcs", "CVS"})
@@ -605,9 +603,7 @@ def _looks_minified(head: bytes) -> bool:
 
 
 class _Walker:
-    def __init__(
-        self, root: Path, options: WalkOptions, on_skip: Callable[[SkippedFile], None] | None
-    ) -> None:
+    def __init__(self, root: Path, options: WalkOptions, on_skip: Callable[[SkippedFile], None] | None) -> None:
         self._root = root
         self._options = options
         self._on_skip = on_skip

@@ -7,7 +7,6 @@ the quick start and the benchmark build on.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass
 from enum import StrEnum
@@ -15,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import InvalidRequestError
 from lgrep_core.models import SearchHit, SearchResponse
@@ -142,10 +140,7 @@ class Searcher:
             cand.scores["vector"] = sim_of[row["vec_key"]]
 
     def _pending(self) -> int:
-        if self._matrix is not None:
-            stored = set(self._keys)
-        else:
-            stored = self.store.stored_vector_keys()
+        stored = set(self._keys) if self._matrix is not None else self.store.stored_vector_keys()
         pending = 0
         for batch in self.store.iter_chunk_rows(["vec_key"], 65536):
             pending += sum(1 for k in batch.column("vec_key").to_pylist() if k not in stored)
@@ -157,7 +152,7 @@ class Searcher:
         for path in paths:
             rec = records.get(path)
             try:
-                st = os.stat(Path(self.store.root, path), follow_symlinks=False)
+                st = Path(self.store.root, path).lstat()
             except OSError:
                 stale.add(path)  # deleted since it was indexed
                 continue

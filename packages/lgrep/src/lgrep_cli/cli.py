@@ -150,7 +150,9 @@ def _run_index(
 ) -> IndexSummary:
     embedder = _embedder(settings)
     if not show_progress:
-        return Indexer(settings, root, embedder).run(force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s)
+        return Indexer(settings, root, embedder).run(
+            force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s
+        )
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
@@ -192,7 +194,7 @@ def _spawn_vector_filler(settings: LgrepSettings, root: Path) -> None:
     """Fill vectors in behind: a detached `lgrep index --vectors-only` that queues on the write lock."""
     store = ProjectStore(settings.cache_dir, root)
     log_path = store.dir / "embed.log"
-    with open(log_path, "ab") as out:
+    with log_path.open("ab") as out:
         subprocess.Popen(
             [sys.executable, "-m", "lgrep_cli", "index", str(root), "--vectors-only", "--quiet"],
             stdin=subprocess.DEVNULL,
@@ -336,7 +338,9 @@ def cmd_status(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
     print(f"  model     {status['provider']}/{status['model']} ({status['dimension']} d)")
     print(f"  indexed   {status['last_indexed'] or 'never'}")
     c = changed
-    print(f"  changed   {c['total']} files since ({c['added']} added, {c['modified']} modified, {c['deleted']} deleted)")
+    print(
+        f"  changed   {c['total']} files since ({c['added']} added, {c['modified']} modified, {c['deleted']} deleted)"
+    )
     return EXIT_OK
 
 
@@ -344,7 +348,7 @@ def _changes_since(settings: LgrepSettings, root: Path, records: dict[str, Any])
     options = WalkOptions(
         max_file_bytes=settings.index.max_file_bytes,
         extra_ignore_patterns=tuple(settings.index.ignore_patterns),
-        exclude_dirs=(settings.cache_dir,),
+        cache_dir=settings.cache_dir,
     )
     added = modified = 0
     seen: set[str] = set()

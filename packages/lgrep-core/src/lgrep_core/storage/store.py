@@ -34,7 +34,7 @@ try:
     import lancedb
     from lancedb.expr import col
     from lancedb.index import FTS
-    from lancedb.query import MatchQuery
+    from lancedb.query import FullTextOperator, MatchQuery
 except ImportError as _exc:  # pragma: no cover - install hint
     raise ImportError("lgrep storage needs LanceDB: install lgrep-core[storage]") from _exc
 
@@ -170,7 +170,7 @@ class ProjectStore:
         meta.update(updates)
         tmp = self.meta_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.meta_path)
+        tmp.replace(self.meta_path)
 
     def check_identity(self, identity: IndexIdentity) -> None:
         """Raises:
@@ -189,15 +189,20 @@ class ProjectStore:
             except TypeError:
                 was = str(stored)
             raise IndexMismatchError(
-                f"index built with {was}, config says {identity.describe()}: "
-                f"run `lgrep index --force {self.root}`"
+                f"index built with {was}, config says {identity.describe()}: run `lgrep index --force {self.root}`"
             )
 
     def create(self, identity: IndexIdentity) -> None:
         """Start a fresh, empty index (wiping whatever was there)."""
         self.close()
         if self.dir.exists():
-            for name in ("lance", "manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm", "meta.json"):
+            for name in (
+                "lance",
+                "manifest.sqlite",
+                "manifest.sqlite-wal",
+                "manifest.sqlite-shm",
+                "meta.json",
+            ):
                 target = self.dir / name
                 if target.is_dir():
                     import shutil
@@ -340,9 +345,7 @@ class ProjectStore:
         out: dict[str, str] = {}
         reader = self.chunks.search().select(["path_key", "path"]).to_batches(65536)
         for batch in reader:
-            for key, path in zip(
-                batch.column("path_key").to_pylist(), batch.column("path").to_pylist(), strict=True
-            ):
+            for key, path in zip(batch.column("path_key").to_pylist(), batch.column("path").to_pylist(), strict=True):
                 out[key] = path
         return out
 
@@ -389,7 +392,10 @@ class ProjectStore:
         dim = vectors.shape[1]
         flat = pa.array(vectors.astype(np.float32, copy=False).reshape(-1), type=pa.float32())
         table = pa.table(
-            {"vec_key": pa.array(list(keys), pa.string()), "vector": pa.FixedSizeListArray.from_arrays(flat, dim)},
+            {
+                "vec_key": pa.array(list(keys), pa.string()),
+                "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
+            },
             schema=vectors_schema(dim),
         )
         self.vectors.add(table)
@@ -403,9 +409,7 @@ class ProjectStore:
         for batch in self.vectors.search().select(["vec_key", "vector"]).to_batches(65536):
             batch_keys = batch.column("vec_key").to_pylist()
             matrix = batch.column("vector").flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)
-            take = [
-                i for i, k in enumerate(batch_keys) if k not in seen and (keys is None or k in keys)
-            ]
+            take = [i for i, k in enumerate(batch_keys) if k not in seen and (keys is None or k in keys)]
             for i in take:
                 seen.add(batch_keys[i])
                 out_keys.append(batch_keys[i])
@@ -428,7 +432,19 @@ class ProjectStore:
         if "search_text_idx" not in names:
             return pa.table({c: [] for c in columns})
         return (
-            table.search(MatchQuery(query, "search_text"), query_type="fts")
+            table.search(
+                MatchQuery(
+                    query,
+                    "search_text",
+                    boost=1.0,
+                    fuzziness=0,
+                    max_expansions=50,
+                    operator=FullTextOperator.OR,
+                    prefix_length=0,
+                    document_granularity=None,
+                ),
+                query_type="fts",
+            )
             .select(list(columns))
             .limit(limit)
             .to_arrow()

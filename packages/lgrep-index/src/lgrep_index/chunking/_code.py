@@ -343,9 +343,7 @@ class _Walker:
                 item = self._item(m, parent, parent_rule)
                 (parent.children if parent is not None else top).append(item)
                 if m.rule.role is not Role.LEAF and nesting < MAX_NESTING:
-                    stack.extend(
-                        (child, item, m.rule, 0, nesting + 1) for child in reversed(m.inner.named_children)
-                    )
+                    stack.extend((child, item, m.rule, 0, nesting + 1) for child in reversed(m.inner.named_children))
                 else:
                     item.container = False
                 continue
@@ -354,8 +352,7 @@ class _Walker:
                 continue
             if node.end_point[0] > start and depth < MAX_DESCENT and t not in opaque:
                 stack.extend(
-                    (child, parent, parent_rule, depth + 1, nesting)
-                    for child in reversed(node.named_children)
+                    (child, parent, parent_rule, depth + 1, nesting) for child in reversed(node.named_children)
                 )
         return top
 
@@ -486,9 +483,7 @@ def _leading_comment_end(root: Node) -> int | None:
     return end
 
 
-def outline_code(
-    spec: LanguageSpec, lines: Lines, text: str, *, module_symbol: str, max_tokens: int
-) -> CodeOutline:
+def outline_code(spec: LanguageSpec, lines: Lines, text: str, *, module_symbol: str, max_tokens: int) -> CodeOutline:
     """Parse `text` and find its definitions and anchor region.
 
     Raises whatever tree-sitter raises on a grammar it cannot load; the caller falls back to line
@@ -499,16 +494,12 @@ def outline_code(
     root = tree.root_node
     walker = _Walker(spec, src, lines)
     top = walker.walk(root)
-    items = settle(
-        top, 0, lines.count - 1, lines, attachable=walker.attachable, merge_clauses=spec.merge_clauses
-    )
+    items = settle(top, 0, lines.count - 1, lines, attachable=walker.attachable, merge_clauses=spec.merge_clauses)
     anchor = _anchor(walker, root, items, module_symbol=module_symbol, max_tokens=max_tokens)
     return CodeOutline(items, anchor)
 
 
-def _anchor(
-    walker: _Walker, root: Node, items: list[Item], *, module_symbol: str, max_tokens: int
-) -> Planned | None:
+def _anchor(walker: _Walker, root: Node, items: list[Item], *, module_symbol: str, max_tokens: int) -> Planned | None:
     """Imports / package clause / top comment before the first definition, capped in size."""
     lines = walker.lines
     first_def = items[0].start if items else lines.count
@@ -530,6 +521,4 @@ def _anchor(
         if r[0] <= e:
             signature = clean_signature(lines.raw[r[0]])
             break
-    return Planned(
-        s, e, ChunkKind.ANCHOR, module_symbol, (module_symbol,) if module_symbol else (), signature
-    )
+    return Planned(s, e, ChunkKind.ANCHOR, module_symbol, (module_symbol,) if module_symbol else (), signature)

@@ -69,9 +69,7 @@ class _Builder:
         self.attachable: set[int] = set()
 
     def _text(self, node: Node) -> str:
-        return self.src[node.start_byte : min(node.end_byte, node.start_byte + 300)].decode(
-            "utf-8", "replace"
-        )
+        return self.src[node.start_byte : min(node.end_byte, node.start_byte + 300)].decode("utf-8", "replace")
 
     def _note_comment(self, node: Node) -> bool:
         if node.type != "comment":

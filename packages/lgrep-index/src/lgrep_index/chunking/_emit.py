@@ -138,9 +138,7 @@ def settle(
         it.start, it.end = s, e
         if it.children:
             inner_lo = s + 1 if it.header_chunk else s
-            it.children = settle(
-                it.children, inner_lo, e, lines, attachable=attachable, merge_clauses=merge_clauses
-            )
+            it.children = settle(it.children, inner_lo, e, lines, attachable=attachable, merge_clauses=merge_clauses)
         out.append(it)
         lower = e + 1
     return out
@@ -195,9 +193,7 @@ class Emitter:
             return [Planned(s, e, kind, symbol, scope, signature)]
         head_tokens = lines.tokens(*head) if head is not None else 0
         rest = max(self.max_tokens - head_tokens - 1, self.max_tokens // 2)
-        ranges = pack(
-            lines, start, end, budget=rest, first_budget=self.max_tokens, overlap=self.overlap_tokens
-        )
+        ranges = pack(lines, start, end, budget=rest, first_budget=self.max_tokens, overlap=self.overlap_tokens)
         out: list[Planned] = []
         for s, e in ranges:
             prefix = None
@@ -224,9 +220,7 @@ class Emitter:
         header = self.split(it.start, first - 1, it.kind, **self._labels(it))
         return self._level(kids, first, it.end, it.scope, header)
 
-    def _level(
-        self, items: list[Item], lo: int, hi: int, scope: tuple[str, ...], head: list[Planned]
-    ) -> list[Planned]:
+    def _level(self, items: list[Item], lo: int, hi: int, scope: tuple[str, ...], head: list[Planned]) -> list[Planned]:
         """Chunks of sibling items between lines lo..hi, with the gaps between them."""
         entries: list[_Run | tuple[int, int]] = []  # chunk runs and (start, end) gaps, in order
         cur = lo
