@@ -78,6 +78,11 @@ class IndexSettings(_Section):
     embed_batch_chunks: int = Field(
         default=256, ge=1, le=10_000, description="Chunks embedded and committed per step of the vector phase."
     )
+    memory_budget_mb: int = Field(
+        default=500,
+        ge=200,
+        description="Indexing keeps its resident memory under this: embedding batches shrink when it is near.",
+    )
     lock_timeout_s: float = Field(
         default=0.0,
         ge=0,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -189,6 +191,7 @@ class Indexer:
         files = list(walk(self.root, options, on_skip=on_skip))
         summary.files_seen = len(files)
         known = self.store.manifest_records()
+        indexed = self.store.indexed_path_keys()
         candidates = [f for f in files if _changed(f, known.get(f.path))]
         summary.files_unchanged = len(files) - len(candidates)
 
@@ -196,7 +199,7 @@ class Indexer:
         self._progress(progress)
         for start in range(0, len(candidates), FILES_PER_COMMIT):
             batch = candidates[start : start + FILES_PER_COMMIT]
-            written, changed = self._index_batch(batch, known)
+            written, changed = self._index_batch(batch, known, indexed)
             summary.chunks_written += written
             summary.files_indexed += changed
             summary.files_unchanged += len(batch) - changed
@@ -207,7 +210,6 @@ class Indexer:
         # The table is the truth about what is searchable: drop whatever it holds for files that are
         # gone (or are now ignored, too large, binary...), including rows a killed run left behind.
         present = {path_key(f.path) for f in files}
-        indexed = self.store.indexed_path_keys()
         gone = [k for k in indexed if k not in present]
         self.store.delete_files(gone)
         gone_paths = {indexed[k] for k in gone} | (set(known) - {f.path for f in files})
@@ -216,7 +218,9 @@ class Indexer:
         self.store.ensure_fts()
         self.store.write_meta(last_indexed_at=time.time())
 
-    def _index_batch(self, batch: Sequence[WalkedFile], known: dict[str, FileRecord]) -> tuple[int, int]:
+    def _index_batch(
+        self, batch: Sequence[WalkedFile], known: dict[str, FileRecord], indexed: dict[str, str]
+    ) -> tuple[int, int]:
         chunking = self.settings.chunking
         columns: dict[str, list[object]] = {name: [] for name in chunks_schema().names}
         records: list[FileRecord] = []
@@ -253,7 +257,12 @@ class Indexer:
             changed += 1
         table = pa.table(columns, schema=chunks_schema())
         try:
-            self.store.replace_files(table, keys)
+            if any(k in indexed for k in keys):
+                self.store.replace_files(table, keys)
+            elif table.num_rows:
+                # Only files the table has never held: a plain append, which (unlike merge_insert's
+                # join against the whole table) costs the same memory at 100 files or 100,000.
+                self.store.append_chunks(table)
         except Exception as exc:
             raise IndexingError(f"writing chunks of {len(keys)} files failed: {exc}") from exc
         self.store.manifest_put(records)
@@ -290,18 +299,19 @@ class Indexer:
         self._progress(progress)
         if not pending:
             return
-        batch_size = self.settings.index.embed_batch_chunks
+        governor = _MemoryGovernor(self.settings.index.memory_budget_mb, self.settings.index.embed_batch_chunks)
         keys: list[str] = []
         texts: list[str] = []
         for key, text in self._pending_texts(pending):
             keys.append(key)
             texts.append(text)
-            if len(keys) >= batch_size:
+            if len(keys) >= governor.batch_chunks:
                 self._embed_commit(keys, texts, summary, progress)
                 keys, texts = [], []
+                governor.check(self.embedder)
         if keys:
             self._embed_commit(keys, texts, summary, progress)
-        self.store.optimize()
+        self.store.compact_vectors()
 
     def _pending_texts(self, pending: set[str]) -> Iterator[tuple[str, str]]:
         remaining = set(pending)
@@ -331,6 +341,43 @@ class Indexer:
         summary.vectors_embedded += len(keys)
         progress.chunks_done += len(keys)
         self._progress(progress)
+
+
+class _MemoryGovernor:
+    """Keeps the vector phase under the memory budget: past HIGH_WATER of it, hand Arrow's freed
+    pages back to the OS, then halve the chunks per commit and the embedder's tokens per batch."""
+
+    HIGH_WATER = 0.9  # act before the budget, not after: one batch can add tens of MB
+    MIN_BATCH_CHUNKS = 16
+    MIN_BATCH_TOKENS = 512
+
+    def __init__(self, budget_mb: int, batch_chunks: int) -> None:
+        self.limit_bytes = budget_mb * 1024 * 1024 * self.HIGH_WATER
+        self.batch_chunks = batch_chunks
+
+    def check(self, embedder: EmbeddingProvider) -> None:
+        if _rss_bytes() < self.limit_bytes:
+            return
+        pa.default_memory_pool().release_unused()
+        if _rss_bytes() < self.limit_bytes:
+            return
+        self.batch_chunks = max(self.MIN_BATCH_CHUNKS, self.batch_chunks // 2)
+        tokens = getattr(embedder, "batch_tokens", None)
+        if isinstance(tokens, int):
+            embedder.batch_tokens = max(self.MIN_BATCH_TOKENS, tokens // 2)  # type: ignore[attr-defined]  # optional knob
+        log.info("memory near the budget: %d chunks per commit, batch tokens %s", self.batch_chunks, tokens)
+
+
+def _rss_bytes() -> int:
+    """Current resident set size (Linux /proc; elsewhere the peak, which errs on the safe side)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:  # noqa: PTH123 - hot path, no Path object needed
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
 
 
 def _changed(file: WalkedFile, record: FileRecord | None) -> bool:

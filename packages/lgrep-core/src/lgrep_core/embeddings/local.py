@@ -193,6 +193,17 @@ class LocalMiniLMProvider:
         """Tokens the model sees per text, [CLS] and [SEP] included; the rest is cut off."""
         return self._max_tokens
 
+    @property
+    def batch_tokens(self) -> int:
+        """Padded tokens per inference batch; the indexer lowers it when memory runs short."""
+        return self._batch_tokens
+
+    @batch_tokens.setter
+    def batch_tokens(self, value: int) -> None:
+        if value < 1:
+            raise ValueError(f"batch_tokens must be positive, got {value}")
+        self._batch_tokens = value
+
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """Embed texts; returns float32 of shape (len(texts), 384), each row L2-normalised.
 

@@ -336,6 +336,10 @@ class ProjectStore:
             .execute(rows)
         )
 
+    def append_chunks(self, rows: pa.Table) -> None:
+        """Add chunks of files the table holds nothing for (the caller knows)."""
+        self.chunks.add(rows)
+
     def delete_files(self, path_keys: Sequence[str]) -> None:
         if path_keys:
             self.chunks.delete(col("path_key").isin(list(path_keys)))
@@ -361,6 +365,10 @@ class ProjectStore:
         stats = table.index_stats("search_text_idx")
         if stats is not None and stats.num_unindexed_rows >= OPTIMIZE_AFTER_UNINDEXED_ROWS:
             self.optimize()
+
+    def compact_vectors(self) -> None:
+        """Phase 2 appends one fragment per batch; fold them together so loading stays fast."""
+        self.vectors.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
 
     def optimize(self) -> None:
         for table in (self.chunks, self.vectors):

@@ -1,0 +1,75 @@
+from pathlib import Path
+
+from lgrep_core.config import load_settings
+from lgrep_core.storage.store import ProjectStore
+from lgrep_core.testing import FakeEmbedder
+from lgrep_index.pipeline import Indexer, _MemoryGovernor
+
+
+def _settings(tmp_path: Path, **env: str):
+    return load_settings(
+        None, env={"LGREP_CACHE_DIR": str(tmp_path / "cache"), **env}, user_config=tmp_path / "none"
+    ).settings
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n")
+    (root / "b.go").write_text("package b\n\nfunc Gamma() int {\n\treturn 3\n}\n")
+    return root
+
+
+def test_index_is_incremental_and_embeds_each_chunk_once(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    embedder = FakeEmbedder()
+    settings = _settings(tmp_path)
+    first = Indexer(settings, root, embedder).run()
+    assert first.files_indexed == 2 and first.vectors_pending == 0
+    embedded = len(embedder.embedded_texts)
+    assert embedded == first.vectors_embedded
+    assert len(set(embedder.embedded_texts)) == embedded
+
+    again = Indexer(settings, root, embedder).run()
+    assert (again.files_indexed, again.vectors_embedded) == (0, 0)
+    (root / "c.py").write_text((root / "a.py").read_text())  # a copy: same content, new path
+    copied = Indexer(settings, root, embedder).run()
+    assert copied.files_indexed == 1
+    assert copied.vectors_embedded == 0
+    assert len(embedder.embedded_texts) == embedded
+
+
+def test_bm25_phase_leaves_vectors_pending_then_resumes(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    settings = _settings(tmp_path)
+    quick = Indexer(settings, root, FakeEmbedder()).run(wait_vectors=False)
+    assert quick.vectors_embedded == 0
+    assert quick.vectors_pending == quick.chunks_total > 0
+    store = ProjectStore(settings.cache_dir, root)
+    assert store.fts_search("Gamma", 5, ["path"]).column("path").to_pylist() == ["b.go"]
+    store.close()
+    rest = Indexer(settings, root, FakeEmbedder()).run()
+    assert rest.vectors_embedded == quick.vectors_pending
+    assert rest.vectors_pending == 0
+
+
+def test_memory_governor_shrinks_batches_over_budget() -> None:
+    class Tunable(FakeEmbedder):
+        batch_tokens = 4096
+
+    embedder = Tunable()
+    governor = _MemoryGovernor(budget_mb=1, batch_chunks=256)  # any live process is over 1 MB
+    governor.check(embedder)
+    assert governor.batch_chunks == 128
+    assert embedder.batch_tokens == 2048
+    for _ in range(10):
+        governor.check(embedder)
+    assert governor.batch_chunks == _MemoryGovernor.MIN_BATCH_CHUNKS
+    assert embedder.batch_tokens == _MemoryGovernor.MIN_BATCH_TOKENS
+
+
+def test_memory_governor_leaves_batches_alone_under_budget() -> None:
+    embedder = FakeEmbedder()
+    governor = _MemoryGovernor(budget_mb=1_000_000, batch_chunks=256)
+    governor.check(embedder)
+    assert governor.batch_chunks == 256
