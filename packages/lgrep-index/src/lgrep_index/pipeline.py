@@ -359,6 +359,9 @@ class _MemoryGovernor:
         if _rss_bytes() < self.limit_bytes:
             return
         pa.default_memory_pool().release_unused()
+        release = getattr(embedder, "release_memory", None)
+        if callable(release):
+            release()  # onnxruntime's arena only shrinks when its session goes
         if _rss_bytes() < self.limit_bytes:
             return
         self.batch_chunks = max(self.MIN_BATCH_CHUNKS, self.batch_chunks // 2)
