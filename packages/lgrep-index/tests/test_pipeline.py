@@ -56,10 +56,15 @@ def test_bm25_phase_leaves_vectors_pending_then_resumes(tmp_path: Path) -> None:
 def test_memory_governor_shrinks_batches_over_budget() -> None:
     class Tunable(FakeEmbedder):
         batch_tokens = 4096
+        releases = 0
+
+        def release_memory(self) -> None:
+            self.releases += 1
 
     embedder = Tunable()
     governor = _MemoryGovernor(budget_mb=1, batch_chunks=256)  # any live process is over 1 MB
     governor.check(embedder)
+    assert embedder.releases == 1
     assert governor.batch_chunks == 128
     assert embedder.batch_tokens == 2048
     for _ in range(10):

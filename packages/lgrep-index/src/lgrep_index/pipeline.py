@@ -148,24 +148,19 @@ class Indexer:
             started = time.monotonic()
             self._phase_chunks(summary)
             summary.seconds_bm25 = time.monotonic() - started
+            # Phase 1's Arrow buffers are garbage now; hand them back before the model loads.
+            pa.default_memory_pool().release_unused()
             if wait_vectors:
                 started = time.monotonic()
                 self._phase_vectors(summary)
                 summary.seconds_vectors = time.monotonic() - started
-            summary.vectors_pending = self.pending_chunks()
+            summary.vectors_pending = self.store.count_pending_chunks()
             summary.chunks_total = self.store.chunks.count_rows()
             self._progress(IndexProgress(IndexPhase.DONE, summary.files_seen, summary.files_seen))
             return summary
         finally:
             self.store.close()
             lock.release()
-
-    def pending_chunks(self) -> int:
-        stored = self.store.stored_vector_keys()
-        pending = 0
-        for batch in self.store.iter_chunk_rows(["vec_key"], 65536):
-            pending += sum(1 for k in batch.column("vec_key").to_pylist() if k not in stored)
-        return pending
 
     # ------------------------------------------------------------------ phases
 

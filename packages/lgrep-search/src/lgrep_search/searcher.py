@@ -140,11 +140,7 @@ class Searcher:
             cand.scores["vector"] = sim_of[row["vec_key"]]
 
     def _pending(self) -> int:
-        stored = set(self._keys) if self._matrix is not None else self.store.stored_vector_keys()
-        pending = 0
-        for batch in self.store.iter_chunk_rows(["vec_key"], 65536):
-            pending += sum(1 for k in batch.column("vec_key").to_pylist() if k not in stored)
-        return pending
+        return self.store.count_pending_chunks(set(self._keys) if self._matrix is not None else None)
 
     def _stale_paths(self, paths: set[str]) -> set[str]:
         records = self.store.manifest_get(sorted(paths))

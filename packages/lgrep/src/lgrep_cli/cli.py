@@ -307,10 +307,7 @@ def cmd_status(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
     for rec in records.values():
         languages[rec.language] = languages.get(rec.language, 0) + 1
     changed = _changes_since(settings, root, records)
-    stored = store.stored_vector_keys()
-    pending = 0
-    for batch in store.iter_chunk_rows(["vec_key"], 65536):
-        pending += sum(1 for k in batch.column("vec_key").to_pylist() if k not in stored)
+    pending = store.count_pending_chunks()
     identity = meta.get("identity", {})
     last = meta.get("last_indexed_at")
     status = {

@@ -388,6 +388,14 @@ class ProjectStore:
             keys.update(batch.column("vec_key").to_pylist())
         return keys
 
+    def count_pending_chunks(self, stored: set[str] | None = None) -> int:
+        """Chunks whose embedding key has no vector yet (BM25 still finds them)."""
+        stored = self.stored_vector_keys() if stored is None else stored
+        pending = 0
+        for batch in self.iter_chunk_rows(["vec_key"], 65536):
+            pending += sum(1 for k in batch.column("vec_key").to_pylist() if k not in stored)
+        return pending
+
     def pending_vector_keys(self) -> set[str]:
         return self.chunk_vector_keys() - self.stored_vector_keys()
 
