@@ -3,6 +3,7 @@ from pathlib import Path
 from lgrep_core.config import load_settings
 from lgrep_core.storage.store import ProjectStore
 from lgrep_core.testing import FakeEmbedder
+from lgrep_index import pipeline
 from lgrep_index.pipeline import Indexer, _MemoryGovernor
 
 
@@ -53,7 +54,7 @@ def test_bm25_phase_leaves_vectors_pending_then_resumes(tmp_path: Path) -> None:
     assert rest.vectors_pending == 0
 
 
-def test_memory_governor_shrinks_batches_over_budget() -> None:
+def test_memory_governor_sheds_memory_then_shrinks_batches(monkeypatch) -> None:
     class Tunable(FakeEmbedder):
         batch_tokens = 4096
         releases = 0
@@ -61,16 +62,38 @@ def test_memory_governor_shrinks_batches_over_budget() -> None:
         def release_memory(self) -> None:
             self.releases += 1
 
+    mb = 1024 * 1024
+    rss = {"now": 600 * mb}
+    monkeypatch.setattr(pipeline, "_rss_bytes", lambda: rss["now"])
     embedder = Tunable()
-    governor = _MemoryGovernor(budget_mb=1, batch_chunks=256)  # any live process is over 1 MB
-    governor.check(embedder)
+    governor = _MemoryGovernor(budget_mb=500, batch_chunks=256)
+
+    governor.check(embedder)  # over budget even after releasing: shed and shrink
+    assert embedder.releases == 1
+    assert (governor.batch_chunks, embedder.batch_tokens) == (128, 2048)
+
+    governor.check(embedder)  # no growth since: no reload every batch
     assert embedder.releases == 1
     assert governor.batch_chunks == 128
-    assert embedder.batch_tokens == 2048
+
+    rss["now"] += 40 * mb  # grew again: act again
+    governor.check(embedder)
+    assert embedder.releases == 2
+    assert (governor.batch_chunks, embedder.batch_tokens) == (64, 1024)
+
     for _ in range(10):
+        rss["now"] += 40 * mb
         governor.check(embedder)
     assert governor.batch_chunks == _MemoryGovernor.MIN_BATCH_CHUNKS
     assert embedder.batch_tokens == _MemoryGovernor.MIN_BATCH_TOKENS
+
+
+def test_memory_governor_release_that_suffices_keeps_batches(monkeypatch) -> None:
+    readings = iter([480 * 1024 * 1024, 300 * 1024 * 1024])
+    monkeypatch.setattr(pipeline, "_rss_bytes", lambda: next(readings))
+    governor = _MemoryGovernor(budget_mb=500, batch_chunks=256)
+    governor.check(FakeEmbedder())
+    assert governor.batch_chunks == 256
 
 
 def test_memory_governor_leaves_batches_alone_under_budget() -> None:

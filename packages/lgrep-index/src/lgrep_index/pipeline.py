@@ -148,8 +148,11 @@ class Indexer:
             started = time.monotonic()
             self._phase_chunks(summary)
             summary.seconds_bm25 = time.monotonic() - started
-            # Phase 1's Arrow buffers are garbage now; hand them back before the model loads.
+            # Phase 1's Arrow buffers and LanceDB's session caches (the full-text index it just
+            # built) are not needed by phase 2: let them go before the model loads.
+            self.store.close()
             pa.default_memory_pool().release_unused()
+            self.store.open()
             if wait_vectors:
                 started = time.monotonic()
                 self._phase_vectors(summary)
@@ -339,25 +342,31 @@ class Indexer:
 
 
 class _MemoryGovernor:
-    """Keeps the vector phase under the memory budget: past HIGH_WATER of it, hand Arrow's freed
-    pages back to the OS, then halve the chunks per commit and the embedder's tokens per batch."""
+    """Keeps the vector phase under the memory budget: past HIGH_WATER of it, and only if memory grew
+    since the last time (a reload costs ~0.3 s, so it must not happen every batch), hand Arrow's free
+    pages back and drop the inference session with its arena; if that still leaves the process over
+    the budget, halve the chunks per commit and the embedder's tokens per batch."""
 
     HIGH_WATER = 0.9  # act before the budget, not after: one batch can add tens of MB
+    REGROWTH_BYTES = 32 * 1024 * 1024  # growth since the last release that justifies another one
     MIN_BATCH_CHUNKS = 16
     MIN_BATCH_TOKENS = 512
 
     def __init__(self, budget_mb: int, batch_chunks: int) -> None:
-        self.limit_bytes = budget_mb * 1024 * 1024 * self.HIGH_WATER
+        self.budget_bytes = budget_mb * 1024 * 1024
         self.batch_chunks = batch_chunks
+        self._after_release = 0
 
     def check(self, embedder: EmbeddingProvider) -> None:
-        if _rss_bytes() < self.limit_bytes:
+        rss = _rss_bytes()
+        if rss < self.budget_bytes * self.HIGH_WATER or rss < self._after_release + self.REGROWTH_BYTES:
             return
         pa.default_memory_pool().release_unused()
         release = getattr(embedder, "release_memory", None)
         if callable(release):
             release()  # onnxruntime's arena only shrinks when its session goes
-        if _rss_bytes() < self.limit_bytes:
+        self._after_release = _rss_bytes()
+        if self._after_release < self.budget_bytes:
             return
         self.batch_chunks = max(self.MIN_BATCH_CHUNKS, self.batch_chunks // 2)
         tokens = getattr(embedder, "batch_tokens", None)
