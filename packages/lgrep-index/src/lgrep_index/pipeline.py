@@ -38,6 +38,7 @@ __all__ = [
     "Indexer",
     "identity_for",
     "vector_key",
+    "walk_options",
 ]
 
 log = logging.getLogger(__name__)
@@ -93,6 +94,15 @@ def identity_for(settings: LgrepSettings, embedder: EmbeddingProvider) -> IndexI
         dimension=embedder.dimension,
         chunker_version=CHUNKER_VERSION,
         chunking=f"{chunking.max_tokens}/{chunking.overlap_tokens}/{'ast' if chunking.use_ast else 'lines'}",
+    )
+
+
+def walk_options(settings: LgrepSettings) -> WalkOptions:
+    """What the indexer walks; `lgrep status` walks the same to count changes since."""
+    return WalkOptions(
+        max_file_bytes=settings.index.max_file_bytes,
+        extra_ignore_patterns=tuple(settings.index.ignore_patterns),
+        cache_dir=settings.cache_dir,
     )
 
 
@@ -177,11 +187,7 @@ class Indexer:
 
     def _phase_chunks(self, summary: IndexSummary) -> None:
         self._progress(IndexProgress(IndexPhase.WALK))
-        options = WalkOptions(
-            max_file_bytes=self.settings.index.max_file_bytes,
-            extra_ignore_patterns=tuple(self.settings.index.ignore_patterns),
-            cache_dir=self.settings.cache_dir,
-        )
+        options = walk_options(self.settings)
 
         def on_skip(skipped: SkippedFile) -> None:
             summary.skipped[skipped.reason] += 1

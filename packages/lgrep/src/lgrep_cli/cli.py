@@ -20,8 +20,8 @@ from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import make_embedder
 from lgrep_core.errors import LgrepError, NotFoundError
 from lgrep_core.storage.store import ProjectStore
-from lgrep_index.pipeline import Indexer, IndexPhase, IndexProgress, IndexSummary, identity_for
-from lgrep_index.walker import WalkOptions, walk
+from lgrep_index.pipeline import Indexer, IndexPhase, IndexProgress, IndexSummary, identity_for, walk_options
+from lgrep_index.walker import walk
 from lgrep_search.searcher import Searcher, SearchType
 
 __all__ = ["main"]
@@ -342,11 +342,7 @@ def cmd_status(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
 
 
 def _changes_since(settings: LgrepSettings, root: Path, records: dict[str, Any]) -> dict[str, int]:
-    options = WalkOptions(
-        max_file_bytes=settings.index.max_file_bytes,
-        extra_ignore_patterns=tuple(settings.index.ignore_patterns),
-        cache_dir=settings.cache_dir,
-    )
+    options = walk_options(settings)
     added = modified = 0
     seen: set[str] = set()
     for f in walk(root, options):
