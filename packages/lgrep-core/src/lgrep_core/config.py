@@ -94,6 +94,15 @@ class IndexSettings(_Section):
     )
 
 
+class SearchSettings(_Section):
+    limit: int = Field(default=10, ge=1, le=1000, description="Results per query when the caller does not say.")
+    bm25_weight: float | None = Field(
+        default=None,
+        ge=0,
+        description="Fixed weight of the BM25 channel in fusion (vector is 1); unset: chosen per query.",
+    )
+
+
 class LgrepSettings(BaseSettings):
     """The effective configuration. Build it with `load_settings`, which records where each value came from."""
 
@@ -105,6 +114,7 @@ class LgrepSettings(BaseSettings):
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -75,10 +75,12 @@ class SearchHit:
     kind: str
     language: str
     score: float
-    content: str
-    match: str  # which channels found it: "vector", "bm25", "vector+bm25"
-    scores: dict[str, float] = field(default_factory=dict)  # per-channel rank/score, for --explain
+    content: str  # the chunk's text, cut to the snippet budget (see `truncated`)
+    match: str  # which channels found it, e.g. "bm25+fuzzy+vector"; "definition" if only the ranking did
+    scores: dict[str, float] = field(default_factory=dict)  # per-channel rank/score and per-signal effect
     stale: bool = False  # the file changed on disk since it was indexed
+    why: tuple[str, ...] = ()  # the ranking signals that moved it, in words ("defines Router")
+    truncated: bool = False  # the snippet is shorter than the chunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,3 +89,5 @@ class SearchResponse:
     timings_ms: dict[str, float]
     chunks_searched: int
     vectors_pending: int
+    query_kind: str = ""  # "symbol" or "natural": how the query was read (it sets the channel weights)
+    search_type: str = ""

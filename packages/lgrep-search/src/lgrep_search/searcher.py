@@ -1,146 +1,329 @@
-"""Answer a query from a project's index: vector and BM25 results fused by reciprocal rank fusion.
+"""Answer a query from a project's index.
 
-The full code-aware ranking stack is its own piece of work; this is the plain, honest baseline that
-the quick start and the benchmark build on.
+Three retrieval channels over an in-memory snapshot of the index (corpus.py): BM25 over code-aware
+terms, cosine similarity over the stored embeddings, and fuzzy matching of symbol names. Their ranked
+lists are fused by weighted reciprocal rank fusion, with weights chosen by the kind of query, and the
+fused candidates go through the code-aware ranking stack (ranking.py) before the top results are
+selected, at most a few per file.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import logging
+import re
 import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import InvalidRequestError
-from lgrep_core.models import SearchHit, SearchResponse
+from lgrep_core.models import ContentType, SearchHit, SearchResponse
 from lgrep_core.storage.store import ProjectStore
 
-__all__ = ["RRF_K", "SearchType", "Searcher"]
+from . import ranking as rk
+from .corpus import Corpus, file_name_key
+from .fuzzy import query_identifiers
+from .lexical import query_terms
+
+__all__ = ["RRF_K", "SIGNALS", "SearchFilters", "SearchType", "Searcher"]
 
 log = logging.getLogger(__name__)
 
-# The constant of reciprocal rank fusion (Cormack et al. 2009); 60 is the published default and the
-# value semble and most hybrid engines use.
+# The constant of reciprocal rank fusion (Cormack et al. 2009); 60 is the published default.
 RRF_K = 60
-# Each channel contributes this many candidates per requested result before fusion.
-CANDIDATES_PER_RESULT = 5
-MIN_CANDIDATES = 50
+# Each channel contributes this many candidates before fusion: deep enough that a chunk ranked low by
+# one channel but high by another still meets the ranking stack.
+CHANNEL_DEPTH = 100
+# What a result's snippet may hold; the line range always names the whole chunk.
+SNIPPET_MAX_LINES = 40
+SNIPPET_MAX_CHARS = 2000
 
-_COLUMNS = ["path", "start_line", "end_line", "symbol", "kind", "language", "content", "vec_key"]
+
+# The ranking signals, by the names explanations and ablations use.
+SIGNALS = frozenset({"definition", "path_match", "file_coherence", "penalty", "diversify", "adaptive_weights"})
 
 
 class SearchType(StrEnum):
     HYBRID = "hybrid"
     VECTOR = "vector"
     BM25 = "bm25"
+    FUZZY = "fuzzy"
+
+
+_CHANNELS = {
+    SearchType.HYBRID: ("bm25", "vector", "fuzzy"),
+    SearchType.VECTOR: ("vector",),
+    SearchType.BM25: ("bm25",),
+    SearchType.FUZZY: ("fuzzy",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Restrict a search. `path` is a glob over paths relative to the project root (`src/**/*.py`,
+    `*.go`, or a folder such as `src/auth`); `language` a language name as `lgrep status` lists them;
+    `content_type` one of code, docs, config, text."""
+
+    path: str | None = None
+    language: str | None = None
+    content_type: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.path or self.language or self.content_type)
 
 
 @dataclass(slots=True)
-class _Candidate:
-    row: dict[str, Any]
-    ranks: dict[str, int]
-    scores: dict[str, float]
+class _Cand:
+    fused: float = 0.0
+    score: float = 0.0
+    ranks: dict[str, int] | None = None
+    raw: dict[str, float] | None = None
+    signals: dict[str, float] | None = None
+    why: list[str] | None = None
 
 
 class Searcher:
-    """Searches one project. Holds the vector matrix in memory once loaded, so repeated queries on
-    the same instance cost a matrix product, not a table scan."""
+    """Searches one project. Keeps the snapshot in memory and reloads it when the index changes, so
+    repeated queries on one instance cost array arithmetic, not table scans."""
 
-    def __init__(self, store: ProjectStore, embedder: EmbeddingProvider | None) -> None:
+    def __init__(
+        self,
+        store: ProjectStore,
+        embedder: EmbeddingProvider | None,
+        *,
+        ranking: bool = True,
+        disable: frozenset[str] = frozenset(),
+    ) -> None:
+        """`ranking=False` returns fused channel order as is; `disable` turns single ranking signals
+        off (names in SIGNALS), for the benchmark's ablations."""
+        unknown = disable - SIGNALS
+        if unknown:
+            raise InvalidRequestError(f"unknown ranking signals {sorted(unknown)}; known: {sorted(SIGNALS)}")
         self.store = store
         self.embedder = embedder
-        self._keys: list[str] = []
-        self._matrix: np.ndarray | None = None
-        self._manifest: dict[str, tuple[int, int]] | None = None
+        self.ranking = ranking
+        self.disable = disable
+        self._corpus: Corpus | None = None
 
-    def search(self, query: str, *, limit: int = 10, search_type: SearchType = SearchType.HYBRID) -> SearchResponse:
+    # ------------------------------------------------------------------------------------ snapshot
+
+    def corpus(self) -> Corpus:
+        """The current snapshot, reloaded if the index changed since it was taken.
+
+        Raises NotFoundError / StorageError when there is no usable index."""
+        self.store.open()
+        if self._corpus is None or self._corpus.version != self.store.table_versions():
+            self._corpus = Corpus.load(self.store)
+        return self._corpus
+
+    # -------------------------------------------------------------------------------------- search
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        search_type: SearchType = SearchType.HYBRID,
+        filters: SearchFilters | None = None,
+        bm25_weight: float | None = None,
+    ) -> SearchResponse:
         """Raises:
-        InvalidRequestError: empty query or a non-positive limit.
+        InvalidRequestError: empty query, a non-positive limit, a negative weight, an unknown filter value.
         NotFoundError / StorageError: no usable index.
         """
         if not query.strip():
             raise InvalidRequestError("the query is empty")
         if limit <= 0:
             raise InvalidRequestError(f"limit must be positive, got {limit}")
-        timings: dict[str, float] = {}
+        if bm25_weight is not None and bm25_weight < 0:
+            raise InvalidRequestError(f"bm25_weight must be 0 or more, got {bm25_weight}")
         started = time.perf_counter()
-        self.store.open()
-        depth = max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT)
-        candidates: dict[tuple[str, int, int], _Candidate] = {}
-
-        if search_type in (SearchType.HYBRID, SearchType.BM25):
-            t0 = time.perf_counter()
-            table = self.store.fts_search(query, depth, [*_COLUMNS, "_score"])
-            timings["bm25_ms"] = (time.perf_counter() - t0) * 1000
-            scores = table.column("_score").to_pylist() if table.num_rows else []
-            for rank, row in enumerate(table.select(_COLUMNS).to_pylist()):
-                cand = _candidate(candidates, row)
-                cand.ranks["bm25"] = rank
-                cand.scores["bm25"] = float(scores[rank])
-
-        if search_type in (SearchType.HYBRID, SearchType.VECTOR) and self.embedder is not None:
-            t0 = time.perf_counter()
-            qvec = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
-            timings["query_embedding_ms"] = (time.perf_counter() - t0) * 1000
-            t0 = time.perf_counter()
-            self._vector_candidates(qvec, depth, candidates)
-            timings["vector_ms"] = (time.perf_counter() - t0) * 1000
+        timings: dict[str, float] = {}
+        loaded = self._corpus
+        corpus = self.corpus()
+        if corpus is not loaded:
+            timings["load_ms"] = corpus.load_ms
+        mask = _filter_mask(corpus, filters) if filters else None
+        searched = int(mask.sum()) if mask is not None else len(corpus)
+        kind = rk.classify_query(query)
+        weights = rk.channel_weights(
+            kind if "adaptive_weights" not in self.disable else rk.QueryKind.NATURAL, bm25_weight
+        )
+        channels = _CHANNELS[search_type]
 
         t0 = time.perf_counter()
-        ranked = sorted(candidates.values(), key=lambda c: -_rrf(c.ranks))[:limit]
-        stale = self._stale_paths({c.row["path"] for c in ranked})
-        hits = [
-            SearchHit(
-                path=c.row["path"],
-                start_line=int(c.row["start_line"]),
-                end_line=int(c.row["end_line"]),
-                symbol=c.row["symbol"] or "",
-                kind=c.row["kind"] or "",
-                language=c.row["language"] or "",
-                score=round(_rrf(c.ranks), 6),
-                content=c.row["content"],
-                match="+".join(sorted(c.ranks)),
-                scores={
-                    **{f"{k}_rank": float(v + 1) for k, v in c.ranks.items()},
-                    **{f"{k}_score": round(v, 6) for k, v in c.scores.items()},
-                },
-                stale=c.row["path"] in stale,
-            )
-            for c in ranked
-        ]
+        lists: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        fuzzy_best = {}
+        if "bm25" in channels:
+            scores = corpus.lexical.scores(query_terms(query), mask)
+            lists["bm25"] = _top(scores, CHANNEL_DEPTH, positive=True)
+        if "fuzzy" in channels:
+            scores, fuzzy_best = corpus.symbol_index.scores(query_identifiers(query), len(corpus))
+            if mask is not None:
+                scores[~mask] = 0.0
+            lists["fuzzy"] = _top(scores, CHANNEL_DEPTH, positive=True)
+        if "vector" in channels and self.embedder is not None and len(corpus.matrix):
+            t1 = time.perf_counter()
+            qvec = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+            qvec /= max(float(np.linalg.norm(qvec)), 1e-12)
+            timings["query_embedding_ms"] = (time.perf_counter() - t1) * 1000
+            sims = np.full(len(corpus), -np.inf, dtype=np.float32)
+            has = corpus.vec_row >= 0
+            sims[has] = (corpus.matrix @ qvec)[corpus.vec_row[has]]
+            if mask is not None:
+                sims[~mask] = -np.inf
+            lists["vector"] = _top(sims, CHANNEL_DEPTH, positive=False)
+        timings["retrieval_ms"] = (time.perf_counter() - t0) * 1000 - timings.get("query_embedding_ms", 0.0)
+
+        t0 = time.perf_counter()
+        cands: dict[int, _Cand] = {}
+        for name, (idx, vals) in lists.items():
+            w = weights[name] if search_type is SearchType.HYBRID else 1.0
+            for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist(), strict=True)):
+                c = cands.get(i)
+                if c is None:
+                    c = cands[i] = _Cand(ranks={}, raw={}, signals={}, why=[])
+                c.ranks[name] = rank  # type: ignore[index]
+                c.raw[name] = v  # type: ignore[index]
+                c.fused += w / (RRF_K + rank + 1)
+        for c in cands.values():
+            c.score = c.fused
+        if self.ranking and cands:
+            self._rank(corpus=corpus, query=query, kind=kind, cands=cands, mask=mask, fuzzy_best=fuzzy_best)
+        chosen = _select(corpus, cands, limit, self.ranking and "diversify" not in self.disable)
         timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
+
+        stale = self._stale_paths({corpus.paths[i] for i, _ in chosen})
+        hits = [self._hit(corpus, i, c, stale) for i, c in chosen]
         timings["total_ms"] = (time.perf_counter() - started) * 1000
         return SearchResponse(
             results=hits,
             timings_ms={k: round(v, 3) for k, v in timings.items()},
-            chunks_searched=self.store.chunks.count_rows(),
-            vectors_pending=self._pending(),
+            chunks_searched=searched,
+            vectors_pending=corpus.vectors_pending,
+            query_kind=str(kind),
+            search_type=str(search_type),
         )
 
-    def _vector_candidates(self, qvec: np.ndarray, depth: int, out: dict[tuple[str, int, int], _Candidate]) -> None:
-        if self._matrix is None:
-            # Only vectors some chunk still refers to; the vectors table also keeps a cache of old ones.
-            self._keys, self._matrix = self.store.load_vectors(self.store.chunk_vector_keys())
-        if not self._keys:
-            return
-        sims = self._matrix @ qvec
-        top = np.argsort(-sims)[:depth]
-        keys = [self._keys[i] for i in top]
-        sim_of = {self._keys[i]: float(sims[i]) for i in top}
-        order = {k: r for r, k in enumerate(keys)}
-        rows = self.store.chunks_by_vector_keys(keys, _COLUMNS).to_pylist()
-        rows.sort(key=lambda r: (order[r["vec_key"]], r["path"], r["start_line"]))
-        for rank, row in enumerate(rows[:depth]):
-            cand = _candidate(out, row)
-            cand.ranks["vector"] = rank
-            cand.scores["vector"] = sim_of[row["vec_key"]]
+    # ------------------------------------------------------------------------------------- ranking
 
-    def _pending(self) -> int:
-        return self.store.count_pending_chunks(set(self._keys) if self._matrix is not None else None)
+    def _rank(
+        self,
+        *,
+        corpus: Corpus,
+        query: str,
+        kind: rk.QueryKind,
+        cands: dict[int, _Cand],
+        mask: np.ndarray | None,
+        fuzzy_best: dict,
+    ) -> None:
+        top = max(c.fused for c in cands.values())
+
+        off = self.disable
+        # 1. Definitions of the queried names, candidates or not.
+        if "definition" in off:
+            names, unit = [], 0.0
+        elif kind is rk.QueryKind.SYMBOL:
+            names, unit = query_identifiers(query) or [query.strip()], rk.DEFINITION_BOOST * top
+        else:
+            names, unit = rk.embedded_identifiers(query), rk.DEFINITION_BOOST * rk.EMBEDDED_DEFINITION_SCALE * top
+        for name in names:
+            lname = name.lower()
+            defining = [int(i) for i in corpus.symbol_index.chunks_defining(name)]
+            pattern = rk.definition_pattern(name)
+            named = [i for f in corpus.files_named(name) for i in corpus.chunks_of(f)]
+            seen = set(defining)
+            defining += [
+                i
+                for i in (*cands, *named)
+                if i not in seen and (seen.add(i) or pattern.search(corpus.contents[i]))  # type: ignore[func-returns-value]
+            ]
+            for i in defining:
+                if mask is not None and not mask[i]:
+                    continue
+                c = cands.get(i)
+                if c is None:
+                    c = cands[i] = _Cand(ranks={}, raw={}, signals={}, why=[])
+                if "definition" in c.signals:  # type: ignore[operator]
+                    continue
+                boost = unit * (rk.DEFINITION_FILE_MATCH_SCALE if _file_named(corpus.paths[i], lname) else 1.0)
+                c.score += boost
+                c.signals["definition"] = boost  # type: ignore[index]
+                c.why.append(f"defines {name}")  # type: ignore[union-attr]
+
+        # 2. Query words in the file's name and folder.
+        if kind is rk.QueryKind.NATURAL and "path_match" not in off:
+            keywords = rk.query_keywords(query)
+            if keywords:
+                words = corpus.file_words
+                for i, c in cands.items():
+                    share = rk.path_match_share(keywords, words[corpus.file_of[i]])
+                    if share >= rk.PATH_MATCH_MIN_SHARE:
+                        boost = rk.PATH_MATCH_BOOST * top * share
+                        c.score += boost
+                        c.signals["path_match"] = boost  # type: ignore[index]
+                        c.why.append(f"path matches {share:.0%} of the query words")  # type: ignore[union-attr]
+
+        # 3. File coherence: several matching chunks lift the file's best one.
+        file_sum: dict[int, float] = {}
+        best_of: dict[int, int] = {}
+        strong = sorted(cands.items(), key=lambda kv: -kv[1].score)[: rk.FILE_COHERENCE_TOP]
+        for i, c in strong:
+            f = int(corpus.file_of[i])
+            file_sum[f] = file_sum.get(f, 0.0) + c.score
+            if f not in best_of or c.score > cands[best_of[f]].score:
+                best_of[f] = i
+        max_sum = max(file_sum.values())
+        if max_sum > 0 and "file_coherence" not in off:
+            for f, i in best_of.items():
+                boost = rk.FILE_COHERENCE_BOOST * top * file_sum[f] / max_sum
+                cands[i].score += boost
+                cands[i].signals["file_coherence"] = boost  # type: ignore[index]
+
+        # 4. Path penalties (tests, examples, vendored, generated, docs, ...).
+        for i, c in cands.items() if "penalty" not in off else ():
+            factor, applied = rk.path_penalty(corpus.paths[i], corpus.content_types[i] == ContentType.DOCS.value, query)
+            if applied:
+                c.score *= factor
+                c.signals["penalty"] = factor  # type: ignore[index]
+                c.why.append(f"{'+'.join(applied)} file ×{factor:g}")  # type: ignore[union-attr]
+
+        for i, m in fuzzy_best.items():
+            c = cands.get(i)
+            if c is not None and m.how != "exact":
+                c.why.append(f"name {corpus.symbols[i]} ~ {m.word} ({m.how})")  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------------------------------- results
+
+    def _hit(self, corpus: Corpus, i: int, c: _Cand, stale: set[str]) -> SearchHit:
+        content = corpus.contents[i]
+        snippet, truncated = _snippet(content)
+        scores: dict[str, float] = {}
+        for name, rank in (c.ranks or {}).items():
+            scores[f"{name}_rank"] = float(rank + 1)
+            scores[f"{name}_score"] = round(float(c.raw[name]), 6)  # type: ignore[index]
+        scores["fused"] = round(c.fused, 6)
+        for name, v in (c.signals or {}).items():
+            scores[name] = round(v, 6)
+        path = corpus.paths[i]
+        return SearchHit(
+            path=path,
+            start_line=int(corpus.start_line[i]),
+            end_line=int(corpus.end_line[i]),
+            symbol=corpus.symbols[i],
+            kind=corpus.kinds[i],
+            language=corpus.languages[i],
+            score=round(c.score, 6),
+            content=snippet,
+            match="+".join(sorted(c.ranks or {})) or ("definition" if (c.signals or {}).get("definition") else ""),
+            scores=scores,
+            stale=path in stale,
+            why=tuple(c.why or ()),
+            truncated=truncated,
+        )
 
     def _stale_paths(self, paths: set[str]) -> set[str]:
         records = self.store.manifest_get(sorted(paths))
@@ -157,14 +340,102 @@ class Searcher:
         return stale
 
 
-def _candidate(out: dict[tuple[str, int, int], _Candidate], row: dict[str, Any]) -> _Candidate:
-    key = (row["path"], int(row["start_line"]), int(row["end_line"]))
-    cand = out.get(key)
-    if cand is None:
-        cand = _Candidate(row=row, ranks={}, scores={})
-        out[key] = cand
-    return cand
+# ---------------------------------------------------------------------------------------- helpers
 
 
-def _rrf(ranks: dict[str, int]) -> float:
-    return sum(1.0 / (RRF_K + r + 1) for r in ranks.values())
+def _top(scores: np.ndarray, depth: int, *, positive: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and values of the `depth` best scores, best first (ties by chunk order)."""
+    valid = scores > 0 if positive else np.isfinite(scores)
+    n_valid = int(valid.sum())
+    if n_valid == 0:
+        return np.empty(0, np.int64), np.empty(0, np.float32)
+    k = min(depth, n_valid)
+    if k < len(scores):
+        part = np.argpartition(-scores, k - 1)[:k]
+    else:
+        part = np.arange(len(scores))
+    part = part[valid[part]]
+    order = part[np.lexsort((part, -scores[part]))]
+    return order, scores[order]
+
+
+def _file_named(path: str, name: str) -> bool:
+    """Is the file named after `name` (Logger.php for Logger, indifferent_hash.rb for IndifferentHash)?"""
+    key = file_name_key(path)
+    name = re.split(r"::|\.|->|\\", name)[-1].lower().replace("_", "")
+    return key in (name, name + "s")
+
+
+def _select(corpus: Corpus, cands: dict[int, _Cand], limit: int, diversify: bool) -> list[tuple[int, _Cand]]:
+    """Best first; with `diversify`, overlapping chunks of one file are dropped, a file's later chunks
+    decay, and no file gives more than MAX_CHUNKS_PER_FILE."""
+    ranked = sorted(cands.items(), key=lambda kv: (-kv[1].score, kv[0]))
+    if not diversify:
+        return ranked[:limit]
+    taken: dict[int, list[int]] = {}
+    selected: list[tuple[float, int, _Cand]] = []
+    for i, c in ranked:
+        if len(selected) >= limit and c.score <= min(s for s, _, _ in selected):
+            break
+        f = int(corpus.file_of[i])
+        mine = taken.setdefault(f, [])
+        if len(mine) >= rk.MAX_CHUNKS_PER_FILE:
+            continue
+        s, e = corpus.start_line[i], corpus.end_line[i]
+        if any(not (e < corpus.start_line[j] or s > corpus.end_line[j]) for j in mine):
+            continue  # overlaps a better chunk of the same file
+        eff = c.score * rk.FILE_SATURATION_DECAY ** len(mine)
+        if mine:
+            c.signals["saturation"] = rk.FILE_SATURATION_DECAY ** len(mine)  # type: ignore[index]
+        c.score = eff
+        mine.append(i)
+        selected.append((eff, i, c))
+    selected.sort(key=lambda t: (-t[0], t[1]))
+    return [(i, c) for _, i, c in selected[:limit]]
+
+
+def _snippet(content: str) -> tuple[str, bool]:
+    lines = content.splitlines()
+    cut = "\n".join(lines[:SNIPPET_MAX_LINES])
+    if len(cut) > SNIPPET_MAX_CHARS:
+        cut = cut[:SNIPPET_MAX_CHARS].rsplit("\n", 1)[0] or cut[:SNIPPET_MAX_CHARS]
+    return cut, len(cut) < len(content.rstrip("\n"))
+
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def _filter_mask(corpus: Corpus, filters: SearchFilters) -> np.ndarray:
+    mask = np.ones(len(corpus), dtype=bool)
+    if filters.path:
+        ok = np.asarray([_path_matches(f, filters.path) for f in corpus.files], dtype=bool)
+        mask &= ok[corpus.file_of]
+    if filters.language:
+        lang = filters.language.lower()
+        known = set(corpus.languages)
+        if lang not in known:
+            raise InvalidRequestError(
+                f"no indexed files are in language {filters.language!r}; indexed: {', '.join(sorted(known - {''}))}"
+            )
+        mask &= np.asarray([x == lang for x in corpus.languages], dtype=bool)
+    if filters.content_type:
+        ct = filters.content_type.lower()
+        if ct not in {t.value for t in ContentType}:
+            raise InvalidRequestError(
+                f"unknown content type {filters.content_type!r}: use one of {', '.join(t.value for t in ContentType)}"
+            )
+        mask &= np.asarray([x == ct for x in corpus.content_types], dtype=bool)
+    return mask
+
+
+def _path_matches(path: str, pattern: str) -> bool:
+    """`src/auth` and `src/auth/` match everything under that folder; a glob without a slash
+    (`*.go`) matches file names anywhere; otherwise the glob matches the whole relative path, `*`
+    crossing folders (`src/*.py` includes src/a/b.py)."""
+    pattern = pattern.strip().removeprefix("./")
+    if not _GLOB_CHARS.search(pattern):
+        folder = pattern.rstrip("/")
+        return path == folder or path.startswith(folder + "/")
+    if "/" not in pattern:
+        return fnmatch.fnmatchcase(path.rsplit("/", 1)[-1], pattern)
+    return fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, pattern.replace("**/", ""))

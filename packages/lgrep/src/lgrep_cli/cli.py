@@ -19,10 +19,11 @@ from lgrep_core.config import LgrepSettings, LoadedSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import make_embedder
 from lgrep_core.errors import LgrepError, NotFoundError
+from lgrep_core.models import ContentType
 from lgrep_core.storage.store import ProjectStore
 from lgrep_index.pipeline import Indexer, IndexPhase, IndexProgress, IndexSummary, identity_for, walk_options
 from lgrep_index.walker import walk
-from lgrep_search.searcher import Searcher, SearchType
+from lgrep_search.searcher import Searcher, SearchFilters, SearchType
 
 __all__ = ["main"]
 
@@ -77,8 +78,19 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search a project's index")
     p.add_argument("query")
     p.add_argument("path", nargs="?", default=".", help="project root (default: current directory)")
-    p.add_argument("-n", "--limit", type=int, default=10, help="number of results (default 10)")
-    p.add_argument("--type", choices=[t.value for t in SearchType], default="hybrid", help="retrieval channels")
+    p.add_argument("-n", "--limit", type=int, help="number of results (default: search.limit, 10)")
+    p.add_argument(
+        "--type",
+        choices=[t.value for t in SearchType],
+        default="hybrid",
+        help="retrieval channels: hybrid (all, fused; default), vector, bm25 or fuzzy (symbol names)",
+    )
+    p.add_argument(
+        "--path", dest="path_glob", metavar="GLOB", help="only files matching GLOB (src/**/*.py, *.go, src/auth)"
+    )
+    p.add_argument("--lang", metavar="L", help="only files in language L (python, go, typescript, ...)")
+    p.add_argument("--content", choices=[t.value for t in ContentType], help="only code, docs, config or text files")
+    p.add_argument("--bm25-weight", type=float, metavar="W", help="fixed BM25 weight in fusion (vector is 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--explain", action="store_true", help="show why each result ranked where it did")
 
@@ -249,7 +261,13 @@ def cmd_search(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
     embedder = _embedder(settings)
     store.check_identity(identity_for(settings, embedder))
     searcher = Searcher(store, embedder)
-    response = searcher.search(args.query, limit=args.limit, search_type=SearchType(args.type))
+    response = searcher.search(
+        args.query,
+        limit=args.limit if args.limit is not None else settings.search.limit,
+        search_type=SearchType(args.type),
+        filters=SearchFilters(path=args.path_glob, language=args.lang, content_type=args.content),
+        bm25_weight=args.bm25_weight if args.bm25_weight is not None else settings.search.bm25_weight,
+    )
     if args.json:
         payload = {
             "query": args.query,
@@ -266,10 +284,13 @@ def cmd_search(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
                     "match": h.match,
                     "stale": h.stale,
                     "content": h.content,
-                    **({"signals": h.scores} if args.explain else {}),
+                    "truncated": h.truncated,
+                    **({"signals": h.scores, "why": list(h.why)} if args.explain else {}),
                 }
                 for h in response.results
             ],
+            "query_kind": response.query_kind,
+            "search_type": response.search_type,
             "timings_ms": response.timings_ms,
             "chunks_searched": response.chunks_searched,
             "vectors_pending": response.vectors_pending,
@@ -285,6 +306,8 @@ def cmd_search(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
         print(f"{where}  {label}  score={hit.score:.4f}  via {hit.match}{flag}")
         if args.explain:
             print("    " + ", ".join(f"{k}={v:g}" for k, v in sorted(hit.scores.items())))
+            if hit.why:
+                print("    why: " + "; ".join(hit.why))
         for line in hit.content.splitlines()[:6]:
             print(f"    {line[:160]}")
         print()

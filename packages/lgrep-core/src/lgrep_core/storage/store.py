@@ -399,6 +399,10 @@ class ProjectStore:
     def pending_vector_keys(self) -> set[str]:
         return self.chunk_vector_keys() - self.stored_vector_keys()
 
+    def table_versions(self) -> tuple[int, int]:
+        """(chunks, vectors) table versions: a reader's snapshot is current while these are unchanged."""
+        return int(self.chunks.version), int(self.vectors.version)
+
     def iter_chunk_rows(self, columns: Sequence[str], batch_rows: int = 4096) -> Iterator[pa.RecordBatch]:
         yield from self.chunks.search().select(list(columns)).to_batches(batch_rows)
 

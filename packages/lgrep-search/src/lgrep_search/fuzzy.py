@@ -1,0 +1,110 @@
+"""Fuzzy matching of query words against the names chunks define: typos ("getUsrById" finds
+`getUserById`), prefixes ("HttpCook" finds `HttpCookies`) and case ("configparser").
+
+Names are compared lowercased. Edit distance comes from rapidfuzz (C++), prefixes from a sorted name
+list and bisection, so a lookup costs microseconds per query word even with 100,000 symbols.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from lgrep_core.text import QUERY_STOPWORDS
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+
+__all__ = ["FuzzyMatch", "SymbolIndex", "query_identifiers"]
+
+# Scores of one name match; an exact name is worth most, then one typo, a prefix, two typos.
+EXACT_SCORE = 1.0
+EDIT_SCORES = {1: 0.8, 2: 0.6}
+PREFIX_SCORE_MIN = 0.5  # prefix covering little of the name; grows to 0.9 as the prefix nears the whole
+MIN_FUZZY_LEN = 4  # shorter words match exactly only: "get" is one edit from "set" and "let"
+TWO_EDITS_MIN_LEN = 8  # two typos only in long names: "parse" is two edits from "parser"'s cousins
+MIN_PREFIX_LEN = 4
+MAX_NAMES_PER_WORD = 50
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.|->|\\)[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def query_identifiers(query: str) -> list[str]:
+    """Identifier-like words of a query, qualified names (`Sinatra::Base`, `http.Client`) split into
+    their last component as well as kept whole."""
+    out: list[str] = []
+    for word in _WORD.findall(query):
+        if word.lower() in QUERY_STOPWORDS or len(word) < 3:
+            continue
+        out.append(word)
+        last = re.split(r"::|\.|->|\\", word)[-1]
+        if last != word and len(last) >= 3:
+            out.append(last)
+    return list(dict.fromkeys(out))
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzyMatch:
+    word: str  # the query word
+    name: str  # the matched name (lowercased)
+    how: str  # "exact", "prefix", "edit1", "edit2"
+    score: float
+
+
+class SymbolIndex:
+    """Lowercased symbol name -> the chunks that define it."""
+
+    def __init__(self, symbols: Sequence[str]) -> None:
+        by_name: dict[str, list[int]] = {}
+        for i, sym in enumerate(symbols):
+            if sym:
+                by_name.setdefault(sym.lower(), []).append(i)
+        self._names = sorted(by_name)
+        self._chunks = {name: np.asarray(ids, dtype=np.int32) for name, ids in by_name.items()}
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def chunks_defining(self, name: str) -> np.ndarray:
+        return self._chunks.get(name.lower(), np.empty(0, dtype=np.int32))
+
+    def match(self, word: str) -> list[FuzzyMatch]:
+        """Names within edit distance of `word`, or starting with it; best first."""
+        w = word.lower()
+        found: dict[str, FuzzyMatch] = {}
+        if w in self._chunks:
+            found[w] = FuzzyMatch(word, w, "exact", EXACT_SCORE)
+        if len(w) >= MIN_FUZZY_LEN:
+            max_d = 2 if len(w) >= TWO_EDITS_MIN_LEN else 1
+            for name, dist, _ in process.extract(
+                w, self._names, scorer=Levenshtein.distance, score_cutoff=max_d, limit=MAX_NAMES_PER_WORD
+            ):
+                if dist and name not in found:
+                    found[name] = FuzzyMatch(word, name, f"edit{int(dist)}", EDIT_SCORES[int(dist)])
+        if len(w) >= MIN_PREFIX_LEN:
+            lo = bisect.bisect_left(self._names, w)
+            for name in self._names[lo : lo + MAX_NAMES_PER_WORD]:
+                if not name.startswith(w):
+                    break
+                if name not in found:
+                    score = PREFIX_SCORE_MIN + (0.9 - PREFIX_SCORE_MIN) * len(w) / len(name)
+                    found[name] = FuzzyMatch(word, name, "prefix", score)
+        return sorted(found.values(), key=lambda m: (-m.score, m.name))
+
+    def scores(self, words: Sequence[str], n_chunks: int) -> tuple[np.ndarray, dict[int, FuzzyMatch]]:
+        """Per-chunk fuzzy score (best match per query word, summed over words) and each scored
+        chunk's best single match, for explanations."""
+        out = np.zeros(n_chunks, dtype=np.float32)
+        best: dict[int, FuzzyMatch] = {}
+        for word in words:
+            per_word = np.zeros(n_chunks, dtype=np.float32)
+            for m in self.match(word):
+                ids = self._chunks[m.name]
+                np.maximum.at(per_word, ids, m.score)
+                for i in ids.tolist():
+                    if i not in best or best[i].score < m.score:
+                        best[i] = m
+            out += per_word
+        return out, best

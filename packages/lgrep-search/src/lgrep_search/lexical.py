@@ -1,0 +1,101 @@
+"""BM25 over code-aware terms, held in memory as precomputed postings.
+
+Three fields per chunk, merged BM25F-style into one weighted term frequency before length
+normalisation: the chunk's text, its symbol (the name it defines) and its file path. The postings store
+each (term, chunk) pair's saturated, length-normalised weight, so a query costs one gather-add per
+query term over that term's posting list: well under a millisecond at 10,000 chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from lgrep_core.text import QUERY_STOPWORDS, analyze
+
+__all__ = ["BM25_B", "BM25_K1", "FieldWeights", "LexicalIndex", "query_terms"]
+
+# Okapi defaults (Robertson & Zaragoza 2009); code chunks are short and fairly uniform in length,
+# where the textbook values do as well as any we tried.
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class FieldWeights:
+    """How much one occurrence of a term counts in each field, relative to the chunk text."""
+
+    # A term in the name a chunk defines says more than one in its body: the chunk *is* that thing.
+    symbol: float = 2.0
+    # File paths name what a file is about (auth/jwt.py), but every chunk of the file shares them, so
+    # one mention there counts less than one in the text.
+    path: float = 0.5
+
+
+def query_terms(query: str) -> list[str]:
+    """The analysed query, stopwords (`how`, `the`, `does`) dropped unless nothing else is left."""
+    terms = analyze(query)
+    kept = [t for t in terms if t not in QUERY_STOPWORDS]
+    return kept or terms
+
+
+class LexicalIndex:
+    """Immutable BM25F index over a list of chunks; chunk i of the input is document i."""
+
+    def __init__(
+        self,
+        contents: Sequence[Sequence[str]],
+        symbols: Sequence[Sequence[str]],
+        paths: Sequence[Sequence[str]],
+        weights: FieldWeights = FieldWeights(),
+    ) -> None:
+        n_docs = len(contents)
+        vocab: dict[str, int] = {}
+        doc_ids: list[int] = []
+        term_ids: list[int] = []
+        tfs: list[float] = []
+        for doc in range(n_docs):
+            counts: dict[str, float] = {}
+            for field_terms, w in ((contents[doc], 1.0), (symbols[doc], weights.symbol), (paths[doc], weights.path)):
+                for term in field_terms:
+                    counts[term] = counts.get(term, 0.0) + w
+            for term, tf in counts.items():
+                doc_ids.append(doc)
+                term_ids.append(vocab.setdefault(term, len(vocab)))
+                tfs.append(tf)
+        self.vocab = vocab
+        self.n_docs = n_docs
+        docs = np.asarray(doc_ids, dtype=np.int32)
+        terms = np.asarray(term_ids, dtype=np.int32)
+        tf = np.asarray(tfs, dtype=np.float32)
+        doc_len = np.bincount(docs, weights=tf, minlength=n_docs).astype(np.float32)
+        avg_len = float(doc_len.mean()) if n_docs else 1.0
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * doc_len[docs] / max(avg_len, 1e-9))
+        weight = tf * (BM25_K1 + 1.0) / (tf + norm)
+        order = np.argsort(terms, kind="stable")
+        self._docs = docs[order]
+        self._weights = weight[order].astype(np.float32)
+        df = np.bincount(terms, minlength=len(vocab))
+        self._ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(df, out=self._ptr[1:])
+        # BM25+-style floor keeps idf positive for terms in more than half the chunks.
+        self._idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+
+    def scores(self, terms: Sequence[str], mask: np.ndarray | None = None) -> np.ndarray:
+        """BM25 score of every chunk for the (already analysed) query terms; repeated terms count
+        once per repetition. Chunks outside `mask` score 0."""
+        out = np.zeros(self.n_docs, dtype=np.float32)
+        for term in terms:
+            tid = self.vocab.get(term)
+            if tid is None:
+                continue
+            lo, hi = self._ptr[tid], self._ptr[tid + 1]
+            out[self._docs[lo:hi]] += self._idf[tid] * self._weights[lo:hi]
+        if mask is not None:
+            out[~mask] = 0.0
+        return out
+
+    def idf(self, term: str) -> float:
+        tid = self.vocab.get(term)
+        return float(self._idf[tid]) if tid is not None else 0.0
