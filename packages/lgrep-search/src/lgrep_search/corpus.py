@@ -45,7 +45,7 @@ class Corpus:
     matrix: np.ndarray  # unit vectors
     lexical: LexicalIndex
     symbol_index: SymbolIndex
-    version: tuple[int, int]
+    version: tuple[object, ...]
     load_ms: float
 
     def __len__(self) -> int:
@@ -84,7 +84,7 @@ class Corpus:
     @classmethod
     def load(cls, store: ProjectStore) -> Corpus:
         started = time.perf_counter()
-        version = store.table_versions()
+        version = store.generation()
         cols: dict[str, list] = {c: [] for c in _COLUMNS}
         for batch in store.iter_chunk_rows(_COLUMNS):
             for c in _COLUMNS:

@@ -58,8 +58,10 @@ def embedded_identifiers(query: str) -> list[str]:
 
 
 # Reciprocal-rank-fusion weights per query kind: a name is found by matching it, so symbol queries
-# lean on BM25 and the fuzzy symbol channel; sentences lean on the embedding.
-SYMBOL_WEIGHTS = {"bm25": 1.0, "fuzzy": 1.0, "vector": 0.4}
+# lean on BM25 and the fuzzy symbol channel; sentences lean on the embedding. With the vector weight
+# at 0 a symbol query skips the encoder (the subset scores the same with 0.4: 0.964 vs 0.963 on symbol
+# queries) unless neither lexical channel finds anything.
+SYMBOL_WEIGHTS = {"bm25": 1.0, "fuzzy": 1.0, "vector": 0.0}
 NATURAL_WEIGHTS = {"bm25": 1.0, "fuzzy": 0.3, "vector": 1.0}
 
 
@@ -126,19 +128,20 @@ def path_words(path: str) -> frozenset[str]:
 
 
 def path_match_share(keywords: frozenset[str], words: frozenset[str]) -> float:
+    """Share of the query's keywords that a file's words match, exactly or one a prefix of the other."""
     if not keywords:
         return 0.0
     hits = 0
     for kw in keywords:
-        if kw in words:
+        if kw in words or any(_prefix_match(kw, w) for w in words):
             hits += 1
-            continue
-        for w in words:
-            short, long_ = (kw, w) if len(kw) <= len(w) else (w, kw)
-            if len(short) >= PATH_PREFIX_MIN and long_.startswith(short):
-                hits += 1
-                break
     return hits / len(keywords)
+
+
+@lru_cache(maxsize=1 << 16)
+def _prefix_match(a: str, b: str) -> bool:
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= PATH_PREFIX_MIN and long_.startswith(short)
 
 
 def query_keywords(query: str) -> frozenset[str]:

@@ -10,6 +10,7 @@ selected, at most a few per file.
 from __future__ import annotations
 
 import fnmatch
+import heapq
 import logging
 import re
 import time
@@ -115,7 +116,7 @@ class Searcher:
 
         Raises NotFoundError / StorageError when there is no usable index."""
         self.store.open()
-        if self._corpus is None or self._corpus.version != self.store.table_versions():
+        if self._corpus is None or self._corpus.version != self.store.generation():
             self._corpus = Corpus.load(self.store)
         return self._corpus
 
@@ -165,7 +166,12 @@ class Searcher:
             if mask is not None:
                 scores[~mask] = 0.0
             lists["fuzzy"] = _top(scores, CHANNEL_DEPTH, positive=True)
-        if "vector" in channels and self.embedder is not None and len(corpus.matrix):
+        wants_vector = "vector" in channels and (
+            search_type is not SearchType.HYBRID
+            or weights["vector"] > 0
+            or not any(len(idx) for idx, _ in lists.values())
+        )
+        if wants_vector and self.embedder is not None and len(corpus.matrix):
             t1 = time.perf_counter()
             qvec = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
             qvec /= max(float(np.linalg.norm(qvec)), 1e-12)
@@ -182,6 +188,8 @@ class Searcher:
         cands: dict[int, _Cand] = {}
         for name, (idx, vals) in lists.items():
             w = weights[name] if search_type is SearchType.HYBRID else 1.0
+            if w == 0:
+                w = 1.0  # a zero-weight channel only ran as the fallback: nothing else matched
             for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist(), strict=True)):
                 c = cands.get(i)
                 if c is None:
@@ -239,7 +247,8 @@ class Searcher:
             defining += [
                 i
                 for i in (*cands, *named)
-                if i not in seen and (seen.add(i) or pattern.search(corpus.contents[i]))  # type: ignore[func-returns-value]
+                if i not in seen
+                and (seen.add(i) or (name in corpus.contents[i] and pattern.search(corpus.contents[i])))  # type: ignore[func-returns-value]
             ]
             for i in defining:
                 if mask is not None and not mask[i]:
@@ -259,8 +268,12 @@ class Searcher:
             keywords = rk.query_keywords(query)
             if keywords:
                 words = corpus.file_words
+                share_of: dict[int, float] = {}
                 for i, c in cands.items():
-                    share = rk.path_match_share(keywords, words[corpus.file_of[i]])
+                    f = int(corpus.file_of[i])
+                    share = share_of.get(f)
+                    if share is None:
+                        share = share_of[f] = rk.path_match_share(keywords, words[f])
                     if share >= rk.PATH_MATCH_MIN_SHARE:
                         boost = rk.PATH_MATCH_BOOST * top * share
                         c.score += boost
@@ -374,9 +387,10 @@ def _select(corpus: Corpus, cands: dict[int, _Cand], limit: int, diversify: bool
         return ranked[:limit]
     taken: dict[int, list[int]] = {}
     selected: list[tuple[float, int, _Cand]] = []
+    best: list[float] = []  # min-heap of the `limit` best effective scores so far
     for i, c in ranked:
-        if len(selected) >= limit and c.score <= min(s for s, _, _ in selected):
-            break
+        if len(best) >= limit and c.score <= best[0]:
+            break  # scores only fall from here, and decay only lowers them further
         f = int(corpus.file_of[i])
         mine = taken.setdefault(f, [])
         if len(mine) >= rk.MAX_CHUNKS_PER_FILE:
@@ -390,6 +404,10 @@ def _select(corpus: Corpus, cands: dict[int, _Cand], limit: int, diversify: bool
         c.score = eff
         mine.append(i)
         selected.append((eff, i, c))
+        if len(best) < limit:
+            heapq.heappush(best, eff)
+        elif eff > best[0]:
+            heapq.heapreplace(best, eff)
     selected.sort(key=lambda t: (-t[0], t[1]))
     return [(i, c) for _, i, c in selected[:limit]]
 

@@ -399,9 +399,19 @@ class ProjectStore:
     def pending_vector_keys(self) -> set[str]:
         return self.chunk_vector_keys() - self.stored_vector_keys()
 
-    def table_versions(self) -> tuple[int, int]:
-        """(chunks, vectors) table versions: a reader's snapshot is current while these are unchanged."""
-        return int(self.chunks.version), int(self.vectors.version)
+    def generation(self) -> tuple[object, ...]:
+        """A token that changes whenever either table commits a new version: a reader's snapshot is
+        current while it is unchanged. Costs two stats and two tiny reads (Lance's version hint and
+        its versions folder), not a round trip through LanceDB, so a searcher can check it per query."""
+        token: list[object] = []
+        for table in (CHUNKS_TABLE, VECTORS_TABLE):
+            versions = self.dir / "lance" / f"{table}.lance" / "_versions"
+            try:
+                token.append(versions.stat().st_mtime_ns)
+                token.append((versions / "latest_version_hint.json").read_bytes())
+            except OSError:
+                token.append(int((self.chunks if table == CHUNKS_TABLE else self.vectors).version))
+        return tuple(token)
 
     def iter_chunk_rows(self, columns: Sequence[str], batch_rows: int = 4096) -> Iterator[pa.RecordBatch]:
         yield from self.chunks.search().select(list(columns)).to_batches(batch_rows)
