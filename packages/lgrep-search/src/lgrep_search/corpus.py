@@ -129,6 +129,7 @@ class Corpus:
             vec_row=vec_row,
             matrix=matrix,
             lexical=lexical,
+            # Anchors carry their file's name: the fuzzy channel finds files by name as well as symbols.
             symbol_index=SymbolIndex(symbols),
             version=version,
             load_ms=0.0,

@@ -83,14 +83,18 @@ class SymbolIndex:
             ):
                 if dist and name not in found:
                     found[name] = FuzzyMatch(word, name, f"edit{int(dist)}", EDIT_SCORES[int(dist)])
+
+        def keep(m: FuzzyMatch) -> None:
+            if m.name not in found or found[m.name].score < m.score:
+                found[m.name] = m
+
         if len(w) >= MIN_PREFIX_LEN:
             lo = bisect.bisect_left(self._names, w)
             for name in self._names[lo : lo + MAX_NAMES_PER_WORD]:
                 if not name.startswith(w):
                     break
-                if name not in found:
-                    score = PREFIX_SCORE_MIN + (0.9 - PREFIX_SCORE_MIN) * len(w) / len(name)
-                    found[name] = FuzzyMatch(word, name, "prefix", score)
+                score = PREFIX_SCORE_MIN + (0.9 - PREFIX_SCORE_MIN) * len(w) / len(name)
+                keep(FuzzyMatch(word, name, "prefix", score))
         return sorted(found.values(), key=lambda m: (-m.score, m.name))
 
     def scores(self, words: Sequence[str], n_chunks: int) -> tuple[np.ndarray, dict[int, FuzzyMatch]]:

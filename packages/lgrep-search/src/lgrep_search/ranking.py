@@ -159,7 +159,7 @@ def query_keywords(query: str) -> frozenset[str]:
 
 # Each file's best chunk gains this share of the best score, scaled by the file's summed candidate
 # score relative to the strongest file: several matching chunks are evidence the file is the topic.
-FILE_COHERENCE_BOOST = 0.2
+FILE_COHERENCE_BOOST = 0.4
 # Only the strongest candidates count as evidence; otherwise a file with many weak chunks wins on volume.
 FILE_COHERENCE_TOP = 20
 
@@ -231,6 +231,9 @@ PATH_RULES = (
     PathRule("declaration", re.compile(r"\.d\.ts$"), 0.7, re.compile(r"\b(?:types?|declarations?|d\.ts)\b", re.I)),
 )
 
+# ...except a chunk that at least this many channels rank first: when BM25 and the embedding agree
+# that the deploy guide answers "database migrations on startup", a penalty should not overrule them.
+PENALTY_EXEMPT_FIRST_IN = 2
 # Prose about the code ranks below the code unless the query asks for documentation.
 DOCS_PENALTY = 0.5
 ASKS_DOCS = re.compile(r"\b(?:docs?|documentation|readme|guide|tutorial|changelog|manual)\b", re.IGNORECASE)

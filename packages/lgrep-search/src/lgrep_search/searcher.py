@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import InvalidRequestError
-from lgrep_core.models import ContentType, SearchHit, SearchResponse
+from lgrep_core.models import ChunkKind, ContentType, SearchHit, SearchResponse
 from lgrep_core.storage.store import ProjectStore
 
 from . import ranking as rk
@@ -251,8 +251,8 @@ class Searcher:
                 and (seen.add(i) or (name in corpus.contents[i] and pattern.search(corpus.contents[i])))  # type: ignore[func-returns-value]
             ]
             for i in defining:
-                if mask is not None and not mask[i]:
-                    continue
+                if (mask is not None and not mask[i]) or corpus.kinds[i] == _ANCHOR:
+                    continue  # an anchor's "symbol" is its file's name, not a definition
                 c = cands.get(i)
                 if c is None:
                     c = cands[i] = _Cand(ranks={}, raw={}, signals={}, why=[])
@@ -284,9 +284,25 @@ class Searcher:
         file_sum: dict[int, float] = {}
         best_of: dict[int, int] = {}
         strong = sorted(cands.items(), key=lambda kv: -kv[1].score)[: rk.FILE_COHERENCE_TOP]
+        # Evidence is each chunk's best channel score, min-max scaled over the strong candidates:
+        # fused RRF scores are rank-compressed, and a file of many weak matches must not outweigh
+        # one clearly better chunk.
+        lo: dict[str, float] = {}
+        hi: dict[str, float] = {}
+        for _, c in strong:
+            for ch, v in (c.raw or {}).items():
+                lo[ch] = min(lo.get(ch, v), v)
+                hi[ch] = max(hi.get(ch, v), v)
+        evidence = {
+            i: max(
+                ((v - lo[ch]) / (hi[ch] - lo[ch]) if hi[ch] > lo[ch] else 1.0 for ch, v in (c.raw or {}).items()),
+                default=0.0,
+            )
+            for i, c in strong
+        }
         for i, c in strong:
             f = int(corpus.file_of[i])
-            file_sum[f] = file_sum.get(f, 0.0) + c.score
+            file_sum[f] = file_sum.get(f, 0.0) + evidence[i]
             if f not in best_of or c.score > cands[best_of[f]].score:
                 best_of[f] = i
         max_sum = max(file_sum.values())
@@ -299,6 +315,11 @@ class Searcher:
         # 4. Path penalties (tests, examples, vendored, generated, docs, ...).
         for i, c in cands.items() if "penalty" not in off else ():
             factor, applied = rk.path_penalty(corpus.paths[i], corpus.content_types[i] == ContentType.DOCS.value, query)
+            if applied and sum(1 for r in (c.ranks or {}).values() if r == 0) >= rk.PENALTY_EXEMPT_FIRST_IN:
+                c.why.append(
+                    f"{'+'.join(applied)} file, not penalised: first in {rk.PENALTY_EXEMPT_FIRST_IN}+ channels"
+                )  # type: ignore[union-attr]
+                continue
             if applied:
                 c.score *= factor
                 c.signals["penalty"] = factor  # type: ignore[index]
@@ -420,6 +441,7 @@ def _snippet(content: str) -> tuple[str, bool]:
     return cut, len(cut) < len(content.rstrip("\n"))
 
 
+_ANCHOR = ChunkKind.ANCHOR.value
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
 

@@ -36,7 +36,13 @@ EXIT_USAGE = 2
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # argparse gives an optional positional its (empty) turn before the first option, so in
+    # `lgrep search QUERY --type bm25 PATH` the PATH arrives unparsed: take it if the slot is free.
+    if extra and getattr(args, "path", None) == "." and len(extra) == 1 and not extra[0].startswith("-"):
+        args.path = extra.pop()
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
