@@ -226,7 +226,9 @@ def ripgrep(query: str, root: Path, k: int) -> list[tuple[str, int, int]]:
         if count.isdigit():
             entries.append((path.removeprefix("./"), int(count)))
     entries.sort(key=lambda e: -e[1])  # stable: ties stay in path order
-    return [(p, 0, 0) for p, _ in entries[:k]]
+    # A file-level result covers every line, so targets with a span match on the path alone (as in
+    # semble's ripgrep baseline).
+    return [(p, 1, 1 << 31) for p, _ in entries[:k]]
 
 
 # ------------------------------------------------------------------------------------------- main

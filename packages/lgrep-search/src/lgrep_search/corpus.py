@@ -4,6 +4,7 @@ index changes (a new table version) and costs one scan of the chunks and vectors
 
 from __future__ import annotations
 
+import bisect
 import logging
 import time
 from dataclasses import dataclass
@@ -17,11 +18,11 @@ from .fuzzy import SymbolIndex
 from .lexical import LexicalIndex
 from .ranking import path_words
 
-__all__ = ["Corpus", "file_name_key"]
+__all__ = ["COLUMNS", "Corpus", "file_name_key", "read_columns"]
 
 log = logging.getLogger(__name__)
 
-_COLUMNS = ["path", "start_line", "end_line", "symbol", "kind", "language", "content_type", "content", "vec_key"]
+COLUMNS = ["path", "start_line", "end_line", "symbol", "kind", "language", "content_type", "content", "vec_key"]
 
 
 def file_name_key(path: str) -> str:
@@ -56,8 +57,29 @@ class Corpus:
         return int((self.vec_row < 0).sum())
 
     @cached_property
-    def file_words(self) -> list[frozenset[str]]:
-        return [path_words(f) for f in self.files]
+    def _path_word_index(self) -> tuple[dict[str, np.ndarray], list[str]]:
+        by_word: dict[str, list[int]] = {}
+        for f, path in enumerate(self.files):
+            for w in path_words(path):
+                by_word.setdefault(w, []).append(f)
+        return {w: np.asarray(ids, dtype=np.int32) for w, ids in by_word.items()}, sorted(by_word)
+
+    def path_match_counts(self, keywords: frozenset[str], min_prefix: int) -> np.ndarray:
+        """Per file, how many of the keywords its name or folder matches: the same word, or one a
+        prefix (of at least `min_prefix` characters) of the other ("depend" ~ "dependencies")."""
+        index, words = self._path_word_index
+        counts = np.zeros(len(self.files), dtype=np.int32)
+        for kw in keywords:
+            hits = [kw] if kw in index else []
+            lo = bisect.bisect_left(words, kw)
+            while lo < len(words) and words[lo].startswith(kw):
+                if len(kw) >= min_prefix and words[lo] != kw:
+                    hits.append(words[lo])
+                lo += 1
+            hits += [kw[:n] for n in range(min_prefix, len(kw)) if kw[:n] in index]
+            if hits:
+                counts[np.unique(np.concatenate([index[h] for h in hits]))] += 1
+        return counts
 
     @cached_property
     def _file_bounds(self) -> np.ndarray:
@@ -83,12 +105,23 @@ class Corpus:
 
     @classmethod
     def load(cls, store: ProjectStore) -> Corpus:
+        """Read the chunks and their vectors from a project's store.
+
+        Raises StorageError when the tables cannot be read."""
         started = time.perf_counter()
         version = store.generation()
-        cols: dict[str, list] = {c: [] for c in _COLUMNS}
-        for batch in store.iter_chunk_rows(_COLUMNS):
-            for c in _COLUMNS:
-                cols[c].extend(batch.column(c).to_pylist())
+        cols = read_columns(store)
+        keys, matrix = store.load_vectors({k for k in cols["vec_key"] if k})
+        corpus = cls.build(cols, keys, matrix, version)
+        corpus.load_ms = (time.perf_counter() - started) * 1000
+        log.debug("loaded %d chunks, %d vectors in %.0f ms", len(corpus), len(keys), corpus.load_ms)
+        return corpus
+
+    @classmethod
+    def build(
+        cls, cols: dict[str, list], keys: list[str], matrix: np.ndarray, version: tuple[object, ...] = ()
+    ) -> Corpus:
+        """Build a snapshot from chunk columns (COLUMNS) and the vectors their `vec_key`s name."""
         paths: list[str] = cols["path"]
         # Group by file then line so a file's chunks sit together (stable results across loads).
         order = sorted(range(len(paths)), key=lambda i: (paths[i], cols["start_line"][i], cols["end_line"][i]))
@@ -108,7 +141,6 @@ class Corpus:
             [path_cache[p] for p in paths],
         )
 
-        keys, matrix = store.load_vectors(set(k for k in cols["vec_key"] if k))
         row_of = {k: i for i, k in enumerate(keys)}
         vec_row = np.asarray([row_of.get(k, -1) if k else -1 for k in cols["vec_key"]], dtype=np.int32)
         if len(matrix):
@@ -134,6 +166,13 @@ class Corpus:
             version=version,
             load_ms=0.0,
         )
-        corpus.load_ms = (time.perf_counter() - started) * 1000
-        log.debug("loaded %d chunks, %d vectors in %.0f ms", len(paths), len(keys), corpus.load_ms)
         return corpus
+
+
+def read_columns(store: ProjectStore) -> dict[str, list]:
+    """The COLUMNS of every chunk in a store, as Python lists."""
+    cols: dict[str, list] = {c: [] for c in COLUMNS}
+    for batch in store.iter_chunk_rows(COLUMNS):
+        for c in COLUMNS:
+            cols[c].extend(batch.column(c).to_pylist())
+    return cols

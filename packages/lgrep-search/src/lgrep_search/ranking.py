@@ -127,23 +127,6 @@ def path_words(path: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def path_match_share(keywords: frozenset[str], words: frozenset[str]) -> float:
-    """Share of the query's keywords that a file's words match, exactly or one a prefix of the other."""
-    if not keywords:
-        return 0.0
-    hits = 0
-    for kw in keywords:
-        if kw in words or any(_prefix_match(kw, w) for w in words):
-            hits += 1
-    return hits / len(keywords)
-
-
-@lru_cache(maxsize=1 << 16)
-def _prefix_match(a: str, b: str) -> bool:
-    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-    return len(short) >= PATH_PREFIX_MIN and long_.startswith(short)
-
-
 def query_keywords(query: str) -> frozenset[str]:
     words: set[str] = set()
     for ident in re.findall(r"[A-Za-z][A-Za-z0-9]*", query):

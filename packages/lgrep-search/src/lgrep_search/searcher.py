@@ -14,7 +14,7 @@ import heapq
 import logging
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
@@ -78,12 +78,12 @@ class SearchFilters:
 
 @dataclass(slots=True)
 class _Cand:
-    fused: float = 0.0
-    score: float = 0.0
-    ranks: dict[str, int] | None = None
-    raw: dict[str, float] | None = None
-    signals: dict[str, float] | None = None
-    why: list[str] | None = None
+    fused: float = 0.0  # the weighted reciprocal-rank-fusion score
+    score: float = 0.0  # after the ranking signals
+    ranks: dict[str, int] = field(default_factory=dict)  # channel -> 0-based rank
+    raw: dict[str, float] = field(default_factory=dict)  # channel -> the channel's own score
+    signals: dict[str, float] = field(default_factory=dict)  # signal -> its effect
+    why: list[str] = field(default_factory=list)
 
 
 class Searcher:
@@ -92,14 +92,16 @@ class Searcher:
 
     def __init__(
         self,
-        store: ProjectStore,
+        store: ProjectStore | None,
         embedder: EmbeddingProvider | None,
         *,
         ranking: bool = True,
         disable: frozenset[str] = frozenset(),
+        corpus: Corpus | None = None,
     ) -> None:
         """`ranking=False` returns fused channel order as is; `disable` turns single ranking signals
-        off (names in SIGNALS), for the benchmark's ablations."""
+        off (names in SIGNALS), for the benchmark's ablations. With no store, `corpus` is a fixed
+        snapshot (benchmarks) and results are not checked against the files on disk."""
         unknown = disable - SIGNALS
         if unknown:
             raise InvalidRequestError(f"unknown ranking signals {sorted(unknown)}; known: {sorted(SIGNALS)}")
@@ -107,7 +109,9 @@ class Searcher:
         self.embedder = embedder
         self.ranking = ranking
         self.disable = disable
-        self._corpus: Corpus | None = None
+        self._corpus: Corpus | None = corpus
+        if store is None and corpus is None:
+            raise InvalidRequestError("a searcher needs a project store or a corpus")
 
     # ------------------------------------------------------------------------------------ snapshot
 
@@ -115,6 +119,9 @@ class Searcher:
         """The current snapshot, reloaded if the index changed since it was taken.
 
         Raises NotFoundError / StorageError when there is no usable index."""
+        if self.store is None:
+            assert self._corpus is not None
+            return self._corpus
         self.store.open()
         if self._corpus is None or self._corpus.version != self.store.generation():
             self._corpus = Corpus.load(self.store)
@@ -193,9 +200,9 @@ class Searcher:
             for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist(), strict=True)):
                 c = cands.get(i)
                 if c is None:
-                    c = cands[i] = _Cand(ranks={}, raw={}, signals={}, why=[])
-                c.ranks[name] = rank  # type: ignore[index]
-                c.raw[name] = v  # type: ignore[index]
+                    c = cands[i] = _Cand()
+                c.ranks[name] = rank
+                c.raw[name] = v
                 c.fused += w / (RRF_K + rank + 1)
         for c in cands.values():
             c.score = c.fused
@@ -244,41 +251,38 @@ class Searcher:
             pattern = rk.definition_pattern(name)
             named = [i for f in corpus.files_named(name) for i in corpus.chunks_of(f)]
             seen = set(defining)
-            defining += [
-                i
-                for i in (*cands, *named)
-                if i not in seen
-                and (seen.add(i) or (name in corpus.contents[i] and pattern.search(corpus.contents[i])))  # type: ignore[func-returns-value]
-            ]
+            for i in (*cands, *named):  # chunks whose text holds a definition line (methods in a class chunk)
+                if i in seen:
+                    continue
+                seen.add(i)
+                text = corpus.contents[i]
+                if name in text and pattern.search(text):
+                    defining.append(i)
             for i in defining:
                 if (mask is not None and not mask[i]) or corpus.kinds[i] == _ANCHOR:
                     continue  # an anchor's "symbol" is its file's name, not a definition
                 c = cands.get(i)
                 if c is None:
-                    c = cands[i] = _Cand(ranks={}, raw={}, signals={}, why=[])
-                if "definition" in c.signals:  # type: ignore[operator]
+                    c = cands[i] = _Cand()
+                if "definition" in c.signals:
                     continue
                 boost = unit * (rk.DEFINITION_FILE_MATCH_SCALE if _file_named(corpus.paths[i], lname) else 1.0)
                 c.score += boost
-                c.signals["definition"] = boost  # type: ignore[index]
-                c.why.append(f"defines {name}")  # type: ignore[union-attr]
+                c.signals["definition"] = boost
+                c.why.append(f"defines {name}")
 
         # 2. Query words in the file's name and folder.
         if kind is rk.QueryKind.NATURAL and "path_match" not in off:
             keywords = rk.query_keywords(query)
             if keywords:
-                words = corpus.file_words
-                share_of: dict[int, float] = {}
+                counts = corpus.path_match_counts(keywords, rk.PATH_PREFIX_MIN)
                 for i, c in cands.items():
-                    f = int(corpus.file_of[i])
-                    share = share_of.get(f)
-                    if share is None:
-                        share = share_of[f] = rk.path_match_share(keywords, words[f])
+                    share = float(counts[corpus.file_of[i]]) / len(keywords)
                     if share >= rk.PATH_MATCH_MIN_SHARE:
                         boost = rk.PATH_MATCH_BOOST * top * share
                         c.score += boost
-                        c.signals["path_match"] = boost  # type: ignore[index]
-                        c.why.append(f"path matches {share:.0%} of the query words")  # type: ignore[union-attr]
+                        c.signals["path_match"] = boost
+                        c.why.append(f"path matches {share:.0%} of the query words")
 
         # 3. File coherence: several matching chunks lift the file's best one.
         file_sum: dict[int, float] = {}
@@ -290,12 +294,12 @@ class Searcher:
         lo: dict[str, float] = {}
         hi: dict[str, float] = {}
         for _, c in strong:
-            for ch, v in (c.raw or {}).items():
+            for ch, v in c.raw.items():
                 lo[ch] = min(lo.get(ch, v), v)
                 hi[ch] = max(hi.get(ch, v), v)
         evidence = {
             i: max(
-                ((v - lo[ch]) / (hi[ch] - lo[ch]) if hi[ch] > lo[ch] else 1.0 for ch, v in (c.raw or {}).items()),
+                ((v - lo[ch]) / (hi[ch] - lo[ch]) if hi[ch] > lo[ch] else 1.0 for ch, v in c.raw.items()),
                 default=0.0,
             )
             for i, c in strong
@@ -310,25 +314,25 @@ class Searcher:
             for f, i in best_of.items():
                 boost = rk.FILE_COHERENCE_BOOST * top * file_sum[f] / max_sum
                 cands[i].score += boost
-                cands[i].signals["file_coherence"] = boost  # type: ignore[index]
+                cands[i].signals["file_coherence"] = boost
 
         # 4. Path penalties (tests, examples, vendored, generated, docs, ...).
         for i, c in cands.items() if "penalty" not in off else ():
             factor, applied = rk.path_penalty(corpus.paths[i], corpus.content_types[i] == ContentType.DOCS.value, query)
-            if applied and sum(1 for r in (c.ranks or {}).values() if r == 0) >= rk.PENALTY_EXEMPT_FIRST_IN:
+            if applied and sum(1 for r in c.ranks.values() if r == 0) >= rk.PENALTY_EXEMPT_FIRST_IN:
                 c.why.append(
                     f"{'+'.join(applied)} file, not penalised: first in {rk.PENALTY_EXEMPT_FIRST_IN}+ channels"
-                )  # type: ignore[union-attr]
+                )
                 continue
             if applied:
                 c.score *= factor
-                c.signals["penalty"] = factor  # type: ignore[index]
-                c.why.append(f"{'+'.join(applied)} file ×{factor:g}")  # type: ignore[union-attr]
+                c.signals["penalty"] = factor
+                c.why.append(f"{'+'.join(applied)} file ×{factor:g}")
 
         for i, m in fuzzy_best.items():
             c = cands.get(i)
             if c is not None and m.how != "exact":
-                c.why.append(f"name {corpus.symbols[i]} ~ {m.word} ({m.how})")  # type: ignore[union-attr]
+                c.why.append(f"name {corpus.symbols[i]} ~ {m.word} ({m.how})")
 
     # ------------------------------------------------------------------------------------- results
 
@@ -336,11 +340,11 @@ class Searcher:
         content = corpus.contents[i]
         snippet, truncated = _snippet(content)
         scores: dict[str, float] = {}
-        for name, rank in (c.ranks or {}).items():
+        for name, rank in c.ranks.items():
             scores[f"{name}_rank"] = float(rank + 1)
-            scores[f"{name}_score"] = round(float(c.raw[name]), 6)  # type: ignore[index]
+            scores[f"{name}_score"] = round(float(c.raw[name]), 6)
         scores["fused"] = round(c.fused, 6)
-        for name, v in (c.signals or {}).items():
+        for name, v in c.signals.items():
             scores[name] = round(v, 6)
         path = corpus.paths[i]
         return SearchHit(
@@ -352,14 +356,16 @@ class Searcher:
             language=corpus.languages[i],
             score=round(c.score, 6),
             content=snippet,
-            match="+".join(sorted(c.ranks or {})) or ("definition" if (c.signals or {}).get("definition") else ""),
+            match="+".join(sorted(c.ranks)) or ("definition" if c.signals.get("definition") else ""),
             scores=scores,
             stale=path in stale,
-            why=tuple(c.why or ()),
+            why=tuple(c.why),
             truncated=truncated,
         )
 
     def _stale_paths(self, paths: set[str]) -> set[str]:
+        if self.store is None:
+            return set()
         records = self.store.manifest_get(sorted(paths))
         stale: set[str] = set()
         for path in paths:
@@ -421,7 +427,7 @@ def _select(corpus: Corpus, cands: dict[int, _Cand], limit: int, diversify: bool
             continue  # overlaps a better chunk of the same file
         eff = c.score * rk.FILE_SATURATION_DECAY ** len(mine)
         if mine:
-            c.signals["saturation"] = rk.FILE_SATURATION_DECAY ** len(mine)  # type: ignore[index]
+            c.signals["saturation"] = rk.FILE_SATURATION_DECAY ** len(mine)
         c.score = eff
         mine.append(i)
         selected.append((eff, i, c))
