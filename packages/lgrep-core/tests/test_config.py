@@ -93,3 +93,14 @@ def test_yaml_that_is_not_a_mapping(tmp_path: Path) -> None:
     user = _user(tmp_path, "- a\n- b\n")
     with pytest.raises(ConfigError, match="mapping"):
         load_settings(None, env={}, user_config=user)
+
+
+def test_search_section_defaults_and_overrides(tmp_path: Path) -> None:
+    s = load_settings(None, env={}, user_config=tmp_path / "none.yaml").settings
+    assert (s.search.limit, s.search.bm25_weight) == (10, None)
+    user = _user(tmp_path, "search:\n  limit: 5\n  bm25_weight: 0.5\n")
+    s = load_settings(None, env={"LGREP_SEARCH__LIMIT": "7"}, user_config=user).settings
+    assert (s.search.limit, s.search.bm25_weight) == (7, 0.5)
+    with pytest.raises(ConfigError) as err:
+        load_settings(None, env={"LGREP_SEARCH_BM25_WEIGHT": "-1"}, user_config=tmp_path / "none.yaml")
+    assert "search.bm25_weight" in err.value.message or "LGREP_SEARCH_BM25_WEIGHT" in err.value.message

@@ -47,7 +47,9 @@ def test_bm25_phase_leaves_vectors_pending_then_resumes(tmp_path: Path) -> None:
     assert quick.vectors_embedded == 0
     assert quick.vectors_pending == quick.chunks_total > 0
     store = ProjectStore(settings.cache_dir, root)
-    assert store.fts_search("Gamma", 5, ["path"]).column("path").to_pylist() == ["b.go"]
+    store.open()
+    rows = [r for b in store.iter_chunk_rows(["path", "content"]) for r in b.to_pylist()]
+    assert [r["path"] for r in rows if "Gamma" in r["content"]] == ["b.go"]
     store.close()
     rest = Indexer(settings, root, FakeEmbedder()).run()
     assert rest.vectors_embedded == quick.vectors_pending

@@ -206,7 +206,11 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _env_layers(env: Mapping[str, str]) -> list[tuple[str, dict[str, Any]]]:
-    sections = {"embedding", "chunking", "index"}
+    sections = {
+        name
+        for name, f in LgrepSettings.model_fields.items()
+        if isinstance(f.annotation, type) and issubclass(f.annotation, _Section)
+    }
     layers: list[tuple[str, dict[str, Any]]] = []
     for name in sorted(env):
         if not name.startswith(_ENV_PREFIX) or name == "LGREP_CONFIG":

@@ -219,7 +219,7 @@ class Indexer:
         gone_paths = {indexed[k] for k in gone} | (set(known) - {f.path for f in files})
         self.store.manifest_delete(sorted(gone_paths))
         summary.files_deleted = len(gone_paths)
-        self.store.ensure_fts()
+        self.store.note_chunk_writes(summary.chunks_written + len(gone))
         self.store.write_meta(last_indexed_at=time.time())
 
     def _index_batch(

@@ -33,8 +33,6 @@ import pyarrow as pa
 try:
     import lancedb
     from lancedb.expr import col
-    from lancedb.index import FTS
-    from lancedb.query import FullTextOperator, MatchQuery
 except ImportError as _exc:  # pragma: no cover - install hint
     raise ImportError("lgrep storage needs LanceDB: install lgrep-core[storage]") from _exc
 
@@ -62,19 +60,9 @@ log = logging.getLogger(__name__)
 # Old table versions are kept this long so that a reader holding one keeps working while the writer
 # compacts (lancedb.md section 6: cleanup at 0 broke live readers).
 CLEANUP_OLDER_THAN = timedelta(minutes=10)
-# Rows appended since the last index update are scanned by brute force; past this many, run
-# optimize() after a write (lancedb.md: 2,000 unindexed rows took FTS p50 from 7 to 80 ms).
-OPTIMIZE_AFTER_UNINDEXED_ROWS = 1000
-_FTS_CONFIG = {
-    # Code needs exact tokens: no stemming, no stop words (they drop `if`, `for`, `in`), no length cap.
-    "base_tokenizer": "simple",
-    "lower_case": True,
-    "stem": False,
-    "remove_stop_words": False,
-    "ascii_folding": False,
-    "with_position": False,
-    "max_token_length": None,
-}
+# Each commit adds fragments to the chunks table; past this many rows written since the last
+# compaction, fold them together so a reader's full scan (the searcher's snapshot load) stays fast.
+COMPACT_AFTER_ROWS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,18 +341,13 @@ class ProjectStore:
                 out[key] = path
         return out
 
-    def ensure_fts(self) -> None:
-        """Create the full-text index once, and fold new rows into it when enough have piled up."""
-        table = self.chunks
-        names = {ix.name for ix in table.list_indices()}
-        if "search_text_idx" not in names:
-            if table.count_rows() == 0:
-                return
-            table.create_index("search_text", config=FTS(**_FTS_CONFIG), name="search_text_idx")
-            return
-        stats = table.index_stats("search_text_idx")
-        if stats is not None and stats.num_unindexed_rows >= OPTIMIZE_AFTER_UNINDEXED_ROWS:
-            self.optimize()
+    def note_chunk_writes(self, rows: int) -> None:
+        """Count rows written to the chunks table; compact it once enough have piled up."""
+        pending = int(self.read_meta().get("rows_since_compaction", 0)) + rows
+        if pending >= COMPACT_AFTER_ROWS:
+            self.chunks.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
+            pending = 0
+        self.write_meta(rows_since_compaction=pending)
 
     def compact_vectors(self) -> None:
         """Phase 2 appends one fragment per batch; fold them together so loading stays fast."""
@@ -453,32 +436,6 @@ class ProjectStore:
             self.vectors.delete(col("vec_key").isin(list(keys[start : start + 5000])))
 
     # ------------------------------------------------------------------- reading
-
-    def fts_search(self, query: str, limit: int, columns: Sequence[str]) -> pa.Table:
-        table = self.chunks
-        if table.count_rows() == 0 or not query.strip():
-            return pa.table({c: [] for c in columns})
-        names = {ix.name for ix in table.list_indices()}
-        if "search_text_idx" not in names:
-            return pa.table({c: [] for c in columns})
-        return (
-            table.search(
-                MatchQuery(
-                    query,
-                    "search_text",
-                    boost=1.0,
-                    fuzziness=0,
-                    max_expansions=50,
-                    operator=FullTextOperator.OR,
-                    prefix_length=0,
-                    document_granularity=None,
-                ),
-                query_type="fts",
-            )
-            .select(list(columns))
-            .limit(limit)
-            .to_arrow()
-        )
 
     def chunks_by_vector_keys(self, keys: Sequence[str], columns: Sequence[str]) -> pa.Table:
         if not keys:
