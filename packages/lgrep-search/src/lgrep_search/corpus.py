@@ -22,7 +22,17 @@ __all__ = ["COLUMNS", "Corpus", "file_name_key", "read_columns"]
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ["path", "start_line", "end_line", "symbol", "kind", "language", "content_type", "content", "vec_key"]
+COLUMNS = [
+    "path",
+    "start_line",
+    "end_line",
+    "symbol",
+    "kind",
+    "language",
+    "content_type",
+    "content",
+    "vec_key",
+]
 
 
 def file_name_key(path: str) -> str:

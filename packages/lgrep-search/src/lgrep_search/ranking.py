@@ -99,6 +99,9 @@ def definition_pattern(name: str) -> re.Pattern[str]:
 DEFINITION_BOOST = 3.0
 # ...and half that for a name inside a sentence, which may be incidental to the question.
 EMBEDDED_DEFINITION_SCALE = 0.5
+# A symbol-table match without a definition line of exactly that name (a Java constructor, a Rust
+# `impl` block, `session()` for `Session`) is weaker evidence than `class Session`.
+DEFINITION_WEAK_SCALE = 0.5
 # A definition in a file named after the symbol (Logger in Logger.php) is the canonical one.
 DEFINITION_FILE_MATCH_SCALE = 1.5
 

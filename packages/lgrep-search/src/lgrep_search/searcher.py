@@ -246,30 +246,7 @@ class Searcher:
         else:
             names, unit = rk.embedded_identifiers(query), rk.DEFINITION_BOOST * rk.EMBEDDED_DEFINITION_SCALE * top
         for name in names:
-            lname = name.lower()
-            defining = [int(i) for i in corpus.symbol_index.chunks_defining(name)]
-            pattern = rk.definition_pattern(name)
-            named = [i for f in corpus.files_named(name) for i in corpus.chunks_of(f)]
-            seen = set(defining)
-            for i in (*cands, *named):  # chunks whose text holds a definition line (methods in a class chunk)
-                if i in seen:
-                    continue
-                seen.add(i)
-                text = corpus.contents[i]
-                if name in text and pattern.search(text):
-                    defining.append(i)
-            for i in defining:
-                if (mask is not None and not mask[i]) or corpus.kinds[i] == _ANCHOR:
-                    continue  # an anchor's "symbol" is its file's name, not a definition
-                c = cands.get(i)
-                if c is None:
-                    c = cands[i] = _Cand()
-                if "definition" in c.signals:
-                    continue
-                boost = unit * (rk.DEFINITION_FILE_MATCH_SCALE if _file_named(corpus.paths[i], lname) else 1.0)
-                c.score += boost
-                c.signals["definition"] = boost
-                c.why.append(f"defines {name}")
+            self._boost_definitions(corpus, name, unit, cands, mask)
 
         # 2. Query words in the file's name and folder.
         if kind is rk.QueryKind.NATURAL and "path_match" not in off:
@@ -333,6 +310,39 @@ class Searcher:
             c = cands.get(i)
             if c is not None and m.how != "exact":
                 c.why.append(f"name {corpus.symbols[i]} ~ {m.word} ({m.how})")
+
+    def _boost_definitions(
+        self, corpus: Corpus, name: str, unit: float, cands: dict[int, _Cand], mask: np.ndarray | None
+    ) -> None:
+        """Boost the chunks that define `name`: full strength where a definition line of exactly that
+        name is in the chunk, weaker for a symbol-table match without one (a constructor, an `impl`
+        block, a name that differs in case)."""
+        last = re.split(r"::|\.|->|\\", name)[-1]
+        pattern = rk.definition_pattern(name)
+        tiers: dict[int, float] = {}
+        for i in corpus.symbol_index.chunks_defining(name).tolist():
+            text = corpus.contents[i]
+            exact_line = corpus.symbols[i] == last and name in text and pattern.search(text) is not None
+            tiers[i] = 1.0 if exact_line else rk.DEFINITION_WEAK_SCALE
+        named = [i for f in corpus.files_named(name) for i in corpus.chunks_of(f)]
+        for i in (*cands, *named):  # definition lines inside other chunks (a method in a class chunk)
+            if i not in tiers:
+                text = corpus.contents[i]
+                if name in text and pattern.search(text):
+                    tiers[i] = 1.0
+        lname = name.lower()
+        for i, tier in tiers.items():
+            if (mask is not None and not mask[i]) or corpus.kinds[i] == _ANCHOR:
+                continue  # an anchor's "symbol" is its file's name, not a definition
+            c = cands.get(i)
+            if c is None:
+                c = cands[i] = _Cand()
+            if "definition" in c.signals:
+                continue
+            boost = unit * tier * (rk.DEFINITION_FILE_MATCH_SCALE if _file_named(corpus.paths[i], lname) else 1.0)
+            c.score += boost
+            c.signals["definition"] = boost
+            c.why.append(f"defines {name}" if tier == 1.0 else f"named {corpus.symbols[i]}, like {name}")
 
     # ------------------------------------------------------------------------------------- results
 
