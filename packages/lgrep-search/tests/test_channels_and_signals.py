@@ -84,7 +84,7 @@ def test_query_kind(query: str, kind: QueryKind) -> None:
 
 def test_channel_weights_lean_by_kind_and_take_an_override() -> None:
     sym, nat = channel_weights(QueryKind.SYMBOL, None), channel_weights(QueryKind.NATURAL, None)
-    assert sym["fuzzy"] > nat["fuzzy"] and sym["vector"] < nat["vector"]
+    assert sym["vector"] == 0 < nat["vector"] and sym["bm25"] >= nat["bm25"]
     assert channel_weights(QueryKind.NATURAL, 0.25)["bm25"] == 0.25
 
 

@@ -57,11 +57,12 @@ def embedded_identifiers(query: str) -> list[str]:
     return list(dict.fromkeys(_EMBEDDED_IDENT.findall(query)))
 
 
-# Reciprocal-rank-fusion weights per query kind: a name is found by matching it, so symbol queries
-# lean on BM25 and the fuzzy symbol channel; sentences lean on the embedding. With the vector weight
-# at 0 a symbol query skips the encoder (the subset scores the same with 0.4: 0.964 vs 0.963 on symbol
-# queries) unless neither lexical channel finds anything.
-SYMBOL_WEIGHTS = {"bm25": 1.0, "fuzzy": 1.0, "vector": 0.0}
+# Reciprocal-rank-fusion weights per query kind. A name is found by matching it: symbol queries lean
+# on BM25 alone and skip the encoder (vector weight 0) unless neither lexical channel finds anything;
+# sentences weigh BM25 and the embedding equally. The fuzzy channel stays light for both: a heavier
+# fuzzy weight on symbol queries (1.0) let near-miss names crowd out the exact definition (all 62
+# repositories: 0.8772 vs 0.8784, symbol 0.960 vs 0.970); adding the vector back (0.3) cost 0.001.
+SYMBOL_WEIGHTS = {"bm25": 1.0, "fuzzy": 0.3, "vector": 0.0}
 NATURAL_WEIGHTS = {"bm25": 1.0, "fuzzy": 0.3, "vector": 1.0}
 
 
