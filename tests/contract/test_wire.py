@@ -49,6 +49,8 @@ def _hit(**overrides: object) -> SearchHit:
         "match": "vector+bm25",
         "scores": {"vector_rank": 1.0, "bm25_rank": 3.0, "rrf": 0.032},
         "stale": True,
+        "why": ("defines verify", "test file ×0.3"),
+        "truncated": True,
     }
     fields.update(overrides)
     return SearchHit(**fields)  # type: ignore[arg-type]
@@ -133,7 +135,7 @@ def test_chunk_with_an_unknown_content_type_is_an_invalid_request() -> None:
 # --- search hits ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("match", ["vector", "bm25", "fuzzy", "vector+bm25", "bm25+vector+fuzzy", ""])
+@pytest.mark.parametrize("match", ["vector", "bm25", "fuzzy", "vector+bm25", "bm25+vector+fuzzy", "definition", ""])
 def test_search_hit_round_trip(match: str) -> None:
     hit = _hit(match=match)
     assert wire.search_hit_from_proto(_through_bytes(wire.search_hit_to_proto(hit))) == hit
@@ -151,6 +153,8 @@ def test_search_hit_fields_land_where_the_contract_says() -> None:
     assert list(message.match_types) == [search_pb2.MATCH_TYPE_VECTOR, search_pb2.MATCH_TYPE_BM25]
     assert dict(message.signal_scores) == {"vector_rank": 1.0, "bm25_rank": 3.0, "rrf": 0.032}
     assert message.stale is True
+    assert list(message.why) == ["defines verify", "test file ×0.3"]
+    assert message.truncated is True
 
 
 def test_search_hit_from_a_newer_peer_drops_what_it_does_not_know() -> None:
@@ -188,9 +192,13 @@ def test_search_response_round_trip() -> None:
         },
         chunks_searched=1234,
         vectors_pending=7,
+        query_kind="natural",
+        search_type="hybrid",
     )
     message = _through_bytes(wire.search_response_to_proto(response, files_changed=3))
     assert message.files_changed == 3
+    assert message.query_kind == "natural"
+    assert message.search_type == search_pb2.SEARCH_TYPE_HYBRID
     assert message.timings.total_ms == 9.0
     assert not message.timings.HasField("retrieval_ms")
     assert dict(message.timings.other_ms) == {"bm25_ms": 1.25, "vector_ms": 3.0}
@@ -201,6 +209,7 @@ def test_search_response_round_trip_empty() -> None:
     response = SearchResponse(results=[], timings_ms={}, chunks_searched=0, vectors_pending=0)
     message = _through_bytes(wire.search_response_to_proto(response))
     assert message.files_changed == 0
+    assert message.search_type == search_pb2.SEARCH_TYPE_UNSPECIFIED
     assert message.SerializeToString() == b"\x12\x00"  # only the (empty) timings message
     assert wire.search_response_from_proto(message) == response
 

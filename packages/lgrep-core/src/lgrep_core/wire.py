@@ -62,7 +62,15 @@ _MATCH_TO_PB: dict[str, search_pb2.MatchType.ValueType] = {
     "vector": search_pb2.MATCH_TYPE_VECTOR,
     "bm25": search_pb2.MATCH_TYPE_BM25,
     "fuzzy": search_pb2.MATCH_TYPE_FUZZY,
+    "definition": search_pb2.MATCH_TYPE_DEFINITION,
 }
+_SEARCH_TYPE_TO_PB: dict[str, search_pb2.SearchType.ValueType] = {
+    "hybrid": search_pb2.SEARCH_TYPE_HYBRID,
+    "vector": search_pb2.SEARCH_TYPE_VECTOR,
+    "bm25": search_pb2.SEARCH_TYPE_BM25,
+    "fuzzy": search_pb2.SEARCH_TYPE_FUZZY,
+}
+_SEARCH_TYPE_FROM_PB: dict[int, str] = {number: name for name, number in _SEARCH_TYPE_TO_PB.items()}
 _MATCH_FROM_PB: dict[int, str] = {number: name for name, number in _MATCH_TO_PB.items()}
 
 # error_to_proto walks the exception's MRO, so subclasses defined elsewhere map to their ancestor.
@@ -202,6 +210,8 @@ def search_hit_to_proto(hit: SearchHit) -> search_pb2.SearchHit:
         match_types=_match_to_proto(hit.match),
         signal_scores=dict(hit.scores),
         stale=hit.stale,
+        why=list(hit.why),
+        truncated=hit.truncated,
     )
 
 
@@ -221,6 +231,8 @@ def search_hit_from_proto(message: search_pb2.SearchHit) -> SearchHit:
         match=_match_from_proto(message.match_types),
         scores=dict(message.signal_scores),
         stale=message.stale,
+        why=tuple(message.why),
+        truncated=message.truncated,
     )
 
 
@@ -263,6 +275,8 @@ def search_response_to_proto(response: SearchResponse, *, files_changed: int = 0
         chunks_searched=response.chunks_searched,
         vectors_pending=response.vectors_pending,
         files_changed=files_changed,
+        query_kind=response.query_kind,
+        search_type=_SEARCH_TYPE_TO_PB.get(response.search_type, search_pb2.SEARCH_TYPE_UNSPECIFIED),
     )
 
 
@@ -273,6 +287,8 @@ def search_response_from_proto(message: search_pb2.SearchResponse) -> SearchResp
         timings_ms=_timings_from_proto(message.timings),
         chunks_searched=message.chunks_searched,
         vectors_pending=message.vectors_pending,
+        query_kind=message.query_kind,
+        search_type=_SEARCH_TYPE_FROM_PB.get(message.search_type, ""),
     )
 
 

@@ -67,6 +67,8 @@ class _MatchTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchType.V
     """BM25 full-text."""
     MATCH_TYPE_FUZZY: _MatchType.ValueType  # 3
     """Fuzzy symbol or path match."""
+    MATCH_TYPE_DEFINITION: _MatchType.ValueType  # 4
+    """No channel ranked it, but it defines the queried name (found through the symbol table)."""
 
 class MatchType(_MatchType, metaclass=_MatchTypeEnumTypeWrapper):
     """A retrieval channel that found a hit."""
@@ -79,6 +81,8 @@ MATCH_TYPE_BM25: MatchType.ValueType  # 2
 """BM25 full-text."""
 MATCH_TYPE_FUZZY: MatchType.ValueType  # 3
 """Fuzzy symbol or path match."""
+MATCH_TYPE_DEFINITION: MatchType.ValueType  # 4
+"""No channel ranked it, but it defines the queried name (found through the symbol table)."""
 Global___MatchType: _TypeAlias = MatchType  # noqa: Y015
 
 @_typing.final
@@ -173,12 +177,16 @@ class SearchHit(_message.Message):
     MATCH_TYPES_FIELD_NUMBER: _builtins.int
     SIGNAL_SCORES_FIELD_NUMBER: _builtins.int
     STALE_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
+    TRUNCATED_FIELD_NUMBER: _builtins.int
     score: _builtins.float
     """Final ranking score; higher is better. Comparable only within one response."""
     content: _builtins.str
     """The chunk's text."""
     stale: _builtins.bool
     """The file changed on disk since it was indexed."""
+    truncated: _builtins.bool
+    """`content` is cut to the snippet budget; the location still spans the whole chunk."""
     @_builtins.property
     def location(self) -> _common_pb2.Location:
         """Where the hit is and what it is."""
@@ -191,6 +199,10 @@ class SearchHit(_message.Message):
     def signal_scores(self) -> _containers.ScalarMap[_builtins.str, _builtins.float]:
         """Per-signal scores and ranks (only when the request asked to explain)."""
 
+    @_builtins.property
+    def why(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The ranking signals that moved it, in words ("defines Router", "test file ×0.3")."""
+
     def __init__(
         self,
         *,
@@ -200,10 +212,12 @@ class SearchHit(_message.Message):
         match_types: _abc.Iterable[Global___MatchType.ValueType] | None = ...,
         signal_scores: _abc.Mapping[_builtins.str, _builtins.float] | None = ...,
         stale: _builtins.bool = ...,
+        why: _abc.Iterable[_builtins.str] | None = ...,
+        truncated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["location", b"location"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "location", b"location", "match_types", b"match_types", "score", b"score", "signal_scores", b"signal_scores", "stale", b"stale"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "location", b"location", "match_types", b"match_types", "score", b"score", "signal_scores", b"signal_scores", "stale", b"stale", "truncated", b"truncated", "why", b"why"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -297,12 +311,18 @@ class SearchResponse(_message.Message):
     CHUNKS_SEARCHED_FIELD_NUMBER: _builtins.int
     VECTORS_PENDING_FIELD_NUMBER: _builtins.int
     FILES_CHANGED_FIELD_NUMBER: _builtins.int
+    QUERY_KIND_FIELD_NUMBER: _builtins.int
+    SEARCH_TYPE_FIELD_NUMBER: _builtins.int
     chunks_searched: _builtins.int
     """Chunks the query ran against."""
     vectors_pending: _builtins.int
     """Chunks not yet searchable by vector because their embedding is pending."""
     files_changed: _builtins.int
     """Files changed on disk since the index was last updated."""
+    query_kind: _builtins.str
+    """How the query was read: "symbol" (a bare or qualified identifier) or "natural"."""
+    search_type: Global___SearchType.ValueType
+    """The channels that ran."""
     @_builtins.property
     def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchHit]:
         """Hits, best first."""
@@ -319,10 +339,12 @@ class SearchResponse(_message.Message):
         chunks_searched: _builtins.int = ...,
         vectors_pending: _builtins.int = ...,
         files_changed: _builtins.int = ...,
+        query_kind: _builtins.str = ...,
+        search_type: Global___SearchType.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["timings", b"timings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks_searched", b"chunks_searched", "files_changed", b"files_changed", "results", b"results", "timings", b"timings", "vectors_pending", b"vectors_pending"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks_searched", b"chunks_searched", "files_changed", b"files_changed", "query_kind", b"query_kind", "results", b"results", "search_type", b"search_type", "timings", b"timings", "vectors_pending", b"vectors_pending"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
