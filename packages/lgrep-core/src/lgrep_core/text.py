@@ -17,7 +17,6 @@ __all__ = [
     "identifier_parts",
     "identifier_terms",
     "path_terms",
-    "search_text",
     "stem",
 ]
 
@@ -194,18 +193,3 @@ def path_terms(path: str) -> list[str]:
     head, _, name = path.rpartition("/")
     stem_name = name.split(".", 1)[0] if not name.startswith(".") else name
     return analyze(f"{head} {stem_name}")
-
-
-def search_text(path: str, symbol: str, content: str) -> str:
-    """What LanceDB's full-text index sees: path words, the symbol, the content, then the pieces of
-    every compound identifier in it (its tokenizer splits on punctuation but not on case)."""
-    extra: list[str] = []
-    seen: set[str] = set()
-    for ident in _IDENT.findall(f"{symbol} {content}"):
-        if ident in seen:
-            continue
-        seen.add(ident)
-        parts = identifier_parts(ident)
-        if len(parts) > 1 and any(c.isupper() for c in ident[1:]):
-            extra.extend(parts)
-    return f"{path}\n{symbol}\n{content}\n{' '.join(extra)}"

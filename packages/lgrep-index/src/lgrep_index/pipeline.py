@@ -26,7 +26,6 @@ from lgrep_core.errors import IndexingError, NotFoundError
 from lgrep_core.models import Chunk, ChunkKind, embedding_text
 from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
 from lgrep_core.storage.store import FileRecord, ProjectStore
-from lgrep_core.text import search_text
 
 from lgrep_index.chunker import CHUNKER_VERSION, chunk_file, detect_language
 from lgrep_index.walker import SkippedFile, WalkedFile, WalkOptions, read_text, walk
@@ -293,7 +292,7 @@ class Indexer:
             columns["start_line"].append(chunk.start_line)
             columns["end_line"].append(chunk.end_line)
             columns["content"].append(chunk.content)
-            columns["search_text"].append(search_text(file.path, chunk.symbol, chunk.content))
+            columns["search_text"].append("")  # schema 1 column, unused since search keeps its own BM25 (ADR 0004)
             columns["vec_key"].append(vkey)
             columns["file_hash"].append(digest)
 
