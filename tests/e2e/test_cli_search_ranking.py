@@ -107,6 +107,10 @@ def test_bm25_weight_moves_the_fusion_between_channels(repo) -> None:
         hit = next(h for h in out["results"] if h["signals"].get("bm25_rank") == 1)
         return (hit["path"], hit["start_line"]), hit["signals"]["fused"]
 
+    # Weight 0 switches the channel off.
+    off = search(repo, query, "--bm25-weight", "0")["results"]
+    assert off and all("bm25" not in h["match"] and "bm25_rank" not in h["signals"] for h in off)
+
     # Reciprocal rank fusion: each unit of BM25 weight adds 1 / (60 + 1) to BM25's first chunk.
     (one, fused_one), (two, fused_two) = bm25_first("1"), bm25_first("2")
     assert one == two

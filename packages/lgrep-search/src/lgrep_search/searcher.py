@@ -161,6 +161,11 @@ class Searcher:
             kind if "adaptive_weights" not in self.disable else rk.QueryKind.NATURAL, bm25_weight
         )
         channels = _CHANNELS[search_type]
+        if search_type is SearchType.HYBRID:  # a channel weighted 0 does not run (the vector may, below)
+            weights = {ch: w for ch, w in weights.items() if w > 0}
+            channels = tuple(ch for ch in channels if ch in weights or ch == "vector")
+        else:
+            weights = dict.fromkeys(channels, 1.0)
 
         t0 = time.perf_counter()
         lists: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -173,11 +178,10 @@ class Searcher:
             if mask is not None:
                 scores[~mask] = 0.0
             lists["fuzzy"] = _top(scores, CHANNEL_DEPTH, positive=True)
-        wants_vector = "vector" in channels and (
-            search_type is not SearchType.HYBRID
-            or weights["vector"] > 0
-            or not any(len(idx) for idx, _ in lists.values())
-        )
+        # Symbol queries weigh the vector 0 and skip the encoder, unless nothing lexical matched.
+        if "vector" in channels and "vector" not in weights and not any(len(idx) for idx, _ in lists.values()):
+            weights["vector"] = 1.0
+        wants_vector = "vector" in weights
         if wants_vector and self.embedder is not None and len(corpus.matrix):
             t1 = time.perf_counter()
             qvec = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
@@ -194,9 +198,7 @@ class Searcher:
         t0 = time.perf_counter()
         cands: dict[int, _Cand] = {}
         for name, (idx, vals) in lists.items():
-            w = weights[name] if search_type is SearchType.HYBRID else 1.0
-            if w == 0:
-                w = 1.0  # a zero-weight channel only ran as the fallback: nothing else matched
+            w = weights[name]
             for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist(), strict=True)):
                 c = cands.get(i)
                 if c is None:
