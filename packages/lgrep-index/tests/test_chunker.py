@@ -842,7 +842,7 @@ def test_python_chunks_in_detail() -> None:
     assert "def area" not in header.content
     assert area.content.startswith("    def area(self) -> float:")
     assert (area.kind, scaled.kind, free.kind) == (ChunkKind.METHOD, ChunkKind.METHOD, ChunkKind.FUNCTION)
-    assert free.embedding_text().startswith("geo/shapes.py › make_circle\ndef make_circle")
+    assert free.embedding_text().startswith("geo/shapes.py › make_circle\ngeo shapes make circle\ndef make_circle")
 
 
 def test_a_class_that_fits_is_one_chunk_with_its_methods() -> None:

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-__all__ = ["Chunk", "ChunkKind", "ContentType", "SearchHit", "SearchResponse", "embedding_text"]
+from lgrep_core.text import identifier_parts
+
+__all__ = [
+    "EMBEDDING_TEXT_VERSION",
+    "Chunk",
+    "ChunkKind",
+    "ContentType",
+    "SearchHit",
+    "SearchResponse",
+    "embedding_text",
+]
 
 
 class ContentType(StrEnum):
@@ -56,12 +67,24 @@ class Chunk:
         return embedding_text(self.path, self.scope, self.content)
 
 
+# Bump when embedding_text changes: it is part of an index's identity and of every vector's key.
+EMBEDDING_TEXT_VERSION = "2"
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
 def embedding_text(path: str, scope: Sequence[str], content: str) -> str:
-    """`pkg/auth.py › Auth › verify` then the chunk's text (DESIGN section 5)."""
+    """`pkg/jwt_verifier.py › Auth › verifyToken`, then the same names as plain words
+    (`pkg jwt verifier auth verify token`), then the chunk's text (DESIGN section 5).
+
+    The word line is for the model: MiniLM reads `verifyToken` as word pieces but "verify token" as
+    words it knows. Measured on the benchmark subset: vector channel alone 0.727 -> 0.744 NDCG@10.
+    """
     header = path
     if scope:
         header += " › " + " › ".join(scope)
-    return f"{header}\n{content}"
+    names = f"{path.rsplit('.', 1)[0]} {' '.join(scope)}"
+    words = " ".join(p for ident in _WORD.findall(names) for p in identifier_parts(ident))
+    return f"{header}\n{words}\n{content}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,7 +112,8 @@ def vector_key(identity: IndexIdentity, chunk: Chunk) -> str:
     scope: Sequence[str] = () if chunk.kind is ChunkKind.ANCHOR else chunk.scope
     content = chunk.content
     h = hashlib.sha256()
-    for part in (identity.provider, identity.model, str(identity.dimension), "\x1f".join(scope), content):
+    parts = (identity.provider, identity.model, str(identity.dimension), identity.embedding_text, "\x1f".join(scope))
+    for part in (*parts, content):
         h.update(part.encode("utf-8", "surrogateescape"))
         h.update(b"\x00")
     return h.hexdigest()[:32]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from lgrep_core.models import EMBEDDING_TEXT_VERSION
+
 __all__ = [
     "CHUNKS_TABLE",
     "SCHEMA_VERSION",
@@ -81,6 +83,7 @@ class IndexIdentity:
     chunker_version: str
     chunking: str  # "max_tokens/overlap_tokens/use_ast"
     schema_version: int = SCHEMA_VERSION
+    embedding_text: str = EMBEDDING_TEXT_VERSION  # how a chunk is turned into the text the model reads
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -88,5 +91,5 @@ class IndexIdentity:
     def describe(self) -> str:
         return (
             f"{self.provider}/{self.model} ({self.dimension} d), chunker {self.chunker_version} "
-            f"[{self.chunking}], schema {self.schema_version}"
+            f"[{self.chunking}], schema {self.schema_version}, embedding text {self.embedding_text}"
         )
