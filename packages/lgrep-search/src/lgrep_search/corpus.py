@@ -92,6 +92,14 @@ class Corpus:
         return counts
 
     @cached_property
+    def language_array(self) -> np.ndarray:
+        return np.asarray(self.languages, dtype=object)
+
+    @cached_property
+    def content_type_array(self) -> np.ndarray:
+        return np.asarray(self.content_types, dtype=object)
+
+    @cached_property
     def _file_bounds(self) -> np.ndarray:
         """Chunks are grouped by file: file f's chunks are rows bounds[f]:bounds[f + 1]."""
         return np.searchsorted(self.file_of, np.arange(len(self.files) + 1)).astype(np.int64)

@@ -475,14 +475,14 @@ def _filter_mask(corpus: Corpus, filters: SearchFilters) -> np.ndarray:
             raise InvalidRequestError(
                 f"no indexed files are in language {filters.language!r}; indexed: {', '.join(sorted(known - {''}))}"
             )
-        mask &= np.asarray([x == lang for x in corpus.languages], dtype=bool)
+        mask &= corpus.language_array == lang
     if filters.content_type:
         ct = filters.content_type.lower()
         if ct not in {t.value for t in ContentType}:
             raise InvalidRequestError(
                 f"unknown content type {filters.content_type!r}: use one of {', '.join(t.value for t in ContentType)}"
             )
-        mask &= np.asarray([x == ct for x in corpus.content_types], dtype=bool)
+        mask &= corpus.content_type_array == ct
     return mask
 
 
