@@ -4,6 +4,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from lgrep_core.errors import IndexBusyError, IndexMismatchError, NotFoundError, StorageError
+from lgrep_core.models import EMBEDDING_TEXT_VERSION
 from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
 from lgrep_core.storage.store import ProjectStore
 
@@ -82,6 +83,17 @@ def test_identity_mismatch_says_what_to_run(tmp_path: Path) -> None:
     with pytest.raises(IndexMismatchError, match="lgrep index --force"):
         store.check_identity(other)
     store.check_identity(IDENTITY)
+
+
+def test_index_from_before_the_embedding_text_version_asks_for_a_rebuild(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    old = IDENTITY.as_dict()
+    del old["embedding_text"]  # what meta.json held before the field existed
+    store.write_meta(identity=old)
+    expected = rf"embedding text 1, config says .*embedding text {EMBEDDING_TEXT_VERSION}"
+    with pytest.raises(IndexMismatchError, match=expected) as err:
+        store.check_identity(IDENTITY)
+    assert "lgrep index --force" in err.value.message
 
 
 def test_missing_and_damaged_index(tmp_path: Path) -> None:

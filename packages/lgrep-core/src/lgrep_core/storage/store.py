@@ -165,7 +165,8 @@ class ProjectStore:
         SchemaVersionMismatchError, IndexMismatchError: the index was built differently.
         """
         meta = self.read_meta()
-        stored = meta.get("identity") or {}
+        stored = dict(meta.get("identity") or {})
+        stored.setdefault("embedding_text", "1")  # indexes from before the field existed used text 1
         if stored.get("schema_version") != SCHEMA_VERSION:
             raise SchemaVersionMismatchError(
                 f"the index of {self.root} has storage schema {stored.get('schema_version')}, this lgrep "
