@@ -59,7 +59,7 @@ def test_fuzzy_finds_typos_prefixes_and_exact_names() -> None:
     assert (sym.match("router")[0].name, sym.match("router")[0].how) == ("router", "exact")
     assert sym.match("get") == []  # too short for anything but an exact name
     scores, best_match = sym.scores(["getUsrById"], 5)
-    assert int(np.argmax(scores)) == 0 and best_match[0].how == "edit1"
+    assert int(np.argmax(scores)) == 0 and best_match["getuserbyid"].how == "edit1"
 
 
 def test_query_identifiers_split_qualified_names() -> None:

@@ -104,18 +104,16 @@ class SymbolIndex:
                 keep(FuzzyMatch(word, name, "prefix", score))
         return sorted(found.values(), key=lambda m: (-m.score, m.name))
 
-    def scores(self, words: Sequence[str], n_chunks: int) -> tuple[np.ndarray, dict[int, FuzzyMatch]]:
-        """Per-chunk fuzzy score (best match per query word, summed over words) and each scored
-        chunk's best single match, for explanations."""
+    def scores(self, words: Sequence[str], n_chunks: int) -> tuple[np.ndarray, dict[str, FuzzyMatch]]:
+        """Per-chunk fuzzy score (best match per query word, summed over words), and the best match
+        of each matched name (lowercased), so a result can explain itself by its symbol."""
         out = np.zeros(n_chunks, dtype=np.float32)
-        best: dict[int, FuzzyMatch] = {}
+        best: dict[str, FuzzyMatch] = {}
         for word in words:
             per_word = np.zeros(n_chunks, dtype=np.float32)
             for m in self.match(word):
-                ids = self._chunks[m.name]
-                np.maximum.at(per_word, ids, m.score)
-                for i in ids.tolist():
-                    if i not in best or best[i].score < m.score:
-                        best[i] = m
+                np.maximum.at(per_word, self._chunks[m.name], m.score)
+                if m.name not in best or best[m.name].score < m.score:
+                    best[m.name] = m
             out += per_word
         return out, best

@@ -26,7 +26,7 @@ from lgrep_core.storage.store import ProjectStore
 
 from . import ranking as rk
 from .corpus import Corpus, file_name_key
-from .fuzzy import query_identifiers
+from .fuzzy import FuzzyMatch, query_identifiers
 from .lexical import query_terms
 
 __all__ = ["RRF_K", "SIGNALS", "SearchFilters", "SearchType", "Searcher"]
@@ -169,7 +169,7 @@ class Searcher:
 
         t0 = time.perf_counter()
         lists: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        fuzzy_best = {}
+        fuzzy_best: dict[str, FuzzyMatch] = {}
         if "bm25" in channels:
             scores = corpus.lexical.scores(query_terms(query), mask)
             lists["bm25"] = _top(scores, CHANNEL_DEPTH, positive=True)
@@ -235,7 +235,7 @@ class Searcher:
         kind: rk.QueryKind,
         cands: dict[int, _Cand],
         mask: np.ndarray | None,
-        fuzzy_best: dict,
+        fuzzy_best: dict[str, FuzzyMatch],
     ) -> None:
         top = max(c.fused for c in cands.values())
 
@@ -264,6 +264,20 @@ class Searcher:
                         c.why.append(f"path matches {share:.0%} of the query words")
 
         # 3. File coherence: several matching chunks lift the file's best one.
+        if "file_coherence" not in off:
+            self._boost_coherent_files(corpus, cands, top)
+
+        # 4. Path penalties (tests, examples, vendored, generated, docs, ...).
+        if "penalty" not in off:
+            self._apply_path_penalties(corpus, cands, query)
+
+        if fuzzy_best:
+            for i, c in cands.items():
+                m = fuzzy_best.get(corpus.symbols[i].lower())
+                if m is not None and m.how != "exact":
+                    c.why.append(f"name {corpus.symbols[i]} ~ {m.word} ({m.how})")
+
+    def _boost_coherent_files(self, corpus: Corpus, cands: dict[int, _Cand], top: float) -> None:
         file_sum: dict[int, float] = {}
         best_of: dict[int, int] = {}
         strong = sorted(cands.items(), key=lambda kv: -kv[1].score)[: rk.FILE_COHERENCE_TOP]
@@ -289,29 +303,26 @@ class Searcher:
             if f not in best_of or c.score > cands[best_of[f]].score:
                 best_of[f] = i
         max_sum = max(file_sum.values())
-        if max_sum > 0 and "file_coherence" not in off:
+        if max_sum > 0:
             for f, i in best_of.items():
                 boost = rk.FILE_COHERENCE_BOOST * top * file_sum[f] / max_sum
                 cands[i].score += boost
                 cands[i].signals["file_coherence"] = boost
 
-        # 4. Path penalties (tests, examples, vendored, generated, docs, ...).
-        for i, c in cands.items() if "penalty" not in off else ():
-            factor, applied = rk.path_penalty(corpus.paths[i], corpus.content_types[i] == ContentType.DOCS.value, query)
-            if applied and sum(1 for r in c.ranks.values() if r == 0) >= rk.PENALTY_EXEMPT_FIRST_IN:
+    def _apply_path_penalties(self, corpus: Corpus, cands: dict[int, _Cand], query: str) -> None:
+        for i, c in cands.items():
+            is_docs = corpus.content_types[i] == ContentType.DOCS.value
+            factor, applied = rk.path_penalty(corpus.paths[i], is_docs, query)
+            if not applied:
+                continue
+            if sum(1 for r in c.ranks.values() if r == 0) >= rk.PENALTY_EXEMPT_FIRST_IN:
                 c.why.append(
                     f"{'+'.join(applied)} file, not penalised: first in {rk.PENALTY_EXEMPT_FIRST_IN}+ channels"
                 )
                 continue
-            if applied:
-                c.score *= factor
-                c.signals["penalty"] = factor
-                c.why.append(f"{'+'.join(applied)} file ×{factor:g}")
-
-        for i, m in fuzzy_best.items():
-            c = cands.get(i)
-            if c is not None and m.how != "exact":
-                c.why.append(f"name {corpus.symbols[i]} ~ {m.word} ({m.how})")
+            c.score *= factor
+            c.signals["penalty"] = factor
+            c.why.append(f"{'+'.join(applied)} file ×{factor:g}")
 
     def _boost_definitions(
         self, corpus: Corpus, name: str, unit: float, cands: dict[int, _Cand], mask: np.ndarray | None
