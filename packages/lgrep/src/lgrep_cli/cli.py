@@ -209,17 +209,22 @@ def _run_index(
 
 
 def _spawn_vector_filler(settings: LgrepSettings, root: Path) -> None:
-    """Fill vectors in behind: a detached `lgrep index --vectors-only` that queues on the write lock."""
+    """Fill vectors in behind: a detached `lgrep index --vectors-only` that queues on the write lock.
+
+    The child must never import from the project (an untrusted repository may hold a `lgrep_cli.py`
+    or a `numpy.py`): `-P` keeps the working directory off `sys.path`, and the working directory is
+    the project's index folder, which only lgrep writes, so not even a `.` in PYTHONPATH reaches it.
+    """
     store = ProjectStore(settings.cache_dir, root)
     log_path = store.dir / "embed.log"
     with log_path.open("ab") as out:
         subprocess.Popen(
-            [sys.executable, "-m", "lgrep_cli", "index", str(root), "--vectors-only", "--quiet"],
+            [sys.executable, "-P", "-m", "lgrep_cli", "index", str(root), "--vectors-only", "--quiet"],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,
             start_new_session=True,
-            cwd=str(root),
+            cwd=str(store.dir),
             env=os.environ.copy(),
         )
 
