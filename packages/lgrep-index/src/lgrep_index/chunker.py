@@ -47,8 +47,10 @@ __all__ = ["CHUNKER_VERSION", "MAX_LINE_CHARS", "SPLIT_MARKER", "chunk_file", "d
 
 log = logging.getLogger(__name__)
 
-CHUNKER_VERSION = "1"
-"""Bump whenever the chunks produced for some input change; stored in the index metadata."""
+CHUNKER_VERSION = "2"
+"""Bump whenever the chunks produced for some input change; stored in the index metadata.
+2: the indexer redacts secrets before chunking (lgrep_core.secrets), so indexes of version 1 may hold
+secrets verbatim and must be rebuilt."""
 
 MIN_MAX_TOKENS = 32
 """Smaller budgets would cut every definition into single lines; the settings floor is 32 too."""

@@ -24,11 +24,12 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import IndexingError, NotFoundError
 from lgrep_core.models import Chunk, ChunkKind, embedding_text
+from lgrep_core.secrets import sanitize
 from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
 from lgrep_core.storage.store import FileRecord, ProjectStore
 
 from lgrep_index.chunker import CHUNKER_VERSION, chunk_file, detect_language
-from lgrep_index.walker import SkippedFile, WalkedFile, WalkOptions, read_text, walk
+from lgrep_index.walker import SKIP_SECRET, SkippedFile, WalkedFile, WalkOptions, read_text, walk
 
 __all__ = [
     "IndexPhase",
@@ -203,10 +204,12 @@ class Indexer:
         self._progress(progress)
         for start in range(0, len(candidates), FILES_PER_COMMIT):
             batch = candidates[start : start + FILES_PER_COMMIT]
-            written, changed = self._index_batch(batch, known, indexed)
+            written, changed, withheld = self._index_batch(batch, known, indexed)
             summary.chunks_written += written
             summary.files_indexed += changed
-            summary.files_unchanged += len(batch) - changed
+            if withheld:
+                summary.skipped[SKIP_SECRET] += withheld
+            summary.files_unchanged += len(batch) - changed - withheld
             progress.files_done += len(batch)
             progress.chunks_done += written
             self._progress(progress)
@@ -224,12 +227,13 @@ class Indexer:
 
     def _index_batch(
         self, batch: Sequence[WalkedFile], known: dict[str, FileRecord], indexed: dict[str, str]
-    ) -> tuple[int, int]:
+    ) -> tuple[int, int, int]:
+        """Chunk and store a batch of files: (chunks written, files indexed, files withheld as secrets)."""
         chunking = self.settings.chunking
         columns: dict[str, list[object]] = {name: [] for name in chunks_schema().names}
         records: list[FileRecord] = []
         keys: list[str] = []
-        changed = 0
+        changed = withheld = 0
         for file in batch:
             text = read_text(file, self.settings.index.max_file_bytes)
             if text is None:
@@ -241,6 +245,20 @@ class Indexer:
                 # Touched but identical: remember the new stat so the next run skips it cheaply.
                 records.append(FileRecord(file.path, file.size, file.mtime_ns, digest, old.language, old.chunks))
                 continue
+            # Secrets never reach the chunks, BM25 terms or vectors: redact them (lines stay where
+            # they are), or withhold a file that is essentially a credential (ADR 0005).
+            try:
+                clean = sanitize(text).text
+            except Exception:  # a scanner bug fails closed: the file is withheld, the run goes on
+                log.exception("scanning %s for secrets failed; not indexing it", file.path)
+                clean = None
+            if clean is None:
+                log.info("%s is withheld from the index: its content is a credential", file.path)
+                keys.append(path_key(file.path))  # drops whatever an older index held for it
+                records.append(FileRecord(file.path, file.size, file.mtime_ns, digest, language, 0))
+                withheld += 1
+                continue
+            text = clean
             try:
                 chunks = chunk_file(
                     file.path,
@@ -270,7 +288,7 @@ class Indexer:
         except Exception as exc:
             raise IndexingError(f"writing chunks of {len(keys)} files failed: {exc}") from exc
         self.store.manifest_put(records)
-        return table.num_rows, changed
+        return table.num_rows, changed, withheld
 
     def _append_rows(
         self, columns: dict[str, list[object]], file: WalkedFile, digest: str, chunks: list[Chunk]
