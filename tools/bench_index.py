@@ -55,6 +55,7 @@ def _pick_file(root: Path, summary_root: str) -> Path:
 
 def bench(root: Path, *, vectors: bool, touch: str | None) -> dict[str, object]:
     cache = Path(tempfile.mkdtemp(prefix="lgrep-bench-"))
+    (cache / "none.yaml").touch()  # an empty user config: the defaults
     env = {**os.environ, "LGREP_CACHE_DIR": str(cache), "LGREP_CONFIG": str(cache / "none.yaml")}
     # The model graph is built once per cache dir; build it outside the measured run.
     models = Path(os.environ.get("LGREP_BENCH_MODELS", Path(tempfile.gettempdir()) / "lgrep-bench-models"))

@@ -182,7 +182,11 @@ class LgrepRunner:
 
     def __init__(self, cache: Path) -> None:
         os.environ["LGREP_CACHE_DIR"] = str(cache)
-        os.environ.setdefault("LGREP_CONFIG", str(cache / "no-user-config.yaml"))
+        if "LGREP_CONFIG" not in os.environ:  # no user config file: the defaults, as CI sees them
+            empty = cache / "no-user-config.yaml"
+            cache.mkdir(parents=True, exist_ok=True)
+            empty.touch()
+            os.environ["LGREP_CONFIG"] = str(empty)
         from lgrep_core.config import load_settings
         from lgrep_core.embeddings.registry import make_embedder
 

@@ -104,3 +104,67 @@ def test_search_section_defaults_and_overrides(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         load_settings(None, env={"LGREP_SEARCH_BM25_WEIGHT": "-1"}, user_config=tmp_path / "none.yaml")
     assert "search.bm25_weight" in err.value.message or "LGREP_SEARCH_BM25_WEIGHT" in err.value.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "index:\n  cache_dir: ~\n",
+        "embedding:\n  provider: local\n",
+        "embedding:\n  model: other\n",
+        "log_level: DEBUG\n",
+        "index:\n  memory_budget_mb: 100000\n",
+    ],
+)
+def test_project_file_may_not_say_where_lgrep_writes_or_what_it_runs(tmp_path: Path, text: str) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".lgrep.yaml").write_text(text)
+    with pytest.raises(ConfigError, match="a project file may not set"):
+        load_settings(project, env={}, user_config=tmp_path / "missing.yaml")
+
+
+def test_project_file_may_tune_its_own_indexing_and_search(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".lgrep.yaml").write_text(
+        "index:\n  ignore_patterns: ['*.gen']\n  max_file_bytes: 5000\n"
+        "chunking:\n  max_tokens: 256\nsearch:\n  limit: 5\n"
+    )
+    s = load_settings(project, env={}, user_config=tmp_path / "missing.yaml").settings
+    assert (s.index.ignore_patterns, s.index.max_file_bytes, s.chunking.max_tokens, s.search.limit) == (
+        ["*.gen"],
+        5000,
+        256,
+        5,
+    )
+
+
+@pytest.mark.parametrize("value", ["", "  ", "relative/cache", "./cache"])
+def test_cache_dir_must_be_absolute(tmp_path: Path, value: str) -> None:
+    with pytest.raises(ConfigError, match=r"index\.cache_dir \(from env LGREP_CACHE_DIR\)"):
+        load_settings(None, env={"LGREP_CACHE_DIR": value}, user_config=tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "Infinity"])
+def test_numbers_must_be_finite(tmp_path: Path, value: str) -> None:
+    with pytest.raises(ConfigError, match=r"search\.bm25_weight"):
+        load_settings(None, env={"LGREP_SEARCH_BM25_WEIGHT": value}, user_config=tmp_path / "missing.yaml")
+    with pytest.raises(ConfigError, match=r"index\.lock_timeout_s"):
+        load_settings(None, env={"LGREP_INDEX_LOCK_TIMEOUT_S": value}, user_config=tmp_path / "missing.yaml")
+
+
+def test_lgrep_config_naming_a_missing_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="LGREP_CONFIG names"):
+        load_settings(None, env={"LGREP_CONFIG": str(tmp_path / "nope.yaml")})
+
+
+def test_a_project_file_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "private.txt"
+    outside.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".lgrep.yaml").symlink_to(outside)
+    with pytest.raises(ConfigError, match="symbolic link") as err:
+        load_settings(project, env={}, user_config=tmp_path / "missing.yaml")
+    assert "b3BlbnNzaC1rZXktdjEAAAAA" not in err.value.message

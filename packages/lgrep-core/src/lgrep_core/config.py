@@ -7,17 +7,23 @@ Layers, lowest first: built-in defaults; the user file (`~/.config/lgrep/config.
 
 Settings are loaded once, by the command-line entry points, and passed down; library code never
 reads the environment.
+
+A project file comes with the repository, which lgrep treats as untrusted: it may only set what
+concerns that project's indexing and search (`PROJECT_KEYS`). Where lgrep writes or runs, which model
+or provider it uses and which keys it reads come from the user's own file or environment only.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from lgrep_core.errors import ConfigError
@@ -35,8 +41,11 @@ __all__ = [
 ]
 
 PROJECT_CONFIG_NAME = ".lgrep.yaml"
+# What a project's own `.lgrep.yaml` may set (dotted keys; a trailing ".*" takes a whole section).
+PROJECT_KEYS = ("index.ignore_patterns", "index.max_file_bytes", "chunking.*", "search.*")
 DEFAULT_SOURCE = "default"
 _ENV_PREFIX = "LGREP_"
+_MAX_CONFIG_BYTES = 1_000_000
 # Short names the original design documents, mapped onto the nested keys.
 _ENV_ALIASES = {
     "LGREP_CACHE_DIR": ("index", "cache_dir"),
@@ -45,7 +54,8 @@ _ENV_ALIASES = {
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # inf and nan are not numbers a user means: `"score": Infinity` breaks every JSON consumer.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class EmbeddingSettings(_Section):
@@ -79,6 +89,18 @@ class IndexSettings(_Section):
         default_factory=list[str], description="Extra gitignore-style patterns to leave out of the index."
     )
     max_file_bytes: int = Field(default=1_000_000, gt=0, description="Files larger than this are not indexed.")
+
+    @field_validator("cache_dir", mode="before")
+    @classmethod
+    def _absolute_cache_dir(cls, value: object) -> object:
+        text = str(value) if isinstance(value, str | Path) else None
+        if text is not None and not text.strip():
+            raise ValueError("is empty; name a folder (an absolute path or one starting with ~)")
+        if text is not None and not Path(text).expanduser().is_absolute():
+            # Resolving it against the current directory would scatter indexes wherever lgrep runs.
+            raise ValueError(f"{text!r} is relative; give an absolute path or one starting with ~")
+        return value
+
     embed_batch_chunks: int = Field(
         default=256, ge=1, le=10_000, description="Chunks embedded and committed per step of the vector phase."
     )
@@ -106,7 +128,7 @@ class SearchSettings(_Section):
 class LgrepSettings(BaseSettings):
     """The effective configuration. Build it with `load_settings`, which records where each value came from."""
 
-    model_config = SettingsConfigDict(extra="forbid", validate_assignment=True)
+    model_config = SettingsConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="WARNING", description="Log level (stderr)."
@@ -173,10 +195,14 @@ def load_settings(
     sources: dict[str, str] = {}
 
     user_path = user_config if user_config is not None else default_user_config_path(env)
+    if user_config is None and env.get("LGREP_CONFIG") and not user_path.is_file():
+        raise ConfigError(f"LGREP_CONFIG names {user_path}, which is not a file")
     _merge(merged, sources, _read_yaml(user_path), str(user_path))
     if project_root is not None:
         project_path = project_root / PROJECT_CONFIG_NAME
-        _merge(merged, sources, _read_yaml(project_path), str(project_path))
+        project_layer = _read_yaml(project_path, untrusted=True)
+        _check_project_keys(project_layer, project_path)
+        _merge(merged, sources, project_layer, str(project_path))
     for origin, layer in _env_layers(env):
         _merge(merged, sources, layer, origin)
 
@@ -187,13 +213,37 @@ def load_settings(
     return LoadedSettings(settings=settings, sources=sources)
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def _check_project_keys(layer: Mapping[str, Any], path: Path) -> None:
+    """Raises ConfigError for a key that a repository's own file may not set."""
+    refused = [
+        key
+        for key in _flatten(layer)
+        if key.split(".", 1)[0] in LgrepSettings.model_fields  # unknown keys: "unknown setting" later
+        and not any(key == k or (k.endswith(".*") and key.startswith(k[:-1])) for k in PROJECT_KEYS)
+    ]
+    if refused:
+        raise ConfigError(
+            f"{path} sets {', '.join(sorted(refused))}, which a project file may not set: a repository "
+            f"may only choose {', '.join(PROJECT_KEYS)}. Where lgrep writes, which model or provider it "
+            "uses and which keys it reads belong in your own config file "
+            f"({default_user_config_path({})}) or the environment"
+        )
+
+
+def _read_yaml(path: Path, *, untrusted: bool = False) -> dict[str, Any]:
+    """Read a settings file. An `untrusted` one (a repository's) must be a regular file inside the
+    repository: a symlink could make lgrep read, and echo in an error, a file elsewhere."""
     try:
-        text = path.read_text(encoding="utf-8")
+        if untrusted:
+            text = _read_regular_file(path)
+        else:
+            text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not UTF-8 text") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -203,6 +253,23 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must hold a mapping of settings, not {type(data).__name__}")
     return data  # pyright: ignore[reportUnknownVariableType]
+
+
+def _read_regular_file(path: Path) -> str:
+    """A file's text, refusing symlinks, anything that is not a regular file, and files over 1 MB."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(f"config file {path} is a symbolic link; lgrep does not follow it") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"config file {path} is not a regular file")
+        if st.st_size > _MAX_CONFIG_BYTES:
+            raise ConfigError(f"config file {path} is larger than {_MAX_CONFIG_BYTES} bytes")
+        return f.read(_MAX_CONFIG_BYTES).decode("utf-8")
 
 
 def _env_layers(env: Mapping[str, str]) -> list[tuple[str, dict[str, Any]]]:
