@@ -33,10 +33,11 @@ class Lgrep:
 
     cache: Path
     env: dict[str, str]
+    command = (sys.executable, "-m", "lgrep_cli")
 
     def __call__(self, *args: str, cwd: Path | None = None, check: bool = True, timeout: float = 600) -> CliResult:
         proc = subprocess.run(
-            [sys.executable, "-m", "lgrep_cli", *args],
+            [*self.command, *args],
             capture_output=True,
             text=True,
             env=self.env,
@@ -51,7 +52,7 @@ class Lgrep:
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, "-m", "lgrep_cli", *args],
+            [*self.command, *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -121,30 +123,36 @@ def test_second_writer_gets_clear_error_or_waits(lgrep, mini_repo: Path) -> None
         lock.release()
 
 
+def _unpublished_files(store: ProjectStore) -> int:
+    """Files a first build committed to its (not yet published) generation, from its manifest."""
+    for gen in store.generations():
+        manifest = store.dir / gen / "manifest.sqlite"
+        if manifest.is_file():
+            try:
+                with contextlib.closing(sqlite3.connect(manifest, timeout=1)) as conn:
+                    return int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
+            except sqlite3.Error:
+                return 0
+    return 0
+
+
 def test_kill_during_chunk_phase_then_resume(lgrep, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     _make_repo(repo, 1300, distinct=False)
     proc = lgrep.popen("index", str(repo), "--quiet")
     store = ProjectStore(lgrep.cache, repo)
-
-    def some_chunks_committed() -> bool:
-        if not store.exists():
-            return False
-        try:
-            return ProjectStore(lgrep.cache, repo).chunks.count_rows() > 0
-        except Exception:
-            return False
-
-    _wait_for(some_chunks_committed, "the first chunk batch", proc)
+    _wait_for(lambda: _unpublished_files(store) > 0, "the first chunk batch", proc)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=POLL_TIMEOUT_S)
-    # The killed index opens and answers.
-    partial = lgrep("search", "handler_0_1", str(repo), "--json", "--type", "bm25").json()
-    assert partial["chunks_searched"] > 0
-    # The next run finishes the job, with no duplicates.
+    assert not store.exists(), "a half-built first index must not be published"
+    # Status and search say what happened instead of answering "no results".
+    assert lgrep("status", str(repo), "--json").json()["state"] == "interrupted"
+    # The next run resumes the build: the committed batches are not redone, and nothing is doubled.
     done = lgrep("index", str(repo), "--json").json()
     assert done["files"] == 1300
+    assert done["files_unchanged"] >= 400
     assert done["vectors_pending"] == 0
+    assert lgrep("search", "handler_0_1", str(repo), "--json", "--type", "bm25").json()["results"]
     fresh = lgrep("index", str(repo), "--json", "--force").json()
     assert done["chunks"] == fresh["chunks"]
 
@@ -193,7 +201,7 @@ def test_no_wait_returns_after_bm25_and_fills_vectors_behind(lgrep, tmp_path: Pa
 def test_damaged_index_is_a_clear_error_and_force_recovers(lgrep, mini_repo: Path) -> None:
     lgrep("index", str(mini_repo))
     store = ProjectStore(lgrep.cache, mini_repo)
-    shutil.rmtree(store.dir / "lance" / "chunks.lance" / "_versions")
+    shutil.rmtree(store.data_dir / "lance" / "chunks.lance" / "_versions")
     broken = lgrep("search", "token", str(mini_repo), check=False)
     assert broken.code == 1
     assert "lgrep index --force" in broken.err

@@ -42,3 +42,107 @@ def test_background_indexer_never_imports_from_the_project(lgrep, tmp_path: Path
         assert time.monotonic() < deadline, "the background vector fill did not finish"
         time.sleep(0.05)
     assert sorted(p.name for p in markers.iterdir()) == []
+
+
+# ------------------------------------------------------------------ a repository's own settings
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "index:\n  cache_dir: {target}\n",
+        "embedding:\n  model: other-model\n",
+        "log_level: DEBUG\n",
+    ],
+)
+def test_a_project_file_cannot_say_where_lgrep_writes_or_what_it_runs(
+    lgrep, mini_repo: Path, tmp_path: Path, setting: str
+) -> None:
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (mini_repo / ".lgrep.yaml").write_text(setting.format(target=target))
+    for args in (("index", str(mini_repo)), ("search", "token", str(mini_repo)), ("status", str(mini_repo))):
+        refused = lgrep(*args, check=False)
+        assert refused.code == 1, refused.err
+        assert "a project file may not set" in refused.err and "Traceback" not in refused.err
+    assert list(target.iterdir()) == []
+    assert list(lgrep.cache.iterdir()) == [lgrep.cache / "models"]
+
+
+def test_a_project_file_may_tune_its_own_indexing(lgrep, mini_repo: Path) -> None:
+    (mini_repo / ".lgrep.yaml").write_text("index:\n  ignore_patterns: ['auth/']\nsearch:\n  limit: 2\n")
+    answer = lgrep("search", "token", str(mini_repo), "--json", "--type", "bm25").json()
+    assert 0 < len(answer["results"]) <= 2
+    assert not any(h["path"].startswith("auth/") for h in answer["results"])
+
+
+@pytest.mark.parametrize("value", ["", "relative/cache"])
+def test_an_empty_or_relative_cache_dir_is_an_error(lgrep, mini_repo: Path, tmp_path: Path, value: str) -> None:
+    lgrep.env["LGREP_CACHE_DIR"] = value
+    refused = lgrep("index", str(mini_repo), cwd=tmp_path, check=False)
+    assert refused.code == 1 and "index.cache_dir" in refused.err and "LGREP_CACHE_DIR" in refused.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "home", "mini"]
+
+
+def test_lgrep_config_naming_a_missing_file_is_an_error(lgrep, mini_repo: Path, tmp_path: Path) -> None:
+    lgrep.env["LGREP_CONFIG"] = str(tmp_path / "no-such-config.yaml")
+    refused = lgrep("status", str(mini_repo), check=False)
+    assert refused.code == 1 and "LGREP_CONFIG" in refused.err and "no-such-config.yaml" in refused.err
+
+
+# ------------------------------------------------------------------------ inputs that are numbers
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search", "token", "--bm25-weight", "inf"),
+        ("search", "token", "--bm25-weight", "nan"),
+        ("search", "token", "--bm25-weight", "-1"),
+        ("search", "token", "-n", "0"),
+        ("index", "--wait", "nan"),
+        ("index", "--wait", "inf"),
+    ],
+)
+def test_flags_that_are_not_finite_numbers_are_usage_errors(lgrep, mini_repo: Path, args) -> None:
+    refused = lgrep(*args, cwd=mini_repo, check=False)
+    assert refused.code == 2 and "Traceback" not in refused.err, refused.err
+
+
+@pytest.mark.parametrize("name", ["LGREP_SEARCH_BM25_WEIGHT", "LGREP_INDEX__LOCK_TIMEOUT_S"])
+def test_settings_that_are_not_finite_numbers_are_errors(lgrep, mini_repo: Path, name: str) -> None:
+    lgrep.env[name] = "inf"
+    refused = lgrep("search", "token", str(mini_repo), "--json", check=False)
+    assert refused.code == 1 and name in refused.err and refused.out == ""
+
+
+# ----------------------------------------------------------------------------- output hygiene
+
+
+def test_terminal_escapes_and_newlines_are_shown_escaped(lgrep, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "evil\x1b[2Jname\nnext.py").write_text(
+        "def clear_screen_marker():\n    title = '\x1b]0;owned\x07'\n    return '\u202eevil' + title\n"
+    )
+    human = lgrep("search", "clear_screen_marker", str(repo), "--type", "bm25").out
+    assert human.strip()
+    assert "\x1b" not in human and "\x07" not in human and "\u202e" not in human
+    assert "evil\\x1b[2Jname\\nnext.py:1-3" in human
+    assert "\\x1b]0;owned\\x07" in human and "\\u202eevil" in human
+    # JSON keeps the exact text (escaped by JSON itself).
+    data = lgrep("search", "clear_screen_marker", str(repo), "--type", "bm25", "--json").json()
+    assert data["results"][0]["path"] == "evil\x1b[2Jname\nnext.py"
+
+
+def test_text_past_a_cut_long_line_is_searchable_and_marked_truncated(lgrep, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    items = ", ".join(f'"item{i}"' for i in range(600))
+    (repo / "data.py").write_text(f'def make_items():\n    items = [{items}, "zebracornfinale"]\n    return items\n')
+    data = lgrep("search", "zebracornfinale", str(repo), "--type", "bm25", "--json").json()
+    assert [h["path"] for h in data["results"]] == ["data.py"]
+    assert data["results"][0]["truncated"] is True
+    assert "zebracornfinale" not in data["results"][0]["content"]
+    human = lgrep("search", "zebracornfinale", str(repo), "--type", "bm25").out
+    assert "…" in human

@@ -103,3 +103,20 @@ def test_memory_governor_leaves_batches_alone_under_budget() -> None:
     governor = _MemoryGovernor(budget_mb=1_000_000, batch_chunks=256)
     governor.check(embedder)
     assert governor.batch_chunks == 256
+
+
+def test_a_file_that_turns_binary_after_the_walk_loses_its_chunks(tmp_path: Path, monkeypatch) -> None:
+    root = _repo(tmp_path)
+    settings = _settings(tmp_path)
+    Indexer(settings, root, FakeEmbedder()).run()
+    (root / "a.py").write_text("def alpha():\n    return 10\n")  # changed: a candidate for re-reading
+
+    real_read = pipeline.read_text
+
+    def read_as_binary(file, max_bytes):  # what read_text says when the file became binary meanwhile
+        return None if file.path == "a.py" else real_read(file, max_bytes)
+
+    monkeypatch.setattr(pipeline, "read_text", read_as_binary)
+    Indexer(settings, root, FakeEmbedder()).run()
+    store = ProjectStore(settings.cache_dir, root)
+    assert set(store.indexed_path_keys().values()) == {"b.go"}

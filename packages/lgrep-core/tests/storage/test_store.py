@@ -114,7 +114,7 @@ def test_damaged_tables_are_a_clear_error(tmp_path: Path) -> None:
     store.close()
     import shutil
 
-    shutil.rmtree(store.dir / "lance" / "chunks.lance" / "_versions")
+    shutil.rmtree(store.data_dir / "lance" / "chunks.lance" / "_versions")
     with pytest.raises(StorageError, match="--force"):
         ProjectStore(tmp_path / "cache", tmp_path / "proj").open()
 

@@ -26,9 +26,9 @@ from lgrep_core.errors import IndexingError, NotFoundError
 from lgrep_core.models import Chunk, ChunkKind, embedding_text
 from lgrep_core.secrets import sanitize
 from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
-from lgrep_core.storage.store import FileRecord, ProjectStore
+from lgrep_core.storage.store import FileRecord, IndexState, ProjectStore
 
-from lgrep_index.chunker import CHUNKER_VERSION, chunk_file, detect_language
+from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, detect_language
 from lgrep_index.walker import SKIP_SECRET, SkippedFile, WalkedFile, WalkOptions, read_text, walk
 
 __all__ = [
@@ -155,10 +155,15 @@ class Indexer:
         lock.acquire(self.settings.index.lock_timeout_s if lock_timeout_s is None else lock_timeout_s, self.root)
         try:
             summary = IndexSummary(root=str(self.root))
-            self._open(force, summary)
+            summary.created = self.store.begin_write(self.identity, force=force)
+            replacing = summary.created and self.store.state() is IndexState.READY
             started = time.monotonic()
             self._phase_chunks(summary)
             summary.seconds_bm25 = time.monotonic() - started
+            if not replacing or not wait_vectors:
+                # Searchable by BM25 now. A rebuild that waits for its vectors stays beside the live
+                # index until they are in, so searches never lose their vector channel meanwhile.
+                self.store.publish()
             # Phase 1's Arrow buffers and LanceDB's session caches (the full-text index it just
             # built) are not needed by phase 2: let them go before the model loads.
             self.store.close()
@@ -169,22 +174,15 @@ class Indexer:
                 self._phase_vectors(summary)
                 summary.seconds_vectors = time.monotonic() - started
             summary.vectors_pending = self.store.count_pending_chunks()
-            summary.chunks_total = self.store.chunks.count_rows()
+            summary.chunks_total = self.store.count_chunks()
+            self.store.publish()
             self._progress(IndexProgress(IndexPhase.DONE, summary.files_seen, summary.files_seen))
             return summary
         finally:
-            self.store.close()
+            self.store.end_write()
             lock.release()
 
     # ------------------------------------------------------------------ phases
-
-    def _open(self, force: bool, summary: IndexSummary) -> None:
-        if force or not self.store.exists():
-            self.store.create(self.identity)
-            summary.created = True
-        else:
-            self.store.check_identity(self.identity)
-        self.store.open()
 
     def _phase_chunks(self, summary: IndexSummary) -> None:
         self._progress(IndexProgress(IndexPhase.WALK))
@@ -237,7 +235,10 @@ class Indexer:
         for file in batch:
             text = read_text(file, self.settings.index.max_file_bytes)
             if text is None:
-                continue  # binary or unreadable now: the deletion pass drops any old chunks
+                # Binary, grown past the cap or unreadable since the walk: drop what the index held
+                # for it (the replace below deletes a key's rows that this batch does not rewrite).
+                keys.append(path_key(file.path))
+                continue
             digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
             old = known.get(file.path)
             language = detect_language(file.path) or "text"
@@ -273,7 +274,7 @@ class Indexer:
                 chunks = chunk_file(file.path, text, language=None, use_ast=False)
             if chunks:
                 language = chunks[0].language  # the chunker also reads shebangs
-            self._append_rows(columns, file, digest, chunks)
+            self._append_rows(columns, file, digest, chunks, text)
             keys.append(path_key(file.path))
             records.append(FileRecord(file.path, file.size, file.mtime_ns, digest, language, len(chunks)))
             changed += 1
@@ -291,9 +292,14 @@ class Indexer:
         return table.num_rows, changed, withheld
 
     def _append_rows(
-        self, columns: dict[str, list[object]], file: WalkedFile, digest: str, chunks: list[Chunk]
+        self, columns: dict[str, list[object]], file: WalkedFile, digest: str, chunks: list[Chunk], text: str
     ) -> None:
         pkey = path_key(file.path)
+        # Chunk content cuts lines at MAX_LINE_CHARS; what it cuts goes to `search_text`, so BM25
+        # still finds a word at the end of a long line (and search marks such a result truncated).
+        lines: list[str] | None = text.split("\n")
+        if not any(len(line) > MAX_LINE_CHARS for line in lines):
+            lines = None
         for chunk in chunks:
             vkey = vector_key(self.identity, chunk)
             cid = hashlib.sha256(f"{pkey}\x00{chunk.start_line}\x00{chunk.end_line}\x00{vkey}".encode()).hexdigest()[
@@ -311,7 +317,7 @@ class Indexer:
             columns["start_line"].append(chunk.start_line)
             columns["end_line"].append(chunk.end_line)
             columns["content"].append(chunk.content)
-            columns["search_text"].append("")  # schema 1 column, unused since search keeps its own BM25 (ADR 0004)
+            columns["search_text"].append(_overflow(lines, chunk) if lines is not None else "")
             columns["vec_key"].append(vkey)
             columns["file_hash"].append(digest)
 
@@ -409,6 +415,13 @@ def _rss_bytes() -> int:
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return peak if sys.platform == "darwin" else peak * 1024
+
+
+def _overflow(lines: list[str], chunk: Chunk) -> str:
+    """The text past MAX_LINE_CHARS of each long line of a chunk (its content holds the rest)."""
+    return "\n".join(
+        line[MAX_LINE_CHARS:] for line in lines[chunk.start_line - 1 : chunk.end_line] if len(line) > MAX_LINE_CHARS
+    )
 
 
 def _changed(file: WalkedFile, record: FileRecord | None) -> bool:

@@ -31,6 +31,7 @@ COLUMNS = [
     "language",
     "content_type",
     "content",
+    "search_text",
     "vec_key",
 ]
 
@@ -52,6 +53,7 @@ class Corpus:
     languages: list[str]
     content_types: list[str]
     contents: list[str]
+    cut: np.ndarray  # bool per chunk: its content cut long lines (the rest is searchable, not shown)
     vec_row: np.ndarray  # per chunk: row of `matrix`, -1 while its vector is pending
     matrix: np.ndarray  # unit vectors
     lexical: LexicalIndex
@@ -149,12 +151,13 @@ class Corpus:
         file_no = {f: i for i, f in enumerate(files)}
         symbols = [s or "" for s in cols["symbol"]]
         contents = [c or "" for c in cols["content"]]
+        overflow = [x or "" for x in cols.get("search_text") or [""] * len(contents)]
 
         path_cache: dict[str, list[str]] = {}
         for f in files:
             path_cache[f] = path_terms(f)
         lexical = LexicalIndex(
-            [analyze(c) for c in contents],
+            [analyze(f"{c}\n{x}" if x else c) for c, x in zip(contents, overflow, strict=True)],
             [list(identifier_terms(s)) if s else [] for s in symbols],
             [path_cache[p] for p in paths],
         )
@@ -176,6 +179,7 @@ class Corpus:
             languages=[lang or "" for lang in cols["language"]],
             content_types=[t or "code" for t in cols["content_type"]],
             contents=contents,
+            cut=np.asarray([bool(x) for x in overflow], dtype=bool),
             vec_row=vec_row,
             matrix=matrix,
             lexical=lexical,

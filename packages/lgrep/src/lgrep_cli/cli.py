@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +22,7 @@ from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import make_embedder
 from lgrep_core.errors import LgrepError, NotFoundError
 from lgrep_core.models import ContentType
-from lgrep_core.storage.store import ProjectStore
+from lgrep_core.storage.store import IndexState, ProjectStore
 from lgrep_index.pipeline import Indexer, IndexPhase, IndexProgress, IndexSummary, identity_for, walk_options
 from lgrep_index.walker import walk
 from lgrep_search.searcher import Searcher, SearchFilters, SearchType
@@ -29,12 +31,31 @@ __all__ = ["main"]
 
 log = logging.getLogger("lgrep")
 
+# Human search output: the first lines of each result, each cut to a terminal's width.
+HUMAN_SNIPPET_LINES = 6
+HUMAN_LINE_CHARS = 160
+# How long a search that has to build the index first waits for another process building it.
+SEARCH_BUILD_WAIT_S = 3600.0
+
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for grep or git cut off by `head`
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Every failure ends as a one-line `lgrep: error: ...` on stderr and an exit
+    code, never a traceback (run with -v, or LGREP_LOG_LEVEL=DEBUG, to log one)."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`lgrep search ... | head`): stop quietly, as grep and git do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     # argparse gives an optional positional its (empty) turn before the first option, so in
@@ -53,11 +74,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = _COMMANDS[args.command]
         return handler(args, loaded, root)
     except LgrepError as exc:
-        print(f"lgrep: error: {exc.message}", file=sys.stderr)
+        print(f"lgrep: error: {_printable(exc.message)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("lgrep: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        log.debug("file system error", exc_info=True)
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"lgrep: error: {_printable(str(exc.strerror or exc))}{_printable(str(where))}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:
+        # A bug, not bad input: say so in one line; -v logs the traceback for a report.
+        log.debug("unexpected error", exc_info=True)
+        print(
+            f"lgrep: internal error: {type(exc).__name__}: {_printable(str(exc))[:300]} "
+            "(run with -v for details and report it)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
 
 
 # ---------------------------------------------------------------------- parser
@@ -76,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="return once the project is searchable by BM25; vectors are filled in by a background process",
     )
-    p.add_argument("--wait", type=float, metavar="SECONDS", help="wait this long for another indexer of the project")
+    p.add_argument("--wait", type=_seconds, metavar="SECONDS", help="wait this long for another indexer of the project")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--vectors-only", action="store_true", help=argparse.SUPPRESS)
@@ -84,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search a project's index")
     p.add_argument("query")
     p.add_argument("path", nargs="?", default=".", help="project root (default: current directory)")
-    p.add_argument("-n", "--limit", type=int, help="number of results (default: search.limit, 10)")
+    p.add_argument("-n", "--limit", type=_count, help="number of results (default: search.limit, 10)")
     p.add_argument(
         "--type",
         choices=[t.value for t in SearchType],
@@ -96,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--lang", metavar="L", help="only files in language L (python, go, typescript, ...)")
     p.add_argument("--content", choices=[t.value for t in ContentType], help="only code, docs, config or text files")
-    p.add_argument("--bm25-weight", type=float, metavar="W", help="fixed BM25 weight in fusion (vector is 1)")
+    p.add_argument("--bm25-weight", type=_weight, metavar="W", help="fixed BM25 weight in fusion (vector is 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--explain", action="store_true", help="show why each result ranked where it did")
 
@@ -113,6 +150,46 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("path", nargs="?", default=".")
     show.add_argument("--json", action="store_true")
     return parser
+
+
+def _finite(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    return _finite(text, "a number of seconds (0 or more)")
+
+
+def _weight(text: str) -> float:
+    return _finite(text, "a weight (a finite number, 0 or more)")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{value} is out of range (1 to 1000)")
+    return value
+
+
+# C0 and C1 control characters, DEL, and the Unicode bidirectional controls ("Trojan Source"):
+# in a file name or a line of code they could move the cursor, recolour or rewrite the terminal, or
+# make code read differently from what it is. Human output shows them escaped; tabs in code stay.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _printable(text: str, *, keep_tabs: bool = False) -> str:
+    """`text` with every character that a terminal would act on shown as an escape (\\x1b, \\n)."""
+    out = _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
+    return out if keep_tabs else out.replace("\t", "\\t")
 
 
 def _setup_logging(level: str, verbose: bool) -> None:
@@ -266,9 +343,18 @@ def cmd_search(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
     settings = loaded.settings
     root = _project_root(root)
     store = ProjectStore(settings.cache_dir, root)
-    if not store.exists():
-        print(f"lgrep: {root} has no index yet; building it first", file=sys.stderr)
-        _run_index(settings, root, show_progress=sys.stderr.isatty())
+    state = store.state()
+    if state is IndexState.BUILDING:
+        store.open()  # raises the error that says who is building it
+    if state is not IndexState.READY:
+        why = {
+            IndexState.INTERRUPTED: "its first index did not finish; finishing it first",
+            IndexState.OUTDATED: "its index was written by an older lgrep; rebuilding it first",
+        }.get(state, "has no index yet; building it first")
+        print(f"lgrep: {_printable(str(root))} {why}", file=sys.stderr)
+        # Another search may have started the same build a moment ago: queue behind it (its run
+        # publishes the index; this one then only checks for changes) instead of failing.
+        _run_index(settings, root, show_progress=sys.stderr.isatty(), lock_timeout_s=SEARCH_BUILD_WAIT_S)
     embedder = _embedder(settings)
     store.check_identity(identity_for(settings, embedder))
     searcher = Searcher(store, embedder)
@@ -311,16 +397,20 @@ def cmd_search(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
     if not response.results:
         print("no results", file=sys.stderr)
     for hit in response.results:
-        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
-        label = f"{hit.symbol} ({hit.kind})" if hit.symbol else f"({hit.kind})"
+        where = f"{_printable(hit.path)}:{hit.start_line}-{hit.end_line}"
+        label = f"{_printable(hit.symbol)} ({hit.kind})" if hit.symbol else f"({hit.kind})"
         flag = "  [changed on disk]" if hit.stale else ""
         print(f"{where}  {label}  score={hit.score:.4f}  via {hit.match}{flag}")
         if args.explain:
             print("    " + ", ".join(f"{k}={v:g}" for k, v in sorted(hit.scores.items())))
             if hit.why:
-                print("    why: " + "; ".join(hit.why))
-        for line in hit.content.splitlines()[:6]:
-            print(f"    {line[:160]}")
+                print("    why: " + _printable("; ".join(hit.why)))
+        lines = hit.content.splitlines()
+        for line in lines[:HUMAN_SNIPPET_LINES]:
+            shown = _printable(line[:HUMAN_LINE_CHARS], keep_tabs=True)
+            print(f"    {shown}{' …' if len(line) > HUMAN_LINE_CHARS else ''}")
+        if len(lines) > HUMAN_SNIPPET_LINES or hit.truncated:
+            print(f"    … (lines {hit.start_line}-{hit.end_line}; --json shows more)")
         print()
     if response.vectors_pending:
         print(
@@ -334,6 +424,11 @@ def cmd_status(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
     settings = loaded.settings
     root = _project_root(root)
     store = ProjectStore(settings.cache_dir, root)
+    state = store.state()
+    if state is IndexState.ABSENT:
+        store.open()  # raises: no index yet, and what to run
+    if state is not IndexState.READY:
+        return _status_not_ready(args, store, state)
     meta = store.read_meta()
     store.open()
     records = store.manifest_records()
@@ -346,9 +441,10 @@ def cmd_status(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
     last = meta.get("last_indexed_at")
     status = {
         "root": str(root),
+        "state": state.value,
         "index_dir": str(store.dir),
         "files": len(records),
-        "chunks": store.chunks.count_rows(),
+        "chunks": store.count_chunks(),
         "vectors_pending": pending,
         "languages": dict(sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))),
         "provider": identity.get("provider"),
@@ -362,8 +458,8 @@ def cmd_status(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
         print(json.dumps(status, indent=2))
         return EXIT_OK
     langs = ", ".join(f"{k} {v}" for k, v in list(status["languages"].items())[:8])
-    print(f"{root}")
-    print(f"  index     {store.dir}")
+    print(_printable(str(root)))
+    print(f"  index     {_printable(str(store.dir))}")
     print(f"  files     {status['files']} ({langs})")
     print(f"  chunks    {status['chunks']}, {pending} waiting for vectors")
     print(f"  model     {status['provider']}/{status['model']} ({status['dimension']} d)")
@@ -372,6 +468,23 @@ def cmd_status(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
     print(
         f"  changed   {c['total']} files since ({c['added']} added, {c['modified']} modified, {c['deleted']} deleted)"
     )
+    return EXIT_OK
+
+
+def _status_not_ready(args: argparse.Namespace, store: ProjectStore, state: IndexState) -> int:
+    """`lgrep status` of a project that is not searchable yet: say why, and what to run."""
+    try:
+        store.open()
+        detail = ""
+    except LgrepError as exc:
+        detail = exc.message
+    if args.json:
+        print(
+            json.dumps({"root": str(store.root), "state": state.value, "index_dir": str(store.dir), "detail": detail})
+        )
+        return EXIT_OK
+    print(_printable(str(store.root)))
+    print(f"  state     {state.value}: {_printable(detail)}")
     return EXIT_OK
 
 
@@ -397,7 +510,9 @@ def cmd_clean(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> i
         print(f"no index for {store.root}", file=sys.stderr)
         return EXIT_OK
     lock = store.lock()
-    lock.acquire(0.0, store.root)
+    lock.acquire(
+        0.0, store.root, doing="removing", advice=f"wait for it to finish, then run `lgrep clean {store.root}` again"
+    )
     try:
         shutil.rmtree(store.dir)
     finally:

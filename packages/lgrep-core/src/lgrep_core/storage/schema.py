@@ -56,7 +56,8 @@ def chunks_schema() -> pa.Schema:
             pa.field("start_line", pa.int32()),
             pa.field("end_line", pa.int32()),
             pa.field("content", pa.string()),
-            # content plus split identifiers, symbol and path: what the full-text index sees
+            # text that `content` leaves out (the rest of lines longer than the chunker's cap): searched
+            # by BM25, never shown
             pa.field("search_text", pa.string()),
             pa.field("vec_key", pa.string(), nullable=False),
             pa.field("file_hash", pa.string()),

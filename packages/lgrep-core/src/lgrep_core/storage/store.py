@@ -16,16 +16,21 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
+import inspect
 import json
 import logging
 import os
+import re
+import shutil
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -39,6 +44,7 @@ except ImportError as _exc:  # pragma: no cover - install hint
 from lgrep_core.errors import (
     IndexBusyError,
     IndexMismatchError,
+    LgrepError,
     NotFoundError,
     SchemaVersionMismatchError,
     StorageError,
@@ -53,7 +59,7 @@ from lgrep_core.storage.schema import (
     vectors_schema,
 )
 
-__all__ = ["FileRecord", "ProjectStore", "WriteLock"]
+__all__ = ["CURRENT_POINTER", "FileRecord", "IndexState", "ProjectStore", "WriteLock"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +69,9 @@ CLEANUP_OLDER_THAN = timedelta(minutes=10)
 # Each commit adds fragments to the chunks table; past this many rows written since the last
 # compaction, fold them together so a reader's full scan (the searcher's snapshot load) stays fast.
 COMPACT_AFTER_ROWS = 1000
+# The file naming the published generation; replaced atomically when a rebuild completes.
+CURRENT_POINTER = "CURRENT"
+_GENERATION_NAME = re.compile(r"gen-[0-9a-f]{1,20}-[0-9]{1,10}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +91,22 @@ class WriteLock:
         self._path = path
         self._fd: int | None = None
 
-    def acquire(self, timeout_s: float, project_root: Path) -> None:
+    def acquire(
+        self,
+        timeout_s: float,
+        project_root: Path,
+        *,
+        doing: str = "indexing",
+        advice: str = "wait for it to finish, or pass --wait SECONDS to queue behind it",
+    ) -> None:
         """Raises:
-        IndexBusyError: another process holds the lock for longer than `timeout_s`.
+        IndexBusyError: another process holds the lock for longer than `timeout_s`; the message says
+            what it is `doing` and what the user can do (`advice`: only flags the caller has).
         """
-        fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise StorageError(f"cannot open the lock file {self._path}: {exc.strerror}") from None
         deadline = time.monotonic() + timeout_s
         delay = 0.05
         while True:
@@ -101,8 +121,8 @@ class WriteLock:
                 if time.monotonic() >= deadline:
                     os.close(fd)
                     raise IndexBusyError(
-                        f"another lgrep process (pid {holder}) is indexing {project_root}; "
-                        "wait for it to finish, or pass --wait SECONDS to queue behind it"
+                        f"another lgrep process (pid {holder}) is indexing {project_root}, so lgrep cannot "
+                        f"go on {doing} it now; {advice}"
                     ) from None
                 if delay == 0.05:
                     log.warning("waiting for another lgrep process (pid %s) indexing %s", holder, project_root)
@@ -120,49 +140,287 @@ class WriteLock:
             self._fd = None
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _storage_errors(method: _F) -> _F:
+    """LanceDB and SQLite raise many types (ValueError, OSError, RuntimeError, ...) for damaged or
+    vanished files: turn them into the StorageError that says what to run. Generators too."""
+    if inspect.isgeneratorfunction(method):
+
+        @functools.wraps(method)
+        def gen_wrapper(self: ProjectStore, *args: Any, **kwargs: Any) -> Any:
+            try:
+                yield from method(self, *args, **kwargs)
+            except LgrepError:
+                raise
+            except Exception as exc:
+                raise self.damaged(exc) from exc
+
+        return gen_wrapper  # type: ignore[return-value]
+
+    @functools.wraps(method)
+    def wrapper(self: ProjectStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except LgrepError:
+            raise
+        except Exception as exc:
+            raise self.damaged(exc) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+class IndexState(StrEnum):
+    """Where a project's index stands, as a reader sees it."""
+
+    READY = "ready"  # a published generation: searchable
+    BUILDING = "building"  # no published generation yet; an indexer is building the first one
+    INTERRUPTED = "interrupted"  # no published generation; a build was started and its process stopped
+    OUTDATED = "outdated"  # an index in the layout of an older lgrep (no generations)
+    ABSENT = "absent"  # never indexed
+
+
 class ProjectStore:
-    """Opens (and with `create=True`, initialises) the index of one project root."""
+    """Opens one project's index: readers the published generation, the writer the one it builds.
+
+    Every build that starts from nothing (the first index, `--force`, a repair) writes a new
+    generation folder beside the live one and publishes it by replacing the `CURRENT` pointer, so a
+    search never sees a half-built or emptied index. Incremental runs write the live generation in
+    place (LanceDB commits make each batch of files appear at once).
+    """
 
     def __init__(self, cache_dir: Path, root: Path) -> None:
         self.root = root.resolve()
         self.dir = project_dir(cache_dir, self.root)
+        self._gen: str | None = None  # the generation whose tables are open
+        self._pinned: str | None = None  # the writer's generation (may not be published yet)
         self._db: Any = None
         self._chunks: Any = None
         self._vectors: Any = None
         self._manifest: sqlite3.Connection | None = None
 
+    # ---------------------------------------------------------------- generations
+
+    @property
+    def pointer_path(self) -> Path:
+        return self.dir / CURRENT_POINTER
+
+    def published_generation(self) -> str | None:
+        """The name of the live generation, or None when nothing is published.
+
+        Raises:
+            StorageError: the pointer is damaged.
+        """
+        try:
+            text = self.pointer_path.read_bytes()[:256].decode("ascii", "replace").strip()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageError(f"cannot read {self.pointer_path}: {exc.strerror}") from None
+        if not _GENERATION_NAME.fullmatch(text) or not (self.dir / text / "meta.json").is_file():
+            raise StorageError(
+                f"the index of {self.root} is damaged (its pointer {self.pointer_path} names no "
+                f"index): run `lgrep index --force {self.root}`"
+            )
+        return text
+
+    def generations(self) -> list[str]:
+        """Every generation folder on disk, oldest first."""
+        try:
+            names = [e.name for e in os.scandir(self.dir) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return []
+        return sorted(n for n in names if _GENERATION_NAME.fullmatch(n))
+
+    def state(self) -> IndexState:
+        try:
+            if self.published_generation() is not None:
+                return IndexState.READY
+        except StorageError:
+            return IndexState.READY  # damaged, but there is an index: opening it says what to do
+        if self.generations():
+            return IndexState.BUILDING if self.writer_pid() is not None else IndexState.INTERRUPTED
+        if (self.dir / "meta.json").is_file() or (self.dir / "lance").is_dir():
+            return IndexState.OUTDATED
+        return IndexState.ABSENT
+
+    def writer_pid(self) -> str | None:
+        """The pid of the process holding this project's write lock, or None if nobody holds it.
+        Opens the lock file read-only: a reader never creates files."""
+        try:
+            fd = os.open(self.dir / "writer.lock", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return None
+        finally:
+            os.close(fd)
+
+    def _not_ready(self) -> NotFoundError:
+        state = self.state()
+        if state is IndexState.BUILDING:
+            return NotFoundError(
+                f"{self.root} is being indexed for the first time (lgrep pid {self.writer_pid()}); it is "
+                "searchable once its files are chunked: try again shortly (`lgrep status` shows progress)"
+            )
+        if state is IndexState.INTERRUPTED:
+            return NotFoundError(
+                f"the first index of {self.root} did not finish (its process stopped): "
+                f"run `lgrep index {self.root}` to finish it"
+            )
+        if state is IndexState.OUTDATED:
+            return NotFoundError(
+                f"the index of {self.root} was written by an older lgrep: run `lgrep index --force {self.root}`"
+            )
+        return NotFoundError(f"{self.root} has no index yet: run `lgrep index {self.root}`")
+
+    @property
+    def data_dir(self) -> Path:
+        """The folder of the generation this store reads or writes.
+
+        Raises:
+            NotFoundError: nothing is published (the message says whether a build is running).
+            StorageError: the pointer is damaged.
+        """
+        gen = self._pinned or self._gen or self.published_generation()
+        if gen is None:
+            raise self._not_ready()
+        return self.dir / gen
+
+    def begin_write(self, identity: IndexIdentity, *, force: bool) -> bool:
+        """Choose the generation this writer fills (the caller holds the write lock); True if new.
+
+        Incremental runs continue the published generation, or an unfinished first build. A forced
+        run, a first run, and a run over a damaged or outdated index start a fresh generation, which
+        stays invisible to readers until `publish`.
+
+        Raises:
+            IndexMismatchError, SchemaVersionMismatchError: the published index was built
+                differently (the caller asks for force).
+        """
+        self.close()
+        self._pinned = None
+        self._remove_outdated_layout()
+        published: str | None
+        try:
+            published = self.published_generation()
+        except StorageError as exc:
+            log.warning("%s; building a new index", exc.message)
+            published = None
+        unfinished = [g for g in self.generations() if g != published]
+        if not force and published is not None:
+            self._pinned = published
+            try:
+                self.check_identity(identity)
+                self.open()
+                self._check_manifest()
+            except (IndexMismatchError, SchemaVersionMismatchError):
+                self._pinned = None
+                raise
+            except StorageError as exc:
+                log.warning("%s; rebuilding it beside the live one", exc.message)
+                self.close()
+                self._pinned = None
+            else:
+                self._remove_generations(keep={published})
+                return False
+        if not force and published is None and unfinished:
+            self._pinned = unfinished[-1]  # resume the first build a killed process left
+            try:
+                self.check_identity(identity)
+                self.open()
+                self._check_manifest()
+            except StorageError:
+                self.close()
+                self._pinned = None
+            else:
+                self._remove_generations(keep={self._pinned})
+                return False
+        self._remove_generations(keep={published} if published else set())
+        self.create(identity, publish=False)
+        return True
+
+    @property
+    def is_published(self) -> bool:
+        try:
+            return self._pinned is not None and self._pinned == self.published_generation()
+        except StorageError:
+            return False
+
+    def publish(self) -> None:
+        """Make the writer's generation the live one and delete the others. A reader that was
+        loading an old one notices the pointer changed and reloads (see `open`)."""
+        if self._pinned is None or self.is_published:
+            return
+        tmp = self.dir / f"{CURRENT_POINTER}.{os.getpid()}.tmp"
+        with tmp.open("w", encoding="ascii") as f:
+            f.write(self._pinned + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(self.pointer_path)
+        _fsync_dir(self.dir)
+        self._remove_generations(keep={self._pinned})
+
+    def end_write(self) -> None:
+        self.close()
+        self._pinned = None
+
+    def _remove_generations(self, keep: set[str]) -> None:
+        for gen in self.generations():
+            if gen not in keep:
+                shutil.rmtree(self.dir / gen, ignore_errors=True)
+
+    def _remove_outdated_layout(self) -> None:
+        """Drop an index in the single-folder layout of lgrep before generations (writer only)."""
+        for name in ("lance", "manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm", "meta.json"):
+            target = self.dir / name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            elif target.exists() or target.is_symlink():
+                target.unlink(missing_ok=True)
+
     # ----------------------------------------------------------------- lifecycle
 
     @property
     def meta_path(self) -> Path:
-        return self.dir / "meta.json"
+        return self.data_dir / "meta.json"
 
     def exists(self) -> bool:
-        return self.meta_path.is_file()
+        """Whether a generation is published (searchable)."""
+        return self.state() is IndexState.READY
 
     def read_meta(self) -> dict[str, Any]:
+        meta_path = self.meta_path
         try:
-            data = json.loads(self.meta_path.read_text(encoding="utf-8"))
+            data = json.loads(meta_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise NotFoundError(f"{self.root} has no index yet: run `lgrep index {self.root}`") from None
+            raise self._not_ready() from None
         except (OSError, ValueError) as exc:
             raise StorageError(
-                f"index metadata {self.meta_path} is unreadable ({exc}): run `lgrep index --force {self.root}`"
+                f"index metadata {meta_path} is unreadable ({exc}): run `lgrep index --force {self.root}`"
             ) from None
-        if not isinstance(data, dict):
-            raise StorageError(f"index metadata {self.meta_path} is damaged: run `lgrep index --force`")
+        if not isinstance(data, dict) or not isinstance(data.get("identity"), dict):
+            raise StorageError(f"index metadata {meta_path} is damaged: run `lgrep index --force {self.root}`")
         return data  # pyright: ignore[reportUnknownVariableType]
 
     def write_meta(self, **updates: Any) -> None:
-        meta = self.read_meta() if self.exists() else {}
+        meta_path = self.meta_path
+        meta = self.read_meta() if meta_path.is_file() else {}
         meta.update(updates)
-        tmp = self.meta_path.with_suffix(".tmp")
+        tmp = meta_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
-        tmp.replace(self.meta_path)
+        tmp.replace(meta_path)
 
     def check_identity(self, identity: IndexIdentity) -> None:
         """Raises:
         SchemaVersionMismatchError, IndexMismatchError: the index was built differently.
+        StorageError: its metadata is damaged.
         """
         meta = self.read_meta()
         stored = dict(meta.get("identity") or {})
@@ -181,69 +439,93 @@ class ProjectStore:
                 f"index built with {was}, config says {identity.describe()}: run `lgrep index --force {self.root}`"
             )
 
-    def create(self, identity: IndexIdentity) -> None:
-        """Start a fresh, empty index (wiping whatever was there)."""
-        self.close()
-        if self.dir.exists():
-            for name in (
-                "lance",
-                "manifest.sqlite",
-                "manifest.sqlite-wal",
-                "manifest.sqlite-shm",
-                "meta.json",
-            ):
-                target = self.dir / name
-                if target.is_dir():
-                    import shutil
+    def create(self, identity: IndexIdentity, *, publish: bool = True) -> None:
+        """Start a fresh, empty generation for this writer (and publish it at once unless told not to).
 
-                    shutil.rmtree(target)
-                elif target.exists():
-                    target.unlink()
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        Raises:
+            StorageError: the cache folder cannot be written.
+        """
+        self.close()
+        gen = f"gen-{time.time_ns():x}-{os.getpid()}"
+        _make_dir(self.dir)
         tag = self.dir.parent / "CACHEDIR.TAG"
-        if not tag.exists():
-            # The standard marker: backup tools and our own walker skip the cache dir.
-            tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# lgrep index cache\n")
-        db = lancedb.connect(str(self.dir / "lance"))
-        db.create_table(CHUNKS_TABLE, schema=chunks_schema())
-        db.create_table(VECTORS_TABLE, schema=vectors_schema(identity.dimension))
+        try:
+            if not tag.exists():
+                # The standard marker: backup tools and our own walker skip the cache dir.
+                tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# lgrep index cache\n")
+            (self.dir / gen).mkdir(mode=0o700)
+            self._pinned = gen
+            db = lancedb.connect(str(self.dir / gen / "lance"))
+            db.create_table(CHUNKS_TABLE, schema=chunks_schema())
+            db.create_table(VECTORS_TABLE, schema=vectors_schema(identity.dimension))
+        except OSError as exc:
+            raise StorageError(f"cannot write the index of {self.root} under {self.dir}: {exc.strerror}") from None
         self.write_meta(
             identity=identity.as_dict(),
             project_root=str(self.root),
             created_at=time.time(),
             last_indexed_at=None,
         )
+        if publish:
+            self.publish()
 
     def open(self) -> None:
-        """Open the tables.
+        """Open the tables of the generation to read (the published one) or write (the pinned one).
+        A reader whose generation was replaced since it opened it closes it and opens the new one.
 
         Raises:
             NotFoundError: there is no index.
             StorageError: the index is damaged.
         """
-        if self._db is not None:
+        gen = self._pinned or self.published_generation()
+        if gen is None:
+            raise self._not_ready()
+        if self._db is not None and gen == self._gen:
             return
-        self.read_meta()
+        self.close()
+        self._gen = gen
+        meta = self.read_meta()
         try:
-            self._db = lancedb.connect(str(self.dir / "lance"), read_consistency_interval=timedelta(0))
+            self._db = lancedb.connect(str(self.dir / gen / "lance"), read_consistency_interval=timedelta(0))
             self._chunks = self._db.open_table(CHUNKS_TABLE)
             self._vectors = self._db.open_table(VECTORS_TABLE)
+            versions = (int(self._chunks.version), int(self._vectors.version))
             self._chunks.count_rows()
+            self._vectors.count_rows()
         except Exception as exc:  # lancedb raises a variety of types for damaged data
-            self._db = None
+            self._db = self._gen = None
+            raise self.damaged(exc) from None
+        expected = meta.get("table_versions") or [0, 0]
+        if any(have < int(want) for have, want in zip(versions, expected, strict=False)):
+            self._db = self._gen = None
             raise StorageError(
-                f"the index of {self.root} cannot be opened ({type(exc).__name__}: {exc}); "
-                f"run `lgrep index --force {self.root}` to rebuild it"
-            ) from None
+                f"the index of {self.root} is damaged (its tables are at versions {list(versions)}, older than "
+                f"the {expected} last written: files are missing): run `lgrep index --force {self.root}`"
+            )
+
+    def damaged(self, exc: BaseException) -> StorageError:
+        """The error for a read that failed on damaged data."""
+        detail = str(exc).splitlines()[0][:300] if str(exc) else ""
+        return StorageError(
+            f"the index of {self.root} cannot be read ({type(exc).__name__}: {detail}); "
+            f"run `lgrep index --force {self.root}` to rebuild it"
+        )
+
+    @_storage_errors
+    def record_versions(self) -> None:
+        """Note the tables' versions in the metadata (writer): a reader that finds older ones knows
+        that files of the index went missing instead of silently reading an older, emptier table."""
+        self.write_meta(table_versions=[int(self.chunks.version), int(self.vectors.version)])
 
     def close(self) -> None:
         if self._manifest is not None:
             self._manifest.close()
             self._manifest = None
         self._db = self._chunks = self._vectors = None
+        self._gen = None
 
     def lock(self) -> WriteLock:
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _make_dir(self.dir)
         return WriteLock(self.dir / "writer.lock")
 
     @property
@@ -260,22 +542,51 @@ class ProjectStore:
 
     @property
     def manifest(self) -> sqlite3.Connection:
+        """The per-file manifest of the open generation.
+
+        Raises:
+            StorageError: it is damaged (a writer drops and re-derives it; see `_check_manifest`).
+        """
         if self._manifest is None:
-            self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            conn = sqlite3.connect(self.dir / "manifest.sqlite", timeout=30, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, "
-                "sha256 TEXT, language TEXT, chunks INTEGER)"
-            )
+            path = self.data_dir / "manifest.sqlite"
+            try:
+                conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, "
+                    "sha256 TEXT, language TEXT, chunks INTEGER)"
+                )
+            except sqlite3.Error as exc:
+                raise StorageError(
+                    f"the file manifest {path} is damaged ({exc}): run `lgrep index {self.root}` to repair it"
+                ) from None
             self._manifest = conn
         return self._manifest
 
+    def _check_manifest(self) -> None:
+        """Writer: the manifest only lets a run skip unchanged files, so a damaged one is dropped
+        and rebuilt from the files (each is re-read once; the tables keep what they hold)."""
+        try:
+            ok = self.manifest.execute("PRAGMA quick_check").fetchone()
+            rows = self.manifest.execute("SELECT path, size, mtime_ns, sha256, language, chunks FROM files LIMIT 1")
+            rows.fetchall()
+            if ok is None or ok[0] != "ok":
+                raise sqlite3.DatabaseError(str(ok))
+        except (sqlite3.Error, StorageError) as exc:
+            log.warning("the file manifest of %s is damaged (%s): rebuilding it", self.root, exc)
+            if self._manifest is not None:
+                self._manifest.close()
+                self._manifest = None
+            for suffix in ("", "-wal", "-shm"):
+                (self.data_dir / f"manifest.sqlite{suffix}").unlink(missing_ok=True)
+
+    @_storage_errors
     def manifest_records(self) -> dict[str, FileRecord]:
         rows = self.manifest.execute("SELECT path, size, mtime_ns, sha256, language, chunks FROM files")
         return {r[0]: FileRecord(*r) for r in rows}
 
+    @_storage_errors
     def manifest_get(self, paths: Sequence[str]) -> dict[str, FileRecord]:
         out: dict[str, FileRecord] = {}
         for start in range(0, len(paths), 500):
@@ -288,6 +599,7 @@ class ProjectStore:
             out.update({r[0]: FileRecord(*r) for r in rows})
         return out
 
+    @_storage_errors
     def manifest_put(self, records: Iterable[FileRecord]) -> None:
         conn = self.manifest
         with _transaction(conn):
@@ -296,6 +608,7 @@ class ProjectStore:
                 [(r.path, r.size, r.mtime_ns, r.sha256, r.language, r.chunks) for r in records],
             )
 
+    @_storage_errors
     def manifest_delete(self, paths: Iterable[str]) -> None:
         conn = self.manifest
         with _transaction(conn):
@@ -303,6 +616,7 @@ class ProjectStore:
 
     # -------------------------------------------------------------- chunk writes
 
+    @_storage_errors
     def replace_files(self, rows: pa.Table, path_keys: Sequence[str]) -> None:
         """Atomically make `rows` the only chunks of the files named by `path_keys`.
 
@@ -325,14 +639,17 @@ class ProjectStore:
             .execute(rows)
         )
 
+    @_storage_errors
     def append_chunks(self, rows: pa.Table) -> None:
         """Add chunks of files the table holds nothing for (the caller knows)."""
         self.chunks.add(rows)
 
+    @_storage_errors
     def delete_files(self, path_keys: Sequence[str]) -> None:
         if path_keys:
             self.chunks.delete(col("path_key").isin(list(path_keys)))
 
+    @_storage_errors
     def indexed_path_keys(self) -> dict[str, str]:
         """path_key -> path for every file that has chunks in the table."""
         out: dict[str, str] = {}
@@ -342,6 +659,7 @@ class ProjectStore:
                 out[key] = path
         return out
 
+    @_storage_errors
     def note_chunk_writes(self, rows: int) -> None:
         """Count rows written to the chunks table; compact it once enough have piled up."""
         pending = int(self.read_meta().get("rows_since_compaction", 0)) + rows
@@ -349,29 +667,41 @@ class ProjectStore:
             self.chunks.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
             pending = 0
         self.write_meta(rows_since_compaction=pending)
+        self.record_versions()
 
+    @_storage_errors
     def compact_vectors(self) -> None:
         """Phase 2 appends one fragment per batch; fold them together so loading stays fast."""
         self.vectors.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
+        self.record_versions()
 
+    @_storage_errors
     def optimize(self) -> None:
         for table in (self.chunks, self.vectors):
             table.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
+        self.record_versions()
 
     # ------------------------------------------------------------------- vectors
 
+    @_storage_errors
+    def count_chunks(self) -> int:
+        return int(self.chunks.count_rows())
+
+    @_storage_errors
     def stored_vector_keys(self) -> set[str]:
         keys: set[str] = set()
         for batch in self.vectors.search().select(["vec_key"]).to_batches(65536):
             keys.update(batch.column("vec_key").to_pylist())
         return keys
 
+    @_storage_errors
     def chunk_vector_keys(self) -> set[str]:
         keys: set[str] = set()
         for batch in self.chunks.search().select(["vec_key"]).to_batches(65536):
             keys.update(batch.column("vec_key").to_pylist())
         return keys
 
+    @_storage_errors
     def count_pending_chunks(self, stored: set[str] | None = None) -> int:
         """Chunks whose embedding key has no vector yet (BM25 still finds them)."""
         stored = self.stored_vector_keys() if stored is None else stored
@@ -384,12 +714,15 @@ class ProjectStore:
         return self.chunk_vector_keys() - self.stored_vector_keys()
 
     def generation(self) -> tuple[object, ...]:
-        """A token that changes whenever either table commits a new version: a reader's snapshot is
-        current while it is unchanged. Costs two stats and two tiny reads (Lance's version hint and
-        its versions folder), not a round trip through LanceDB, so a searcher can check it per query."""
-        token: list[object] = []
+        """A token that changes whenever a new generation is published or either table commits a new
+        version: a reader's snapshot is current while it is unchanged. Costs a few stats and tiny reads
+        (the pointer, Lance's version hint and its versions folder), not a round trip through LanceDB,
+        so a searcher can check it per query. Call `open` first: it follows the pointer."""
+        self.open()
+        assert self._gen is not None
+        token: list[object] = [self._gen]
         for table in (CHUNKS_TABLE, VECTORS_TABLE):
-            versions = self.dir / "lance" / f"{table}.lance" / "_versions"
+            versions = self.dir / self._gen / "lance" / f"{table}.lance" / "_versions"
             try:
                 token.append(versions.stat().st_mtime_ns)
                 token.append((versions / "latest_version_hint.json").read_bytes())
@@ -397,12 +730,18 @@ class ProjectStore:
                 token.append(int((self.chunks if table == CHUNKS_TABLE else self.vectors).version))
         return tuple(token)
 
+    @_storage_errors
     def iter_chunk_rows(self, columns: Sequence[str], batch_rows: int = 4096) -> Iterator[pa.RecordBatch]:
         yield from self.chunks.search().select(list(columns)).to_batches(batch_rows)
 
+    @_storage_errors
     def add_vectors(self, keys: Sequence[str], vectors: np.ndarray) -> None:
         if not keys:
             return
+        self._add_vectors(keys, vectors)
+        self.record_versions()
+
+    def _add_vectors(self, keys: Sequence[str], vectors: np.ndarray) -> None:
         dim = vectors.shape[1]
         flat = pa.array(vectors.astype(np.float32, copy=False).reshape(-1), type=pa.float32())
         table = pa.table(
@@ -414,6 +753,7 @@ class ProjectStore:
         )
         self.vectors.add(table)
 
+    @_storage_errors
     def load_vectors(self, keys: set[str] | None = None) -> tuple[list[str], np.ndarray]:
         """All stored vectors (optionally only those whose key is in `keys`), as a dense matrix."""
         out_keys: list[str] = []
@@ -432,16 +772,44 @@ class ProjectStore:
         matrix = np.vstack(parts).astype(np.float32, copy=False) if parts else np.zeros((0, dim), np.float32)
         return out_keys, matrix
 
+    @_storage_errors
     def delete_vectors(self, keys: Sequence[str]) -> None:
         for start in range(0, len(keys), 5000):
             self.vectors.delete(col("vec_key").isin(list(keys[start : start + 5000])))
 
     # ------------------------------------------------------------------- reading
 
+    @_storage_errors
     def chunks_by_vector_keys(self, keys: Sequence[str], columns: Sequence[str]) -> pa.Table:
         if not keys:
             return pa.table({c: [] for c in columns})
         return self.chunks.search().where(col("vec_key").isin(list(keys))).select(list(columns)).limit(None).to_arrow()
+
+
+def _make_dir(path: Path) -> None:
+    """Create a folder of the cache (0700), or say clearly why it cannot be."""
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except FileExistsError:
+        raise StorageError(f"cannot use the cache folder {path}: a file of that name is in the way") from None
+    except OSError as exc:
+        raise StorageError(
+            f"cannot use the cache folder {path}: {exc.strerror}; set LGREP_CACHE_DIR (or index.cache_dir in "
+            "your config file) to a folder you can write"
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise StorageError(f"cannot use the cache folder {path}: it is not writable")
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _is_hex(text: str) -> bool:
