@@ -837,15 +837,51 @@ def test_gitignore_inside_folder_with_glob_characters_in_its_name(tmp_path: Path
     ]
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="needs a file system that stores raw byte names")
-def test_file_name_that_is_not_utf8(tmp_path: Path) -> None:
-    raw = os.fsencode(tmp_path) + b"/bad\xffname.py"
-    with open(raw, "wb") as handle:  # noqa: PTH123 - pathlib cannot take a bytes path
-        handle.write(b"x = 1\n")
+needs_byte_names = pytest.mark.skipif(sys.platform != "linux", reason="needs a file system that stores raw byte names")
+
+
+def _write_raw(root: Path, rel: bytes, data: bytes = b"x = 1\n") -> None:
+    path = os.fsencode(root) + b"/" + rel
+    os.makedirs(os.path.dirname(path), exist_ok=True)  # noqa: PTH103, PTH120 - pathlib cannot take bytes
+    with open(path, "wb") as handle:  # noqa: PTH123 - pathlib cannot take a bytes path
+        handle.write(data)
+
+
+@needs_byte_names
+def test_file_and_folder_names_that_are_not_utf8_are_walked_escaped(tmp_path: Path) -> None:
+    _write_raw(tmp_path, b"bad\xffname.py", b"x = 1\n")
+    _write_raw(tmp_path, b"d\xe9p\xf4t/inner.py", b"y = 2\n")
+    _write_raw(tmp_path, b"back\\slash\xe9.py")
     _write(tmp_path, "good.py")
     paths, skipped = _run(tmp_path)
-    assert paths == ["good.py"]
-    assert list(skipped.values()) == [SKIP_UNREADABLE]
+    assert paths == ["back\\\\slash\\xe9.py", "bad\\xffname.py", "d\\xe9p\\xf4t/inner.py", "good.py"]
+    assert skipped == {}
+    files = {f.path: f for f in walk(tmp_path)}
+    assert read_text(files["bad\\xffname.py"], 1000) == "x = 1\n"  # read from the real bytes
+    assert read_text(files["d\\xe9p\\xf4t/inner.py"], 1000) == "y = 2\n"
+
+
+@needs_byte_names
+def test_ignore_rules_see_escaped_names(tmp_path: Path) -> None:
+    _write_raw(tmp_path, b"drop\xe9.py")
+    _write_raw(tmp_path, b"keep\xe9.py")
+    _write_raw(tmp_path, b"sub\xff/a.py")
+    _write_raw(tmp_path, b"sub\xff/b.py")
+    _write(tmp_path, ".gitignore", "drop*.py\n")
+    _write_raw(tmp_path, b"sub\xff/.gitignore", b"b.py\n")
+    # A pattern from the environment holds the raw byte (a surrogate): it matches the escaped name.
+    options = WalkOptions(extra_ignore_patterns=[os.fsdecode(b"keep\xe9.py")])
+    assert _paths(tmp_path, options) == [".gitignore", "sub\\xff/.gitignore", "sub\\xff/a.py"]
+
+
+@needs_byte_names
+def test_escaped_name_that_shows_like_a_literal_sibling_is_skipped(tmp_path: Path) -> None:
+    _write_raw(tmp_path, b"caf\xe9.py", b"escaped = 1\n")
+    _write(tmp_path, "caf\\xe9.py", "literal = 1\n")
+    paths, skipped = _run(tmp_path)
+    assert paths == ["caf\\xe9.py"]
+    assert skipped == {"caf\\xe9.py": SKIP_UNREADABLE}
+    assert read_text(_walked(tmp_path, "caf\\xe9.py"), 1000) == "literal = 1\n"
 
 
 # --- read_text -----------------------------------------------------------------------------------
@@ -911,3 +947,124 @@ def test_module_exports() -> None:
         "SkippedFile",
         "WalkOptions",
     }
+
+
+# --- ignore patterns that are expensive to match ---------------------------------------------------
+
+PATHOLOGICAL = "a*a*a*a*a*a*a*a*a*a*a*a*b"
+
+
+def test_pathological_patterns_are_matched_without_backtracking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`a*a*...*b` against a long run of 'a' takes Python's backtracking `re` hours; the walker must
+    not depend on pathspec picking a linear backend, nor match with Python regexes at all."""
+    import pathspec._backends.agg
+    from pathspec.pattern import RegexPattern
+
+    def no_python_regex(self: object, file: str) -> None:
+        raise AssertionError("ignore patterns must not be matched with Python's re")
+
+    monkeypatch.setattr(pathspec._backends.agg, "_BEST_BACKEND", "simple")
+    monkeypatch.setattr(RegexPattern, "match_file", no_python_regex)
+    long = "a" * 200
+    _write(tmp_path, ".gitignore", f"{PATHOLOGICAL}\n**/{PATHOLOGICAL}/**\n")
+    _write(tmp_path, "sub/.gitignore", f"{PATHOLOGICAL}.py\n/x**a*a*a*a*a*a*a*a*a*a*a*a*b/\n")
+    for rel in [
+        f"{long}.py",
+        f"{long}b",
+        f"{long}ab",
+        f"sub/{long}/{long}.py",
+        f"sub/{long}b.py",
+        f"sub/x{long}b/k.py",
+    ]:
+        _write(tmp_path, rel)
+    options = WalkOptions(extra_ignore_patterns=[f"**/{PATHOLOGICAL}*/", f"!{long}ab"])
+    assert _paths(tmp_path, options) == [
+        ".gitignore",
+        f"{long}.py",
+        f"{long}ab",
+        "sub/.gitignore",
+        f"sub/{long}/{long}.py",
+    ]
+
+
+def test_ignore_matching_agrees_with_pathspec(tmp_path: Path) -> None:
+    """The walker's re2 matcher decides exactly as pathspec's GitIgnoreSpec (Python re) does."""
+    from pathspec import GitIgnoreSpec
+
+    rng = random.Random(7)
+    atoms = ["a", "b", "ab", "*", "**", "?", "[ab]", "[!a]", "\\*", ".", "x.py", "[]a]", "[[:alpha:]]", "é"]
+    names = ["a", "b", "ab", "x.py", "*", "é", "aa", ".a", "[", ":"]
+
+    def pattern() -> str:
+        text = "/".join("".join(rng.choice(atoms) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(1, 3)))
+        return (
+            ("!" if rng.random() < 0.3 else "")
+            + ("/" if rng.random() < 0.3 else "")
+            + text
+            + ("/" if rng.random() < 0.3 else "")
+        )
+
+    checked = 0
+    for _ in range(1500):
+        lines = [pattern() for _ in range(rng.randint(1, 5))]
+        layer = walker._compile(lines, "", "test")
+        if layer is None:
+            continue
+        spec = GitIgnoreSpec.from_lines(lines, backend="simple")
+        rules = walker._Rules().extend(layer, None)
+        for _ in range(10):
+            path = "/".join(
+                "".join(rng.choice(names) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(1, 4))
+            )
+            assert rules.ignores(path, is_dir=False) is (spec.check_file(path).include is True), (lines, path)
+            checked += 1
+    assert checked > 10_000
+
+
+def test_brackets_keep_their_meaning(tmp_path: Path) -> None:
+    # pathspec reads `[[:al]` as a set of '[', ':', 'a', 'l' (re2 alone would see a POSIX class)
+    _write(tmp_path, ".gitignore", "x[[:al]y\n[]]z\n")
+    for rel in ["x[y", "x:y", "xay", "xby", "]z", "az"]:
+        _write(tmp_path, rel)
+    assert _paths(tmp_path) == [".gitignore", "az", "xby"]
+
+
+def test_overlong_lines_are_dropped_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    _write(tmp_path, ".gitignore", "a*" * 50_000 + "b\n*.log\n")
+    _write(tmp_path, "ab")
+    _write(tmp_path, "x.log")
+    assert _paths(tmp_path) == [".gitignore", "ab"]
+    assert ".gitignore: line 1 is 100001 characters long" in caplog.text
+
+
+def test_patterns_past_the_limits_are_dropped_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(walker, "_MAX_IGNORE_PATTERNS", 3)
+    monkeypatch.setattr(walker, "_MAX_PATTERNS_IN_FORCE", 4)
+    _write(tmp_path, ".gitignore", "*a??????\n*b???????\n1\n2\n3\n4\n")  # the 2nd has 7 after a '*'
+    _write(tmp_path, "sub/.gitignore", "5\n6\n")  # 3 + 2 > 4 in force: the whole file is left out
+    for rel in ["xa123456", "xb1234567", "1", "2", "3", "4", "sub/5", "sub/6"]:
+        _write(tmp_path, rel)
+    assert _paths(tmp_path) == [".gitignore", "3", "4", "sub/.gitignore", "sub/5", "sub/6", "xb1234567"]
+    assert "more than 6 '?' or '[...]' after a '*'" in caplog.text
+    assert ".gitignore: more than 3 patterns" in caplog.text
+    assert "sub/.gitignore: ignoring this file" in caplog.text
+
+
+def test_many_patterns_fall_back_when_a_filter_does_not_compile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re2
+
+    class Failing(re2.Filter):
+        def Compile(self) -> None:
+            raise re2.error("too big")
+
+    monkeypatch.setattr(re2, "Filter", Failing)
+    _write(tmp_path, ".gitignore", "*.log\n!keep.log\nbuild/\n")
+    for rel in ["a.log", "keep.log", "build/x.py", "a.py"]:
+        _write(tmp_path, rel)
+    assert _paths(tmp_path) == [".gitignore", "a.py", "keep.log"]

@@ -19,6 +19,15 @@ Only layers 3 and 4 can re-include a built-in default with a negation such as `!
 negation in a `.gitignore` is about what git tracks, not about what is worth searching. As in git,
 nothing under an ignored folder can be re-included; ignored folders are not even listed.
 
+Patterns come from the repository, so they are matched with re2, in time linear in the path (the
+regexes pathspec translates them to would backtrack exponentially in Python's `re`), and the work
+they can cause is bounded: lines over 4 KiB, patterns past 5,000 per file or 10,000 in force in one
+folder, and patterns with more than 6 `?`/`[...]` after a `*` in one name are dropped with a warning.
+
+A file or folder name that is not valid UTF-8 is walked, not skipped: its path shows it escaped
+(`caf\\xe9.py`, see `lgrep_core.pathnames`), `WalkedFile.abs_path` keeps its real bytes, and ignore
+patterns match the escaped form.
+
 Never indexed, whatever the ignore files say: version-control folders (`.git`, `.hg`, `.svn`,
 `.jj`, ...), the lgrep cache (`WalkOptions.cache_dir`, and any folder holding a `CACHEDIR.TAG`),
 secrets (`is_secret_path`), symbolic links, binary files (by extension, a NUL byte in the first
@@ -44,13 +53,15 @@ import logging
 import os
 import re
 import stat
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import re2
 from lgrep_core.errors import NotFoundError
-from pathspec import GitIgnoreSpec
-from pathspec.pattern import Pattern
+from lgrep_core.pathnames import collides, display_name, display_path
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 __all__ = [
     "SKIP_BINARY",
@@ -93,6 +104,23 @@ _MINIFIED_MIN_SAMPLE = 1024
 _MINIFIED_AVG_LINE = 300
 # Ignore files larger than this are not ignore files anyone wrote by hand.
 _MAX_IGNORE_FILE_BYTES = 1_000_000
+# Ignore patterns are matched in time linear in the path and in the patterns (re2; Python's `re`
+# backtracks exponentially on `a*a*a*a*a*a*a*a*a*a*a*a*b`), and each pattern costs work for every path
+# the walk meets: these limits bound that work. Past them, lines are dropped with a warning.
+# A line this long is no hand-written pattern.
+_MAX_IGNORE_LINE_CHARS = 4096
+# Patterns of one ignore source, and of all the sources in force in one folder (a folder's own and
+# its parents'). Hand-written ignore files hold tens to hundreds; generated ones a few thousand.
+_MAX_IGNORE_PATTERNS = 5_000
+_MAX_PATTERNS_IN_FORCE = 10_000
+# Single-character wildcards (`?`, `[...]`) after a `*` in one name: each one doubles the states of
+# the pattern's automaton (`*a????` must remember where each recent 'a' was). Hand-written patterns
+# have one or two (`*.py[cod]`, `.*.sw?`).
+_MAX_WILDCARDS_AFTER_STAR = 6
+# Ignore patterns are matched by re2 filters of at most this many regexes and characters each: small
+# enough that re2's automata fit its default memory budget, large enough to share the prefilter.
+_GROUP_REGEXES = 256
+_GROUP_CHARS = 16_384
 
 _CACHEDIR_TAG = "CACHEDIR.TAG"
 _CACHEDIR_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"
@@ -430,93 +458,334 @@ def _rebase(line: str, prefix: str) -> tuple[str, str] | None:
     return bang + full + ("/" if dir_only else ""), bang + full
 
 
-def _compile(lines: Iterable[str], prefix: str, source: str) -> tuple[list[Pattern], list[Pattern]]:
-    """Compile ignore lines into (file patterns, folder patterns); invalid lines are logged and dropped."""
-    file_patterns: list[Pattern] = []
-    dir_patterns: list[Pattern] = []
-    for line in lines:
-        rebased = _rebase(line, prefix)
+def _compile(lines: Iterable[str], prefix: str, source: str) -> _Layer | None:
+    """Compile the lines of one ignore source into a layer; invalid or oversized lines are logged
+    and dropped, and so are the lines past the first `_MAX_IGNORE_PATTERNS` patterns."""
+    file_globs: list[_Glob] = []
+    dir_globs: list[_Glob] = []
+    texts: list[str] = []
+    for number, line in enumerate(lines, 1):
+        if len(line) > _MAX_IGNORE_LINE_CHARS:
+            logger.warning(
+                "%s: line %d is %d characters long, over the limit of %d; ignoring it",
+                source,
+                number,
+                len(line),
+                _MAX_IGNORE_LINE_CHARS,
+            )
+            continue
+        rebased = _rebase(_glob_safe(line), prefix)
         if rebased is None:
             continue
+        if _window_wildcards(line) > _MAX_WILDCARDS_AFTER_STAR:
+            logger.warning(
+                "%s: ignoring pattern %r: more than %d '?' or '[...]' after a '*' in one name",
+                source,
+                line,
+                _MAX_WILDCARDS_AFTER_STAR,
+            )
+            continue
+        if len(texts) >= _MAX_IGNORE_PATTERNS:
+            logger.warning("%s: more than %d patterns; ignoring the rest", source, _MAX_IGNORE_PATTERNS)
+            break
         try:
-            file_pattern = GitIgnoreSpec.from_lines([rebased[0]]).patterns[0]
-            dir_pattern = GitIgnoreSpec.from_lines([rebased[1]]).patterns[0]
+            file_glob = _Glob.parse(rebased[0])
+            dir_glob = _Glob.parse(rebased[1])
         except (ValueError, re.error) as exc:  # pathspec raises re.error for some bad ranges
             logger.warning("%s: ignoring invalid pattern %r: %s", source, line, exc)
             continue
-        file_patterns.append(file_pattern)
-        dir_patterns.append(dir_pattern)
-    return file_patterns, dir_patterns
+        if file_glob is None or dir_glob is None:
+            continue
+        file_globs.append(file_glob)
+        dir_globs.append(dir_glob)
+        texts.append(line)
+    if not texts:
+        return None
+    files = _GlobSet(file_globs)
+    dirs = _GlobSet(dir_globs)
+    for index in sorted(files.rejected | dirs.rejected):
+        logger.warning("%s: ignoring pattern %r: not supported by the matcher", source, texts[index])
+    return _Layer(files, dirs, source, len(texts))
 
 
-_MATCH_ALL: Pattern = GitIgnoreSpec.from_lines(["*"]).patterns[0]
+def _window_wildcards(line: str) -> int:
+    """The most single-character wildcards (`?`, `[...]`) that follow a `*` within one name of the
+    pattern (see `_MAX_WILDCARDS_AFTER_STAR`)."""
+    most = count = 0
+    starred = escaped = False
+    for ch in line:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "/":
+            starred, count = False, 0
+        elif ch == "*":
+            starred = True
+        elif starred and ch in "?[":
+            count += 1
+            most = max(most, count)
+    return most
 
 
-def _spec(patterns: Sequence[Pattern]) -> GitIgnoreSpec | None:
-    # The patterns came out of GitIgnoreSpec.from_lines; its pattern class differs between pathspec
-    # 0.12 and 1.x, so they are typed as the common base.
-    return GitIgnoreSpec(patterns) if patterns else None  # pyright: ignore[reportArgumentType]
+def _glob_safe(line: str) -> str:
+    """A pattern from the environment may hold undecodable bytes (as surrogates); write each as the
+    glob of the `\\xNN` that paths show for it (lgrep_core.pathnames), any other surrogate as U+FFFD."""
+    if line.isascii() or _is_utf8(line):
+        return line
+    out: list[str] = []
+    for ch in line:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\\\x{code - 0xDC00:02x}")
+        else:
+            out.append("\ufffd" if 0xD800 <= code <= 0xDFFF else ch)
+    return "".join(out)
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# The directory marker of pathspec's gitignore regexes: where present, the pattern can match one of
+# the path's folders rather than the path itself. `(?:marker|$)` at the end means "either".
+_DIR_MARK = "(?P<ps_d>/)"
+_DIR_MARK_OR_END = f"(?:{_DIR_MARK}|$)"
+# A regex that matched: (pattern index, include, priority).
+_Hit = tuple[int, bool, int]
+
+# Priorities of a match, as git (and pathspec) rank them: a pattern naming the path itself beats one
+# naming a folder of it.
+_NAMES_FOLDER = 1
+_NAMES_PATH = 2
+
+
+@dataclass(frozen=True, slots=True)
+class _Glob:
+    """One ignore pattern, rebased to the root, as linear-time regexes.
+
+    `include` is True for a pattern that ignores, False for a negation. `path_regex` matches when the
+    pattern names the path itself, `folder_regex` when it names one of the path's folders (a pattern
+    `build` names `build/x.py` through its folder)."""
+
+    include: bool
+    path_regex: str | None
+    folder_regex: str | None
+
+    @classmethod
+    def parse(cls, line: str) -> _Glob | None:
+        """Translate with pathspec (git's wildmatch rules); its regexes are only ever matched here,
+        by re2. None for a line that is no pattern. Raises ValueError or re.error for a bad one."""
+        with warnings.catch_warnings():
+            # Python warns about `[[` ("possible nested set"), which is a literal '[' in a glob.
+            warnings.simplefilter("ignore", FutureWarning)
+            pattern = GitIgnoreSpecPattern(line)
+        if pattern.include is None or pattern.regex is None:
+            return None
+        regex = pattern.regex.pattern
+        if not isinstance(regex, str):
+            return None
+        regex = _literal_brackets_in_sets(regex)
+        if regex.endswith(_DIR_MARK_OR_END):
+            base = regex.removesuffix(_DIR_MARK_OR_END)
+            return cls(pattern.include, base + "$", base + "/")
+        if _DIR_MARK in regex:
+            return cls(pattern.include, None, regex.replace(_DIR_MARK, "/"))
+        return cls(pattern.include, regex, None)
+
+
+def _literal_brackets_in_sets(regex: str) -> str:
+    """Escape every '[' inside a character set of a pathspec regex.
+
+    pathspec copies a glob's bracket expression into the regex as it is; Python reads a '[' inside
+    a set as a literal, re2 reads `[:alpha:]` there as a POSIX class. Escaping keeps the meaning
+    the patterns have always had (a glob `[[:a]` matches '[', ':' or 'a')."""
+    if "[" not in regex:
+        return regex
+    out: list[str] = []
+    i, end = 0, len(regex)
+    in_set = False
+    while i < end:
+        ch = regex[i]
+        if ch == "\\" and i + 1 < end:
+            out.append(regex[i : i + 2])
+            i += 2
+            continue
+        if not in_set:
+            if ch == "[":
+                in_set = True
+                out.append(ch)
+                i += 1
+                if i < end and regex[i] == "^":
+                    out.append("^")
+                    i += 1
+                if i < end and regex[i] == "]":  # a ']' first in a set is a literal
+                    out.append("\\]")
+                    i += 1
+                continue
+        elif ch == "]":
+            in_set = False
+        elif ch == "[":
+            ch = "\\["
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _re2_options() -> re2.Options:
+    options = re2.Options()
+    options.log_errors = False
+    options.never_capture = True
+    return options
+
+
+_RE2_OPTIONS = _re2_options()
+
+
+class _GlobSet:
+    """The patterns of one ignore source, matched against a path in time linear in its length.
+
+    Python's `re` backtracks, so a pattern like `a*a*a*a*a*a*a*a*a*a*a*a*b` against a long name takes
+    exponential time; re2 does not. The patterns go into re2 filters (`FilteredRE2`: a literal
+    prefilter, then one automaton per candidate) in groups small enough for re2's memory budget; a
+    group whose filter does not compile falls back to one compiled regex per pattern. Patterns re2
+    cannot parse are left out and listed in `rejected` (their indices).
+    """
+
+    __slots__ = ("_groups", "rejected")
+
+    def __init__(self, globs: Sequence[_Glob]) -> None:
+        self.rejected: set[int] = set()
+        # A group: a filter and what each of its regexes stands for, or (when the filter did not
+        # compile) regexes matched one by one.
+        self._groups: list[tuple[re2.Filter, list[_Hit]] | list[tuple[re2._Regexp, _Hit]]] = []
+        regexes: list[tuple[str, _Hit]] = []
+        for index, glob in enumerate(globs):
+            if glob.path_regex is not None:
+                regexes.append((glob.path_regex, (index, glob.include, _NAMES_PATH)))
+            if glob.folder_regex is not None:
+                regexes.append((glob.folder_regex, (index, glob.include, _NAMES_FOLDER)))
+        start = 0
+        while start < len(regexes):
+            end, size = start, 0
+            while end < len(regexes) and end - start < _GROUP_REGEXES and size < _GROUP_CHARS:
+                size += len(regexes[end][0])
+                end += 1
+            self._add_group(regexes[start:end])
+            start = end
+
+    def _add_group(self, regexes: Sequence[tuple[str, _Hit]]) -> None:
+        prefilter = re2.Filter()
+        added: list[tuple[str, _Hit]] = []
+        for regex, hit in regexes:
+            if hit[0] in self.rejected:
+                continue
+            try:
+                prefilter.Add(regex, _RE2_OPTIONS)
+            except re2.error:
+                self.rejected.add(hit[0])
+                continue
+            added.append((regex, hit))
+        if any(hit[0] in self.rejected for _, hit in added):
+            self._add_group(added)  # one variant of a pattern failed after the other was added
+            return
+        if not added:
+            return
+        try:
+            prefilter.Compile()
+        except re2.error:
+            singles: list[tuple[re2._Regexp, _Hit]] = []
+            for regex, hit in added:
+                try:
+                    singles.append((re2.compile(regex, _RE2_OPTIONS), hit))
+                except re2.error:
+                    self.rejected.add(hit[0])
+            self._groups.append([(compiled, hit) for compiled, hit in singles if hit[0] not in self.rejected])
+            return
+        self._groups.append((prefilter, [hit for _, hit in added]))
+
+    def matches(self, path: str) -> Iterator[_Hit]:
+        """(pattern index, include, priority) of every regex that matches `path`, in pattern order."""
+        for group in self._groups:
+            if isinstance(group, tuple):
+                prefilter, hits = group
+                for i in prefilter.Match(path) or ():
+                    yield hits[i]
+            else:
+                for compiled, hit in group:
+                    if compiled.search(path) is not None:
+                        yield hit
+
+
+@dataclass(frozen=True, slots=True)
+class _Layer:
+    """The patterns of one ignore source (an ignore file, or the configured patterns): `files`
+    matches file paths, `dirs` folder paths (which drops the trailing '/' of folder-only patterns)."""
+
+    files: _GlobSet
+    dirs: _GlobSet
+    source: str
+    size: int  # patterns
+
+
+def _fold(state: tuple[bool, int] | None, layers: Iterable[_GlobSet], path: str) -> tuple[bool, int] | None:
+    """Apply the matching patterns of `layers` to `state`, lowest precedence first, as pathspec's
+    GitIgnoreSpec decides: the last pattern naming the path itself wins; failing that, the last
+    pattern naming one of its folders. `state` is (ignored, priority) of the deciding match so far,
+    None before any."""
+    for layer in layers:
+        for _, include, priority in layer.matches(path):
+            if state is None or priority >= state[1]:
+                state = (include, priority)
+    return state
 
 
 @dataclass(frozen=True, slots=True)
 class _Rules:
-    """The ignore patterns in force in one folder, rebased to the root, lowest precedence first."""
+    """The ignore layers in force in one folder, rebased to the root, lowest precedence first.
 
-    git_files: tuple[Pattern, ...]
-    git_dirs: tuple[Pattern, ...]
-    lgrep_files: tuple[Pattern, ...]
-    lgrep_dirs: tuple[Pattern, ...]
-    file_spec: GitIgnoreSpec | None
-    dir_spec: GitIgnoreSpec | None
-    # The lgrep layers behind a match-everything pattern standing for a built-in default that
-    # matches the path: the answer is "ignored" unless an lgrep pattern matching the path itself
-    # (not one of its folders) says otherwise.
-    override_file_spec: GitIgnoreSpec | None
-    override_dir_spec: GitIgnoreSpec | None
+    Each ignore file is compiled once, into its own layer; a folder's rules are its parent's plus
+    its own ignore files, so nothing is recompiled on the way down."""
 
-    @classmethod
-    def build(
-        cls,
-        git_files: Sequence[Pattern],
-        git_dirs: Sequence[Pattern],
-        lgrep_files: Sequence[Pattern],
-        lgrep_dirs: Sequence[Pattern],
-    ) -> _Rules:
-        return cls(
-            tuple(git_files),
-            tuple(git_dirs),
-            tuple(lgrep_files),
-            tuple(lgrep_dirs),
-            _spec([*git_files, *lgrep_files]),
-            _spec([*git_dirs, *lgrep_dirs]),
-            _spec([_MATCH_ALL, *lgrep_files]) if lgrep_files else None,
-            _spec([_MATCH_ALL, *lgrep_dirs]) if lgrep_dirs else None,
-        )
+    git: tuple[_Layer, ...] = ()
+    lgrep: tuple[_Layer, ...] = ()
 
-    def extend(
-        self,
-        git: tuple[list[Pattern], list[Pattern]] | None,
-        lgrep: tuple[list[Pattern], list[Pattern]] | None,
-    ) -> _Rules:
-        if not (git and git[0]) and not (lgrep and lgrep[0]):
+    def extend(self, git: _Layer | None, lgrep: _Layer | None) -> _Rules:
+        in_force = sum(layer.size for layer in (*self.git, *self.lgrep))
+        for layer in (git, lgrep):
+            if layer is not None and in_force + layer.size > _MAX_PATTERNS_IN_FORCE:
+                logger.warning(
+                    "%s: ignoring this file: with the ignore files above it, more than %d patterns",
+                    layer.source,
+                    _MAX_PATTERNS_IN_FORCE,
+                )
+                git = None if layer is git else git
+                lgrep = None if layer is lgrep else lgrep
+            elif layer is not None:
+                in_force += layer.size
+        if git is None and lgrep is None:
             return self
-        git = git or ([], [])
-        lgrep = lgrep or ([], [])
-        return _Rules.build(
-            [*self.git_files, *git[0]],
-            [*self.git_dirs, *git[1]],
-            [*self.lgrep_files, *lgrep[0]],
-            [*self.lgrep_dirs, *lgrep[1]],
+        return _Rules(
+            self.git if git is None else (*self.git, git),
+            self.lgrep if lgrep is None else (*self.lgrep, lgrep),
         )
 
     def ignores(self, path: str, is_dir: bool) -> bool:
-        spec = self.dir_spec if is_dir else self.file_spec
-        return spec is not None and spec.check_file(path).include is True
+        layers = (*self.git, *self.lgrep)
+        state = _fold(None, (layer.dirs if is_dir else layer.files for layer in layers), path)
+        return state is not None and state[0]
 
     def reincludes(self, path: str, is_dir: bool) -> bool:
-        """Whether an lgrep-layer negation names this path itself (overriding a built-in default)."""
-        spec = self.override_dir_spec if is_dir else self.override_file_spec
-        return spec is not None and spec.check_file(path).include is False
+        """Whether an lgrep-layer negation names this path itself (overriding a built-in default):
+        the lgrep layers applied behind a match-everything pattern standing for the default."""
+        if not self.lgrep:
+            return False
+        state = _fold((True, _NAMES_PATH), (layer.dirs if is_dir else layer.files for layer in self.lgrep), path)
+        return state is not None and not state[0]
 
 
 def _is_default_dir(name: str) -> bool:
@@ -617,7 +886,7 @@ class _Walker:
             rel = cache_dir.expanduser().resolve().relative_to(root.resolve())
         except (OSError, ValueError):
             return frozenset()
-        return frozenset({rel.as_posix()}) if rel.parts else frozenset()
+        return frozenset({display_path(rel.as_posix())}) if rel.parts else frozenset()
 
     def _skip(self, path: str, reason: str) -> None:
         logger.debug("skipping %s (%s)", path, reason)
@@ -631,40 +900,42 @@ class _Walker:
             return
         # Depth-first over folders whose entries are sorted by name + ('/' if folder): this visits
         # paths in plain string order of the full relative path.
-        stack: list[tuple[Iterator[os.DirEntry[str]], str, _Rules]] = [(iter(listing[0]), "", listing[1])]
+        stack: list[tuple[Iterator[tuple[str, os.DirEntry[str]]], str, _Rules]] = [(iter(listing[0]), "", listing[1])]
         while stack:
             entries, prefix, rules = stack[-1]
-            entry = next(entries, None)
-            if entry is None:
+            item = next(entries, None)
+            if item is None:
                 stack.pop()
                 continue
-            rel = prefix + entry.name
+            name, entry = item
+            rel = prefix + name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 self._skip(rel, SKIP_UNREADABLE)
                 continue
             if is_dir:
-                if not self._keep_dir(entry.name, rel, rules):
+                if not self._keep_dir(name, rel, rules):
                     continue
                 child = self._list(entry.path, rel + "/", rules, is_root=False)
                 if child is not None:
                     stack.append((iter(child[0]), rel + "/", child[1]))
             else:
-                walked = self._check_file(entry, rel, rules)
+                walked = self._check_file(entry, name, rel, rules)
                 if walked is not None:
                     yield walked
 
     def _root_rules(self) -> _Rules:
-        git: tuple[list[Pattern], list[Pattern]] = ([], [])
+        git = None
         if self._options.respect_gitignore:
             git_dir = self._root / ".git"
-            if git_dir.is_dir() and not git_dir.is_symlink():
+            # Neither `.git` nor `.git/info` may be a symlink: it could lead the read out of the root.
+            if git_dir.is_dir() and not git_dir.is_symlink() and not (git_dir / "info").is_symlink():
                 lines = self._read_ignore_file(str(git_dir / "info" / "exclude"), ".git/info/exclude")
                 if lines:
                     git = _compile(lines, "", ".git/info/exclude")
         extra = _compile(self._options.extra_ignore_patterns, "", "index.ignore_patterns")
-        return _Rules.build(git[0], git[1], extra[0], extra[1])
+        return _Rules().extend(git, extra)
 
     def _keep_dir(self, name: str, rel: str, rules: _Rules) -> bool:
         if name in _VCS_DIRS or rel in self._excluded_dirs:
@@ -674,15 +945,13 @@ class _Walker:
                 return False
         elif rules.ignores(rel, is_dir=True):
             return False
-        if not name.isascii() and not _encodable(name):
-            self._skip(rel, SKIP_UNREADABLE)
-            return False
         return True
 
     def _list(
         self, abs_dir: str, prefix: str, rules: _Rules, *, is_root: bool
-    ) -> tuple[list[os.DirEntry[str]], _Rules] | None:
-        """List a folder: its entries sorted for the walk, and the rules in force inside it."""
+    ) -> tuple[list[tuple[str, os.DirEntry[str]]], _Rules] | None:
+        """List a folder: its entries with their displayed names (lgrep_core.pathnames), sorted for
+        the walk, and the rules in force inside it."""
         try:
             with os.scandir(abs_dir) as scan:
                 entries = list(scan)
@@ -705,8 +974,18 @@ class _Walker:
         if LGREPIGNORE_NAME in by_name:
             lines = self._read_ignore_entry(by_name[LGREPIGNORE_NAME], prefix + LGREPIGNORE_NAME)
             lgrep = _compile(lines, escaped, prefix + LGREPIGNORE_NAME) if lines else None
-        entries.sort(key=_sort_key)
-        return entries, rules.extend(git, lgrep)
+        named: list[tuple[str, os.DirEntry[str]]] = []
+        for entry in entries:
+            if entry.name.isascii():
+                named.append((entry.name, entry))
+            elif collides(entry.name, by_name.keys()):
+                shown = prefix + display_name(entry.name)
+                logger.warning("skipping %s: its escaped name is also the name of another file", shown)
+                self._skip(shown, SKIP_UNREADABLE)
+            else:
+                named.append((display_name(entry.name), entry))
+        named.sort(key=_sort_key)
+        return named, rules.extend(git, lgrep)
 
     @staticmethod
     def _is_cachedir_tag(entry: os.DirEntry[str]) -> bool:
@@ -744,8 +1023,7 @@ class _Walker:
             os.close(fd)
         return data.removeprefix(codecs.BOM_UTF8).decode("utf-8", errors="replace").splitlines()
 
-    def _check_file(self, entry: os.DirEntry[str], rel: str, rules: _Rules) -> WalkedFile | None:
-        name = entry.name
+    def _check_file(self, entry: os.DirEntry[str], name: str, rel: str, rules: _Rules) -> WalkedFile | None:
         lower = name.lower()
         if name in _VCS_FILES:
             return None
@@ -757,9 +1035,6 @@ class _Walker:
 
         if entry.is_symlink():
             self._skip(rel, SKIP_SYMLINK)
-            return None
-        if not name.isascii() and not _encodable(name):
-            self._skip(rel, SKIP_UNREADABLE)
             return None
         if is_secret_path(rel):
             self._skip(rel, SKIP_SECRET)
@@ -821,17 +1096,9 @@ class _Walker:
         return WalkedFile(rel, Path(entry.path), st.st_size, st.st_mtime_ns)
 
 
-def _sort_key(entry: os.DirEntry[str]) -> str:
+def _sort_key(item: tuple[str, os.DirEntry[str]]) -> str:
+    name, entry = item
     try:
-        return entry.name + "/" if entry.is_dir(follow_symlinks=False) else entry.name
+        return name + "/" if entry.is_dir(follow_symlinks=False) else name
     except OSError:
-        return entry.name
-
-
-def _encodable(name: str) -> bool:
-    """Whether a file name is valid Unicode (not raw bytes smuggled in as surrogates)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+        return name
