@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
+import re2
 from lgrep_core.text import QUERY_STOPWORDS, identifier_parts, stem
 
 __all__ = [
@@ -38,7 +39,8 @@ class QueryKind(StrEnum):
 # One identifier, possibly qualified (`a.b`, `A::B`, `a->b`, `A\B`), that shows it is a name: it has
 # an uppercase letter, an underscore or a separator. A lowercase single word ("session") is a topic,
 # not a name, and is better served by the semantic channel.
-_SYMBOL_QUERY = re.compile(
+# re2, not re: the query may be long, and Python's re takes quadratic time on "AAAA...A!" here.
+_SYMBOL_QUERY = re2.compile(
     r"^(?:[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\\|->|\.)[A-Za-z_][A-Za-z0-9_]*)+"
     r"|_[A-Za-z0-9_]*"
     r"|[A-Za-z][A-Za-z0-9]*[A-Z_][A-Za-z0-9_]*"
@@ -87,13 +89,27 @@ _DEF_KEYWORDS = (
 )
 
 
+# Python's `\s` and `\w` (Unicode) in re2's syntax, whose own are ASCII-only.
+_SPACE = r"\t\n\x{0b}\f\r\x{1c}-\x{1f}\x{85}\p{Z}"
+_WORD = r"\p{L}\p{N}_"
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.never_capture = True
+_RE2_OPTIONS.log_errors = False
+
+
 @lru_cache(maxsize=512)
-def definition_pattern(name: str) -> re.Pattern[str]:
-    """A line that defines `name`: a definition keyword, optional qualifiers, then the name."""
+def definition_pattern(name: str) -> re2._Regexp:
+    """A line that defines `name`: a definition keyword, optional qualifiers, then the name.
+
+    Matched with re2 against indexed text, which a repository controls: with Python's re, a chunk
+    holding `def` and a long run of spaces took seconds per query (cubic backtracking). Returns a
+    compiled re2 regex (`.search(text)`)."""
     qualifiers = r"(?:[A-Za-z_][A-Za-z0-9_]*(?:\.|::|:))*"
-    return re.compile(
-        rf"(?:^|[\s(])(?:{_DEF_KEYWORDS})\s+(?:[\w\[\]<>*&:., ]+\s+)?{qualifiers}{re.escape(name)}(?![A-Za-z0-9_])",
-        re.MULTILINE,
+    escaped = "".join(ch if ch.isascii() and (ch.isalnum() or ch == "_") else f"\\x{{{ord(ch):x}}}" for ch in name)
+    return re2.compile(
+        rf"(?m)(?:^|[{_SPACE}(])(?:{_DEF_KEYWORDS})[{_SPACE}]+(?:[{_WORD}\[\]<>*&:., ]+[{_SPACE}]+)?"
+        rf"{qualifiers}{escaped}(?:[^A-Za-z0-9_]|\z)",
+        _RE2_OPTIONS,
     )
 
 

@@ -9,25 +9,25 @@ selected, at most a few per file.
 
 from __future__ import annotations
 
-import fnmatch
 import heapq
 import logging
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from pathlib import Path
 
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import InvalidRequestError
 from lgrep_core.models import ChunkKind, ContentType, SearchHit, SearchResponse
+from lgrep_core.pathnames import disk_path
 from lgrep_core.storage.store import ProjectStore
 
 from . import ranking as rk
 from .corpus import Corpus, file_name_key
 from .fuzzy import FuzzyMatch, query_identifiers
 from .lexical import query_terms
+from .pathfilter import path_matcher, relative_to_root
 
 __all__ = ["RRF_K", "SIGNALS", "SearchFilters", "SearchType", "Searcher"]
 
@@ -65,8 +65,8 @@ _CHANNELS = {
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
     """Restrict a search. `path` is a glob over paths relative to the project root (`src/**/*.py`,
-    `*.go`, or a folder such as `src/auth`); `language` a language name as `lgrep status` lists them;
-    `content_type` one of code, docs, config, text."""
+    `*.go`, or a folder such as `src/auth`), or an absolute path inside the root; `language` a
+    language name as `lgrep status` lists them; `content_type` one of code, docs, config, text."""
 
     path: str | None = None
     language: str | None = None
@@ -150,6 +150,8 @@ class Searcher:
             raise InvalidRequestError(f"bm25_weight must be 0 or more, got {bm25_weight}")
         started = time.perf_counter()
         timings: dict[str, float] = {}
+        if filters is not None and filters.path and self.store is not None:  # an absolute --path
+            filters = replace(filters, path=relative_to_root(filters.path, self.store.root) or None)
         loaded = self._corpus
         corpus = self.corpus()
         if corpus is not loaded:
@@ -394,7 +396,7 @@ class Searcher:
         for path in paths:
             rec = records.get(path)
             try:
-                st = Path(self.store.root, path).lstat()
+                st = disk_path(self.store.root, path).lstat()  # a path may show escaped bytes
             except OSError:
                 stale.add(path)  # deleted since it was indexed
                 continue
@@ -471,13 +473,13 @@ def _snippet(content: str) -> tuple[str, bool]:
 
 
 _ANCHOR = ChunkKind.ANCHOR.value
-_GLOB_CHARS = re.compile(r"[*?\[]")
 
 
 def _filter_mask(corpus: Corpus, filters: SearchFilters) -> np.ndarray:
     mask = np.ones(len(corpus), dtype=bool)
     if filters.path:
-        ok = np.asarray([_path_matches(f, filters.path) for f in corpus.files], dtype=bool)
+        matches = path_matcher(filters.path)
+        ok = np.asarray([matches(f) for f in corpus.files], dtype=bool)
         mask &= ok[corpus.file_of]
     if filters.language:
         lang = filters.language.lower()
@@ -498,13 +500,5 @@ def _filter_mask(corpus: Corpus, filters: SearchFilters) -> np.ndarray:
 
 
 def _path_matches(path: str, pattern: str) -> bool:
-    """`src/auth` and `src/auth/` match everything under that folder; a glob without a slash
-    (`*.go`) matches file names anywhere; otherwise the glob matches the whole relative path, `*`
-    crossing folders (`src/*.py` includes src/a/b.py)."""
-    pattern = pattern.strip().removeprefix("./")
-    if not _GLOB_CHARS.search(pattern):
-        folder = pattern.rstrip("/")
-        return path == folder or path.startswith(folder + "/")
-    if "/" not in pattern:
-        return fnmatch.fnmatchcase(path.rsplit("/", 1)[-1], pattern)
-    return fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, pattern.replace("**/", ""))
+    """Whether a `--path` value selects this project-relative path (pathfilter.path_matcher)."""
+    return path_matcher(pattern)(path)
