@@ -146,3 +146,15 @@ def test_text_past_a_cut_long_line_is_searchable_and_marked_truncated(lgrep, tmp
     assert "zebracornfinale" not in data["results"][0]["content"]
     human = lgrep("search", "zebracornfinale", str(repo), "--type", "bm25").out
     assert "…" in human
+
+
+def test_nothing_outside_the_root_is_read_through_git_info(lgrep, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "exclude").write_text("app.py\n")  # would hide app.py if lgrep read it
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "info").symlink_to(outside, target_is_directory=True)
+    (repo / "app.py").write_text("def serve_requests(port):\n    return port\n")
+    summary = lgrep("index", str(repo), "--json").json()
+    assert summary["files_indexed"] == 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import math
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -18,7 +19,7 @@ from enum import StrEnum
 
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
-from lgrep_core.errors import InvalidRequestError
+from lgrep_core.errors import InvalidRequestError, LgrepError
 from lgrep_core.models import ChunkKind, ContentType, SearchHit, SearchResponse
 from lgrep_core.pathnames import disk_path
 from lgrep_core.storage.store import ProjectStore
@@ -122,10 +123,21 @@ class Searcher:
         if self.store is None:
             assert self._corpus is not None
             return self._corpus
-        self.store.open()
-        if self._corpus is None or self._corpus.version != self.store.generation():
-            self._corpus = Corpus.load(self.store)
-        return self._corpus
+        while True:
+            version = self.store.generation()  # opens the published generation, following the pointer
+            if self._corpus is not None and self._corpus.version == version:
+                return self._corpus
+            try:
+                self._corpus = Corpus.load(self.store)
+                return self._corpus
+            except LgrepError:
+                raise
+            except Exception as exc:  # LanceDB raises many types for files that vanish or are damaged
+                # A rebuild that published while this load ran deletes the old generation under it:
+                # follow the pointer and load again. Otherwise the index itself is damaged.
+                self.store.close()
+                if self.store.generation()[0] == version[0]:
+                    raise self.store.damaged(exc) from None
 
     # -------------------------------------------------------------------------------------- search
 
@@ -146,8 +158,8 @@ class Searcher:
             raise InvalidRequestError("the query is empty")
         if limit <= 0:
             raise InvalidRequestError(f"limit must be positive, got {limit}")
-        if bm25_weight is not None and bm25_weight < 0:
-            raise InvalidRequestError(f"bm25_weight must be 0 or more, got {bm25_weight}")
+        if bm25_weight is not None and not (bm25_weight >= 0 and math.isfinite(bm25_weight)):
+            raise InvalidRequestError(f"bm25_weight must be a finite number, 0 or more, got {bm25_weight}")
         started = time.perf_counter()
         timings: dict[str, float] = {}
         if filters is not None and filters.path and self.store is not None:  # an absolute --path
@@ -364,6 +376,7 @@ class Searcher:
     def _hit(self, corpus: Corpus, i: int, c: _Cand, stale: set[str]) -> SearchHit:
         content = corpus.contents[i]
         snippet, truncated = _snippet(content)
+        truncated = truncated or bool(corpus.cut[i])
         scores: dict[str, float] = {}
         for name, rank in c.ranks.items():
             scores[f"{name}_rank"] = float(rank + 1)
