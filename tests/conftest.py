@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,32 @@ def lgrep(tmp_path: Path, model_dir: Path) -> Iterator[Lgrep]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LGREP_") and k not in {"XDG_CONFIG_HOME"}}
     env.update({"HOME": str(home), "LGREP_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"})
     yield Lgrep(cache, env)
+
+
+def write_python_repo(root: Path, files: int, funcs: int = 4, *, distinct: bool = True) -> None:
+    """`files` Python modules of `funcs` functions each, in 20 packages. With distinct=False the
+    functions repeat across files, so they share embeddings (content-addressed) and the vector
+    phase stays short."""
+    for n in range(files):
+        i = n if distinct else 0
+        pkg = root / f"pkg{n % 20}"
+        pkg.mkdir(parents=True, exist_ok=True)
+        body = "\n\n".join(
+            f"def handler_{i}_{j}(request, retries={j}):\n"
+            f'    """Handle request kind {j} for module {i} and log the outcome."""\n'
+            f"    value = request.get('field_{j}') or {i * j}\n"
+            f"    for attempt in range(retries):\n"
+            f"        value = transform_{j}(value, attempt)\n"
+            f"    return value\n"
+            for j in range(funcs)
+        )
+        (pkg / f"module_{n}.py").write_text(body + "\n")
+
+
+@pytest.fixture
+def make_repo() -> Callable[..., None]:
+    """`make_repo(root, files, funcs=4, distinct=True)`: a synthetic Python repository of that size."""
+    return write_python_repo
 
 
 @pytest.fixture

@@ -20,19 +20,6 @@ pytestmark = pytest.mark.model
 POLL_TIMEOUT_S = 120.0
 
 
-def _make_repo(root: Path, files: int, funcs: int = 4) -> None:
-    for n in range(files):
-        pkg = root / f"pkg{n % 20}"
-        pkg.mkdir(parents=True, exist_ok=True)
-        body = "\n\n".join(
-            f"def handler_{n}_{j}(request, retries={j}):\n"
-            f'    """Handle request kind {j} for module {n} and log the outcome."""\n'
-            f"    return transform_{j}(request.get('field_{j}'), retries)\n"
-            for j in range(funcs)
-        )
-        (pkg / f"module_{n}.py").write_text(body + "\n")
-
-
 def _clean_failure(result, *, allow_ok: bool = True) -> None:
     """Exit 0, or exit 1 with one `lgrep: error:` line; never a traceback."""
     assert "Traceback" not in result.err, result.err
@@ -121,9 +108,9 @@ def test_an_unusable_cache_dir_is_a_clear_error(lgrep, mini_repo: Path, tmp_path
 # ------------------------------------------------------------------ searches while it changes
 
 
-def test_searches_keep_answering_during_a_forced_rebuild(lgrep, tmp_path: Path) -> None:
+def test_searches_keep_answering_during_a_forced_rebuild(make_repo, lgrep, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    _make_repo(repo, 60)
+    make_repo(repo, 60)
     lgrep("index", str(repo))
     lgrep.env["LGREP_INDEX__EMBED_BATCH_CHUNKS"] = "16"
     rebuild = lgrep.popen("index", str(repo), "--force", "--quiet")
@@ -142,9 +129,9 @@ def test_searches_keep_answering_during_a_forced_rebuild(lgrep, tmp_path: Path) 
     assert len(store.generations()) == 1, "the replaced index must be deleted"
 
 
-def test_a_search_during_the_first_index_says_it_is_being_built(lgrep, tmp_path: Path) -> None:
+def test_a_search_during_the_first_index_says_it_is_being_built(make_repo, lgrep, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    _make_repo(repo, 1500, funcs=2)
+    make_repo(repo, 1500, funcs=2)
     store = ProjectStore(lgrep.cache, repo)
     indexer = lgrep.popen("index", str(repo), "--quiet")
     try:

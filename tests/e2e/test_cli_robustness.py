@@ -32,25 +32,6 @@ def _wait_for(condition, what: str, proc: subprocess.Popen[str] | None = None) -
         time.sleep(0.02)
 
 
-def _make_repo(root: Path, files: int, funcs: int = 4, *, distinct: bool = True) -> None:
-    """`files` Python modules of `funcs` functions each. With distinct=False the functions repeat
-    across files, so they share embeddings (content-addressed) and the vector phase stays short."""
-    for n in range(files):
-        i = n if distinct else 0
-        pkg = root / f"pkg{n % 20}"
-        pkg.mkdir(parents=True, exist_ok=True)
-        body = "\n\n".join(
-            f"def handler_{i}_{j}(request, retries={j}):\n"
-            f'    """Handle request kind {j} for module {i} and log the outcome."""\n'
-            f"    value = request.get('field_{j}') or {i * j}\n"
-            f"    for attempt in range(retries):\n"
-            f"        value = transform_{j}(value, attempt)\n"
-            f"    return value\n"
-            for j in range(funcs)
-        )
-        (pkg / f"module_{n}.py").write_text(body + "\n")
-
-
 def test_hostile_file_names(lgrep, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -136,9 +117,9 @@ def _unpublished_files(store: ProjectStore) -> int:
     return 0
 
 
-def test_kill_during_chunk_phase_then_resume(lgrep, tmp_path: Path) -> None:
+def test_kill_during_chunk_phase_then_resume(make_repo, lgrep, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    _make_repo(repo, 1300, distinct=False)
+    make_repo(repo, 1300, distinct=False)
     proc = lgrep.popen("index", str(repo), "--quiet")
     store = ProjectStore(lgrep.cache, repo)
     _wait_for(lambda: _unpublished_files(store) > 0, "the first chunk batch", proc)
@@ -157,9 +138,9 @@ def test_kill_during_chunk_phase_then_resume(lgrep, tmp_path: Path) -> None:
     assert done["chunks"] == fresh["chunks"]
 
 
-def test_kill_during_embedding_then_resume(lgrep, tmp_path: Path) -> None:
+def test_kill_during_embedding_then_resume(make_repo, lgrep, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    _make_repo(repo, 60)
+    make_repo(repo, 60)
     lgrep.env["LGREP_INDEX__EMBED_BATCH_CHUNKS"] = "8"
     proc = lgrep.popen("index", str(repo), "--quiet")
 
@@ -182,9 +163,9 @@ def test_kill_during_embedding_then_resume(lgrep, tmp_path: Path) -> None:
     assert resumed["vectors_pending"] == 0
 
 
-def test_no_wait_returns_after_bm25_and_fills_vectors_behind(lgrep, tmp_path: Path) -> None:
+def test_no_wait_returns_after_bm25_and_fills_vectors_behind(make_repo, lgrep, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    _make_repo(repo, 40)
+    make_repo(repo, 40)
     quick = lgrep("index", str(repo), "--no-wait", "--json").json()
     assert quick["vectors_embedded"] == 0
     assert quick["vectors_pending"] == quick["chunks"] > 0
