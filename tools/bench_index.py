@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -101,7 +102,20 @@ def bench(root: Path, *, vectors: bool, touch: str | None) -> dict[str, object]:
                 os.utime(target)
         return row
     finally:
+        _stop_background_indexers(cache)
         shutil.rmtree(cache, ignore_errors=True)
+
+
+def _stop_background_indexers(cache: Path) -> None:
+    """`--no-wait` leaves a vector filler running, which would load the cores during the next
+    measurement: stop it. It runs with its project's index folder, inside `cache`, as working
+    directory (Linux: /proc/PID/cwd)."""
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if (proc / "cwd").readlink().is_relative_to(cache):
+                os.kill(int(proc.name), signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
 
 
 def main() -> None:
