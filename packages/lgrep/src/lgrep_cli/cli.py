@@ -327,7 +327,7 @@ def _summary_json(summary: IndexSummary, settings: LgrepSettings) -> dict[str, A
 def _print_summary(summary: IndexSummary, *, background: bool) -> None:
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.skipped.items()))
     lines = [
-        f"indexed {summary.root}",
+        f"indexed {_printable(summary.root)}",
         f"  files    {summary.files_seen} seen, {summary.files_indexed} (re)indexed, "
         f"{summary.files_unchanged} unchanged, {summary.files_deleted} removed"
         + (f"; skipped: {skipped}" if skipped else ""),
