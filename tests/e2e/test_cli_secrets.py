@@ -32,7 +32,7 @@ def leaky_repo(tmp_path: Path) -> Path:
     (root / "config.py").write_text(
         '"""Settings for the uploads service."""\n\n'
         'REGION = "eu-west-1"\n'
-        f'AWS_ACCESS_KEY_ID = "{AWS_KEY_ID}"  # TODO move to the vault\n\n\n'
+        f'AWS_ACCESS_KEY_ID = "{AWS_KEY_ID}"  # kept here until the vault is set up\n\n\n'
         "def uploads_bucket(stage: str) -> str:\n"
         '    """Name of the S3 bucket that holds user uploads for a deployment stage."""\n'
         '    return f"uploads-{stage}-{REGION}"\n'
