@@ -206,7 +206,8 @@ class LgrepRunner:
         return ProjectStore(settings.cache_dir, root.resolve()), time.perf_counter() - t0, summary.chunks_total
 
     def searcher(self, store: object, mode: str) -> tuple[object, object]:
-        from lgrep_search.searcher import Searcher, SearchType
+        from lgrep_core.models import SearchType
+        from lgrep_search.searcher import Searcher
 
         base, _, off = mode.partition("-")
         if base == "full":

@@ -16,6 +16,7 @@ __all__ = [
     "ContentType",
     "SearchHit",
     "SearchResponse",
+    "SearchType",
     "embedding_text",
 ]
 
@@ -27,6 +28,15 @@ class ContentType(StrEnum):
     DOCS = "docs"
     CONFIG = "config"
     TEXT = "text"
+
+
+class SearchType(StrEnum):
+    """Which retrieval channels a search runs: all of them fused (hybrid), or one alone."""
+
+    HYBRID = "hybrid"
+    VECTOR = "vector"
+    BM25 = "bm25"
+    FUZZY = "fuzzy"  # symbol names, typo-tolerant
 
 
 class ChunkKind(StrEnum):

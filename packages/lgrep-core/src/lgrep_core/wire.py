@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from lgrep.v1 import common_pb2, search_pb2
 
 from lgrep_core import errors
-from lgrep_core.models import Chunk, ChunkKind, ContentType, SearchHit, SearchResponse
+from lgrep_core.models import Chunk, ChunkKind, ContentType, SearchHit, SearchResponse, SearchType
 
 __all__ = [
     "ERROR_METADATA_KEY",
@@ -65,10 +65,10 @@ _MATCH_TO_PB: dict[str, search_pb2.MatchType.ValueType] = {
     "definition": search_pb2.MATCH_TYPE_DEFINITION,
 }
 _SEARCH_TYPE_TO_PB: dict[str, search_pb2.SearchType.ValueType] = {
-    "hybrid": search_pb2.SEARCH_TYPE_HYBRID,
-    "vector": search_pb2.SEARCH_TYPE_VECTOR,
-    "bm25": search_pb2.SEARCH_TYPE_BM25,
-    "fuzzy": search_pb2.SEARCH_TYPE_FUZZY,
+    SearchType.HYBRID: search_pb2.SEARCH_TYPE_HYBRID,
+    SearchType.VECTOR: search_pb2.SEARCH_TYPE_VECTOR,
+    SearchType.BM25: search_pb2.SEARCH_TYPE_BM25,
+    SearchType.FUZZY: search_pb2.SEARCH_TYPE_FUZZY,
 }
 _SEARCH_TYPE_FROM_PB: dict[int, str] = {number: name for name, number in _SEARCH_TYPE_TO_PB.items()}
 _MATCH_FROM_PB: dict[int, str] = {number: name for name, number in _MATCH_TO_PB.items()}

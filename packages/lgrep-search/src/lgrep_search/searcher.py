@@ -15,12 +15,11 @@ import math
 import re
 import time
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import InvalidRequestError, LgrepError
-from lgrep_core.models import ChunkKind, ContentType, SearchHit, SearchResponse
+from lgrep_core.models import ChunkKind, ContentType, SearchHit, SearchResponse, SearchType
 from lgrep_core.pathnames import disk_path
 from lgrep_core.storage.store import ProjectStore
 
@@ -30,7 +29,7 @@ from .fuzzy import FuzzyMatch, query_identifiers
 from .lexical import query_terms
 from .pathfilter import path_matcher, relative_to_root
 
-__all__ = ["RRF_K", "SIGNALS", "SearchFilters", "SearchType", "Searcher"]
+__all__ = ["RRF_K", "SIGNALS", "SearchFilters", "Searcher"]
 
 log = logging.getLogger(__name__)
 
@@ -46,13 +45,6 @@ SNIPPET_MAX_CHARS = 2000
 
 # The ranking signals, by the names explanations and ablations use.
 SIGNALS = frozenset({"definition", "path_match", "file_coherence", "penalty", "diversify", "adaptive_weights"})
-
-
-class SearchType(StrEnum):
-    HYBRID = "hybrid"
-    VECTOR = "vector"
-    BM25 = "bm25"
-    FUZZY = "fuzzy"
 
 
 _CHANNELS = {

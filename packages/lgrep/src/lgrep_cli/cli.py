@@ -21,11 +21,12 @@ from lgrep_core.config import LgrepSettings, LoadedSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import make_embedder
 from lgrep_core.errors import LgrepError, NotFoundError
-from lgrep_core.models import ContentType
+from lgrep_core.models import ContentType, SearchType
+from lgrep_core.serialize import search_response_json
 from lgrep_core.storage.store import IndexState, ProjectStore
 from lgrep_index.pipeline import Indexer, IndexPhase, IndexProgress, IndexSummary, identity_for, walk_options
 from lgrep_index.walker import walk
-from lgrep_search.searcher import Searcher, SearchFilters, SearchType
+from lgrep_search.searcher import Searcher, SearchFilters
 
 __all__ = ["main"]
 
@@ -366,32 +367,7 @@ def cmd_search(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
         bm25_weight=args.bm25_weight if args.bm25_weight is not None else settings.search.bm25_weight,
     )
     if args.json:
-        payload = {
-            "query": args.query,
-            "root": str(root),
-            "results": [
-                {
-                    "path": h.path,
-                    "start_line": h.start_line,
-                    "end_line": h.end_line,
-                    "symbol": h.symbol,
-                    "kind": h.kind,
-                    "language": h.language,
-                    "score": h.score,
-                    "match": h.match,
-                    "stale": h.stale,
-                    "content": h.content,
-                    "truncated": h.truncated,
-                    **({"signals": h.scores, "why": list(h.why)} if args.explain else {}),
-                }
-                for h in response.results
-            ],
-            "query_kind": response.query_kind,
-            "search_type": response.search_type,
-            "timings_ms": response.timings_ms,
-            "chunks_searched": response.chunks_searched,
-            "vectors_pending": response.vectors_pending,
-        }
+        payload = search_response_json(response, query=args.query, root=str(root), explain=args.explain)
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return EXIT_OK
     if not response.results:

@@ -1,0 +1,48 @@
+"""One JSON shape for search results, shared by every front end that prints or returns JSON: the
+CLI's `--json` today, the MCP server's structured content next. The shape is the stable interface
+the README documents: fields may be added, none removed or renamed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lgrep_core.models import SearchHit, SearchResponse
+
+__all__ = ["search_hit_json", "search_response_json"]
+
+
+def search_hit_json(hit: SearchHit, *, explain: bool = False) -> dict[str, Any]:
+    """One result: where it is, what it is, how well and why it matched, and its snippet.
+    `explain` adds the per-channel and per-signal numbers (`signals`) and the reasons in words (`why`)."""
+    out: dict[str, Any] = {
+        "path": hit.path,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+        "symbol": hit.symbol,
+        "kind": hit.kind,
+        "language": hit.language,
+        "score": hit.score,
+        "match": hit.match,
+        "stale": hit.stale,
+        "content": hit.content,
+        "truncated": hit.truncated,
+    }
+    if explain:
+        out["signals"] = dict(hit.scores)
+        out["why"] = list(hit.why)
+    return out
+
+
+def search_response_json(response: SearchResponse, *, query: str, root: str, explain: bool = False) -> dict[str, Any]:
+    """A whole answer: the query, the project root, the results, and how the search went."""
+    return {
+        "query": query,
+        "root": root,
+        "results": [search_hit_json(hit, explain=explain) for hit in response.results],
+        "query_kind": response.query_kind,
+        "search_type": str(response.search_type),
+        "timings_ms": dict(response.timings_ms),
+        "chunks_searched": response.chunks_searched,
+        "vectors_pending": response.vectors_pending,
+    }

@@ -1,0 +1,61 @@
+import json
+import math
+
+from lgrep_core.models import SearchHit, SearchResponse, SearchType
+from lgrep_core.serialize import search_hit_json, search_response_json
+
+HIT = SearchHit(
+    path="auth/jwt.py",
+    start_line=10,
+    end_line=42,
+    symbol="verify",
+    kind="function",
+    language="python",
+    score=0.0325,
+    content="def verify(token):\n    ...",
+    match="bm25+fuzzy+vector",
+    scores={"bm25_rank": 0.0, "definition": 1.5},
+    why=("defines verify",),
+    truncated=True,
+)
+
+
+def test_a_hit_carries_the_documented_fields() -> None:
+    out = search_hit_json(HIT)
+    assert list(out) == [
+        "path",
+        "start_line",
+        "end_line",
+        "symbol",
+        "kind",
+        "language",
+        "score",
+        "match",
+        "stale",
+        "content",
+        "truncated",
+    ]
+    assert out["truncated"] is True and out["stale"] is False
+
+
+def test_explain_adds_signals_and_reasons() -> None:
+    out = search_hit_json(HIT, explain=True)
+    assert out["signals"] == {"bm25_rank": 0.0, "definition": 1.5}
+    assert out["why"] == ["defines verify"]
+
+
+def test_a_response_is_plain_json() -> None:
+    response = SearchResponse(
+        results=[HIT],
+        timings_ms={"total_ms": 1.5},
+        chunks_searched=12,
+        vectors_pending=0,
+        query_kind="natural",
+        search_type=SearchType.BM25,
+    )
+    out = search_response_json(response, query="verify jwt", root="/abs/project")
+    text = json.dumps(out, allow_nan=False)  # strict JSON: no Infinity or NaN anywhere
+    back = json.loads(text)
+    assert back["search_type"] == "bm25" and back["query"] == "verify jwt" and back["root"] == "/abs/project"
+    assert back["results"][0]["path"] == "auth/jwt.py"
+    assert all(math.isfinite(v) for v in back["timings_ms"].values())
