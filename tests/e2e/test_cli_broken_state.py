@@ -110,7 +110,7 @@ def test_an_unusable_cache_dir_is_a_clear_error(lgrep, mini_repo: Path, tmp_path
 
 def test_searches_keep_answering_during_a_forced_rebuild(make_repo, lgrep, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    make_repo(repo, 60)
+    make_repo(repo, 120)  # a rebuild long enough (~10 s of embedding) for searches to run beside it
     lgrep("index", str(repo))
     lgrep.env["LGREP_INDEX__EMBED_BATCH_CHUNKS"] = "16"
     rebuild = lgrep.popen("index", str(repo), "--force", "--quiet")

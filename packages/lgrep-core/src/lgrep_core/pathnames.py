@@ -28,13 +28,14 @@ import re
 from collections.abc import Container
 from pathlib import Path
 
-__all__ = ["collides", "disk_path", "display_name", "display_path", "undisplay_name"]
+__all__ = ["collides", "disk_path", "display_name", "display_path", "is_utf8", "undisplay_name"]
 
 # The two escapes `display_name` writes; any other backslash in a displayed name is a literal one.
 _ESCAPE = re.compile(r"\\(?:\\|x[0-9a-f]{2})")
 
 
-def _valid(name: str) -> bool:
+def is_utf8(name: str) -> bool:
+    """Whether text is valid Unicode, not raw bytes smuggled in as surrogates (os.fsdecode)."""
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -44,14 +45,14 @@ def _valid(name: str) -> bool:
 
 def display_name(name: str) -> str:
     """The name as lgrep shows it: as it is when valid UTF-8, else escaped (see the module doc)."""
-    if name.isascii() or _valid(name):
+    if name.isascii() or is_utf8(name):
         return name
     return os.fsencode(name).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
 
 
 def display_path(rel: str) -> str:
     """`display_name` of each '/'-separated name of a relative path."""
-    if rel.isascii() or _valid(rel):
+    if rel.isascii() or is_utf8(rel):
         return rel
     return "/".join(display_name(part) for part in rel.split("/"))
 
@@ -77,7 +78,7 @@ def undisplay_name(shown: str) -> str | None:
     raw += rest.encode("utf-8")
     name = os.fsdecode(bytes(raw))
     # Escaping is only ever applied to names that are not valid UTF-8.
-    return name if not _valid(name) else None
+    return name if not is_utf8(name) else None
 
 
 def collides(name: str, siblings: Container[str]) -> bool:

@@ -60,7 +60,7 @@ from pathlib import Path
 
 import re2
 from lgrep_core.errors import NotFoundError
-from lgrep_core.pathnames import collides, display_name, display_path
+from lgrep_core.pathnames import collides, display_name, display_path, is_utf8
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 __all__ = [
@@ -531,7 +531,7 @@ def _window_wildcards(line: str) -> int:
 def _glob_safe(line: str) -> str:
     """A pattern from the environment may hold undecodable bytes (as surrogates); write each as the
     glob of the `\\xNN` that paths show for it (lgrep_core.pathnames), any other surrogate as U+FFFD."""
-    if line.isascii() or _is_utf8(line):
+    if line.isascii() or is_utf8(line):
         return line
     out: list[str] = []
     for ch in line:
@@ -541,14 +541,6 @@ def _glob_safe(line: str) -> str:
         else:
             out.append("\ufffd" if 0xD800 <= code <= 0xDFFF else ch)
     return "".join(out)
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 # The directory marker of pathspec's gitignore regexes: where present, the pattern can match one of

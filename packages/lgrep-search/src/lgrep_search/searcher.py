@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
-from lgrep_core.errors import InvalidRequestError, LgrepError
+from lgrep_core.errors import InvalidRequestError, StorageError
 from lgrep_core.models import ChunkKind, ContentType, SearchHit, SearchResponse, SearchType
 from lgrep_core.pathnames import disk_path
 from lgrep_core.storage.store import ProjectStore
@@ -122,14 +122,15 @@ class Searcher:
             try:
                 self._corpus = Corpus.load(self.store)
                 return self._corpus
-            except LgrepError:
-                raise
-            except Exception as exc:  # LanceDB raises many types for files that vanish or are damaged
-                # A rebuild that published while this load ran deletes the old generation under it:
-                # follow the pointer and load again. Otherwise the index itself is damaged.
-                self.store.close()
-                if self.store.generation()[0] == version[0]:
-                    raise self.store.damaged(exc) from None
+            except StorageError as exc:  # the store's reads report vanished or damaged files so
+                error = exc
+            except Exception as exc:  # anything else LanceDB raises for them
+                error = self.store.damaged(exc)
+            # A rebuild that published while this load ran deletes the old generation under it:
+            # follow the pointer and load again. Otherwise the index itself is damaged.
+            self.store.close()
+            if self.store.generation()[0] == version[0]:
+                raise error from None
 
     # -------------------------------------------------------------------------------------- search
 

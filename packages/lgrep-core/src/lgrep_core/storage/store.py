@@ -314,36 +314,36 @@ class ProjectStore:
             log.warning("%s; building a new index", exc.message)
             published = None
         unfinished = [g for g in self.generations() if g != published]
-        if not force and published is not None:
-            self._pinned = published
-            try:
-                self.check_identity(identity)
-                self.open()
-                self._check_manifest()
-            except (IndexMismatchError, SchemaVersionMismatchError):
-                self._pinned = None
-                raise
-            except StorageError as exc:
-                log.warning("%s; rebuilding it beside the live one", exc.message)
-                self.close()
-                self._pinned = None
-            else:
-                self._remove_generations(keep={published})
-                return False
-        if not force and published is None and unfinished:
-            self._pinned = unfinished[-1]  # resume the first build a killed process left
-            try:
-                self.check_identity(identity)
-                self.open()
-                self._check_manifest()
-            except StorageError:
-                self.close()
-                self._pinned = None
-            else:
-                self._remove_generations(keep={self._pinned})
+        if not force:
+            # Continue the live index (a different model or chunker needs the user's --force; damage
+            # is rebuilt beside it), or else the first build a killed process left.
+            if published is not None:
+                if self._continue(published, identity, mismatch_is_fatal=True):
+                    return False
+            elif unfinished and self._continue(unfinished[-1], identity, mismatch_is_fatal=False):
                 return False
         self._remove_generations(keep={published} if published else set())
         self.create(identity, publish=False)
+        return True
+
+    def _continue(self, gen: str, identity: IndexIdentity, *, mismatch_is_fatal: bool) -> bool:
+        """Pin an existing generation for writing if it is usable; otherwise leave nothing pinned."""
+        self._pinned = gen
+        try:
+            self.check_identity(identity)
+            self.open()
+            self._check_manifest()
+        except (IndexMismatchError, SchemaVersionMismatchError):
+            self._pinned = None
+            if mismatch_is_fatal:
+                raise
+            return False
+        except StorageError as exc:
+            log.warning("%s; building a new index beside it", exc.message)
+            self.close()
+            self._pinned = None
+            return False
+        self._remove_generations(keep={gen})
         return True
 
     @property
@@ -477,11 +477,22 @@ class ProjectStore:
             NotFoundError: there is no index.
             StorageError: the index is damaged.
         """
-        gen = self._pinned or self.published_generation()
-        if gen is None:
-            raise self._not_ready()
-        if self._db is not None and gen == self._gen:
-            return
+        while True:
+            gen = self._pinned or self.published_generation()
+            if gen is None:
+                raise self._not_ready()
+            if self._db is not None and gen == self._gen:
+                return
+            try:
+                self._open_generation(gen)
+                return
+            except LgrepError:
+                # A rebuild published and deleted this generation between reading the pointer and
+                # opening it: follow the pointer again. A writer's own generation is never retried.
+                if self._pinned is not None or self.published_generation() == gen:
+                    raise
+
+    def _open_generation(self, gen: str) -> None:
         self.close()
         self._gen = gen
         meta = self.read_meta()
@@ -548,6 +559,8 @@ class ProjectStore:
             StorageError: it is damaged (a writer drops and re-derives it; see `_check_manifest`).
         """
         if self._manifest is None:
+            if self._pinned is None and self._gen is not None and self._gen != self.published_generation():
+                self.open()  # a reader whose generation was replaced (and deleted) moves to the new one
             path = self.data_dir / "manifest.sqlite"
             try:
                 conn = sqlite3.connect(path, timeout=30, isolation_level=None)

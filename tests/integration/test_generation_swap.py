@@ -1,0 +1,97 @@
+"""A reader and a rebuild of the same index in one process: the reader follows the published
+generation, even when the rebuild deletes the generation it was loading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lgrep_core.config import load_settings
+from lgrep_core.errors import StorageError
+from lgrep_core.storage.store import ProjectStore
+from lgrep_core.testing import FakeEmbedder
+from lgrep_index.pipeline import Indexer
+from lgrep_search import corpus as corpus_module
+from lgrep_search.searcher import Searcher
+
+
+def _setup(tmp_path: Path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "auth.py").write_text("def verify_token(token):\n    return token.valid\n")
+    settings = load_settings(
+        None, env={"LGREP_CACHE_DIR": str(tmp_path / "cache")}, user_config=tmp_path / "none"
+    ).settings
+    return root, settings
+
+
+def test_a_reader_follows_a_rebuild_that_deleted_the_generation_it_was_loading(tmp_path: Path, monkeypatch) -> None:
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    store = ProjectStore(settings.cache_dir, root)
+    store.open()  # the reader has the first generation open
+    first = store.generations()
+
+    real_read = corpus_module.read_columns
+    rebuilt: list[bool] = []
+
+    def read_during_a_rebuild(reader_store: ProjectStore):
+        # The load has opened the first generation; now a rebuild publishes and deletes it, and the
+        # read fails as LanceDB does on files that vanished (small tables may still be cached here).
+        if not rebuilt:
+            rebuilt.append(True)
+            Indexer(settings, root, embedder).run(force=True)
+            assert store.generations() != first
+            raise reader_store.damaged(FileNotFoundError("data/0.lance"))
+        return real_read(reader_store)
+
+    monkeypatch.setattr(corpus_module, "read_columns", read_during_a_rebuild)
+    answer = Searcher(store, embedder).search("verify_token")
+    assert rebuilt and answer.results[0].symbol == "verify_token"
+
+
+def test_a_reader_opened_before_a_rebuild_sees_the_new_index(tmp_path: Path) -> None:
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    reader = Searcher(ProjectStore(settings.cache_dir, root), embedder)
+    assert reader.search("verify_token").results
+    (root / "session.py").write_text("def open_session(user):\n    return user.session\n")
+    Indexer(settings, root, embedder).run(force=True)
+    assert reader.search("open_session").results[0].symbol == "open_session"
+
+
+def test_a_failed_read_without_a_rebuild_is_reported_as_damage(tmp_path: Path, monkeypatch) -> None:
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    store = ProjectStore(settings.cache_dir, root)
+
+    def broken_read(reader_store: ProjectStore):
+        raise OSError("torn file")
+
+    monkeypatch.setattr(corpus_module, "read_columns", broken_read)
+    with pytest.raises(StorageError, match="lgrep index --force"):
+        Searcher(store, embedder).search("verify_token")
+
+
+def test_results_of_a_replaced_generation_are_still_checked_for_staleness(tmp_path: Path, monkeypatch) -> None:
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    store = ProjectStore(settings.cache_dir, root)
+    real_stale = Searcher._stale_paths
+    rebuilt: list[bool] = []
+
+    def stale_after_a_rebuild(self: Searcher, paths: set[str]) -> set[str]:
+        # The snapshot is loaded; a rebuild now publishes and deletes the generation it came from,
+        # before this process has opened that generation's manifest.
+        if not rebuilt:
+            rebuilt.append(True)
+            Indexer(settings, root, embedder).run(force=True)
+        return real_stale(self, paths)
+
+    monkeypatch.setattr(Searcher, "_stale_paths", stale_after_a_rebuild)
+    answer = Searcher(store, embedder).search("verify_token")
+    assert rebuilt and answer.results[0].symbol == "verify_token" and not answer.results[0].stale
