@@ -42,6 +42,7 @@ def main() -> int:
     os.environ["LGREP_CACHE_DIR"] = str(args.cache)
     from lgrep_core.config import load_settings
     from lgrep_core.embeddings.registry import make_embedder
+    from lgrep_core.models import SearchRequest
     from lgrep_core.storage.store import ProjectStore
     from lgrep_search.corpus import COLUMNS, Corpus, read_columns
     from lgrep_search.searcher import Searcher
@@ -92,10 +93,10 @@ def main() -> int:
         build_s = time.perf_counter() - t0
         searcher = Searcher(None, embedder, corpus=corpus)
         for q in queries[:20]:
-            searcher.search(q, limit=10)
+            searcher.search(SearchRequest(q, limit=10))
         rr, emb, total = [], [], []
         for q in queries:
-            t = searcher.search(q, limit=10).timings_ms
+            t = searcher.search(SearchRequest(q, limit=10)).timings_ms
             rr.append(t["retrieval_ms"] + t["ranking_ms"])
             emb.append(t.get("query_embedding_ms", 0.0))
             total.append(t["total_ms"])

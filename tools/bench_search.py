@@ -251,6 +251,8 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def run_mode(mode: str, repos: list[Repo], runner: LgrepRunner | None, stores: dict, k: int) -> dict:
+    from lgrep_core.models import SearchRequest
+
     per_query: list[dict] = []
     per_repo: list[dict] = []
     latencies: list[float] = []
@@ -259,14 +261,14 @@ def run_mode(mode: str, repos: list[Repo], runner: LgrepRunner | None, stores: d
         rows = []
         if mode != "ripgrep":
             searcher, kind = runner.searcher(stores[repo.name], mode)  # type: ignore[union-attr]
-            searcher.search("warm up", limit=k, search_type=kind)  # type: ignore[attr-defined]
+            searcher.search(SearchRequest("warm up", limit=k, search_type=kind))  # type: ignore[attr-defined]
         for task in repo.tasks:
             t0 = time.perf_counter()
             if mode == "ripgrep":
                 results = ripgrep(task.query, repo.root, k)
                 timings: dict[str, float] = {}
             else:
-                resp = searcher.search(task.query, limit=k, search_type=kind)  # type: ignore[attr-defined]
+                resp = searcher.search(SearchRequest(task.query, limit=k, search_type=kind))  # type: ignore[attr-defined]
                 results = [(h.path, h.start_line, h.end_line) for h in resp.results]
                 timings = resp.timings_ms
             wall = (time.perf_counter() - t0) * 1000

@@ -9,7 +9,16 @@ import pytest
 from google.protobuf.message import Message
 from lgrep.v1 import common_pb2, search_pb2
 from lgrep_core import errors, wire
-from lgrep_core.models import Chunk, ChunkKind, ContentType, SearchHit, SearchResponse
+from lgrep_core.models import (
+    Chunk,
+    ChunkKind,
+    ContentType,
+    MatchType,
+    SearchHit,
+    SearchRequest,
+    SearchResponse,
+    SearchType,
+)
 
 M = TypeVar("M", bound=Message)
 
@@ -42,11 +51,11 @@ def _hit(**overrides: object) -> SearchHit:
         "start_line": 10,
         "end_line": 42,
         "symbol": "verify",
-        "kind": "method",
+        "kind": ChunkKind.METHOD,
         "language": "python",
         "score": 0.8125,
         "content": "def verify(token): ...",
-        "match": "vector+bm25",
+        "match": (MatchType.VECTOR, MatchType.BM25),
         "scores": {"vector_rank": 1.0, "bm25_rank": 3.0, "rrf": 0.032},
         "stale": True,
         "why": ("defines verify", "test file ×0.3"),
@@ -137,12 +146,12 @@ def test_chunk_with_an_unknown_content_type_is_an_invalid_request() -> None:
 
 @pytest.mark.parametrize("match", ["vector", "bm25", "fuzzy", "vector+bm25", "bm25+vector+fuzzy", "definition", ""])
 def test_search_hit_round_trip(match: str) -> None:
-    hit = _hit(match=match)
+    hit = _hit(match=tuple(MatchType(m) for m in match.split("+") if m))
     assert wire.search_hit_from_proto(_through_bytes(wire.search_hit_to_proto(hit))) == hit
 
 
-@pytest.mark.parametrize("kind", ["", *(k.value for k in ChunkKind)])
-def test_search_hit_round_trip_every_kind(kind: str) -> None:
+@pytest.mark.parametrize("kind", [None, *ChunkKind])
+def test_search_hit_round_trip_every_kind(kind: ChunkKind | None) -> None:
     hit = _hit(kind=kind, scores={}, stale=False)
     assert wire.search_hit_from_proto(_through_bytes(wire.search_hit_to_proto(hit))) == hit
 
@@ -163,15 +172,15 @@ def test_search_hit_from_a_newer_peer_drops_what_it_does_not_know() -> None:
     message.location.scope.append("Auth")
     message.match_types.append(999)  # type: ignore[arg-type]
     hit = wire.search_hit_from_proto(_through_bytes(message))
-    assert hit.kind == ""
-    assert hit.match == "vector+bm25"
+    assert hit.kind is None
+    assert hit.match == (MatchType.VECTOR, MatchType.BM25)
 
 
 def test_search_hit_with_an_unknown_kind_or_channel_is_rejected() -> None:
     with pytest.raises(ValueError, match="chunk kind"):
         wire.search_hit_to_proto(_hit(kind="lambda"))
-    with pytest.raises(ValueError, match="match channel"):
-        wire.search_hit_to_proto(_hit(match="vector+grep"))
+    with pytest.raises(ValueError, match="grep"):
+        wire.search_hit_to_proto(_hit(match=("vector", "grep")))
 
 
 # --- search responses -----------------------------------------------------------------------------
@@ -181,7 +190,7 @@ def test_search_response_round_trip() -> None:
     response = SearchResponse(
         results=[
             _hit(),
-            _hit(path="README.md", kind="section", language="markdown", match="bm25", score=0.5),
+            _hit(path="README.md", kind=ChunkKind.SECTION, language="markdown", match=(MatchType.BM25,), score=0.5),
         ],
         timings_ms={
             "bm25_ms": 1.25,
@@ -193,9 +202,10 @@ def test_search_response_round_trip() -> None:
         chunks_searched=1234,
         vectors_pending=7,
         query_kind="natural",
-        search_type="hybrid",
+        search_type=SearchType.HYBRID,
+        files_changed=3,
     )
-    message = _through_bytes(wire.search_response_to_proto(response, files_changed=3))
+    message = _through_bytes(wire.search_response_to_proto(response))
     assert message.files_changed == 3
     assert message.query_kind == "natural"
     assert message.search_type == search_pb2.SEARCH_TYPE_HYBRID
@@ -231,6 +241,60 @@ def test_search_response_keeps_result_order() -> None:
     response = SearchResponse(results=hits, timings_ms={"total_ms": 1.0}, chunks_searched=20, vectors_pending=0)
     decoded = wire.search_response_from_proto(_through_bytes(wire.search_response_to_proto(response)))
     assert [h.path for h in decoded.results] == [h.path for h in hits]
+
+
+# --- search requests ------------------------------------------------------------------------------
+
+
+def test_search_request_round_trip_with_every_field() -> None:
+    request = SearchRequest(
+        query="where do we verify JWTs?",
+        project_root="/abs/project",
+        limit=25,
+        search_type=SearchType.VECTOR,
+        path_glob="src/**/*.py",
+        languages=("python", "go"),
+        content_types=(ContentType.CODE, ContentType.DOCS),
+        bm25_weight=0.0,
+        explain=True,
+    )
+    message = _through_bytes(wire.search_request_to_proto(request))
+    assert message.HasField("bm25_weight") and message.bm25_weight == 0.0
+    assert list(message.content_types) == [common_pb2.CONTENT_TYPE_CODE, common_pb2.CONTENT_TYPE_DOCS]
+    assert wire.search_request_from_proto(message) == request
+
+
+def test_search_request_defaults_stay_unset_on_the_wire() -> None:
+    request = SearchRequest(query="verify", project_root="/p")
+    message = _through_bytes(wire.search_request_to_proto(request))
+    assert message.limit == 0 and not message.HasField("bm25_weight") and message.path_glob == ""
+    assert wire.search_request_from_proto(message) == request
+    message.search_type = search_pb2.SEARCH_TYPE_UNSPECIFIED
+    assert wire.search_request_from_proto(message).search_type is SearchType.HYBRID
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"query": "  "}, "query is empty"),
+        ({"limit": -1}, "limit"),
+        ({"limit": 5000}, "limit"),
+        ({"bm25_weight": -0.5}, "bm25_weight"),
+        ({"bm25_weight": float("nan")}, "bm25_weight"),
+        ({"search_type": 99}, "search type"),
+        ({"content_types": [99]}, "content type"),
+        ({"content_types": [common_pb2.CONTENT_TYPE_UNSPECIFIED]}, "content type"),
+    ],
+)
+def test_a_malformed_search_request_is_an_invalid_request(change: dict[str, object], words: str) -> None:
+    message = search_pb2.SearchRequest(query="verify", project_root="/p")
+    for name, value in change.items():
+        if isinstance(value, list):
+            getattr(message, name).extend(value)
+        else:
+            setattr(message, name, value)
+    with pytest.raises(errors.InvalidRequestError, match=words):
+        wire.search_request_from_proto(message)
 
 
 # --- errors ---------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from lgrep_core.config import load_settings
 from lgrep_core.errors import StorageError
+from lgrep_core.models import SearchRequest
 from lgrep_core.storage.store import ProjectStore
 from lgrep_core.testing import FakeEmbedder
 from lgrep_index.pipeline import Indexer
@@ -47,7 +48,7 @@ def test_a_reader_follows_a_rebuild_that_deleted_the_generation_it_was_loading(t
         return real_read(reader_store)
 
     monkeypatch.setattr(corpus_module, "read_columns", read_during_a_rebuild)
-    answer = Searcher(store, embedder).search("verify_token")
+    answer = Searcher(store, embedder).search(SearchRequest("verify_token"))
     assert rebuilt and answer.results[0].symbol == "verify_token"
 
 
@@ -56,10 +57,10 @@ def test_a_reader_opened_before_a_rebuild_sees_the_new_index(tmp_path: Path) -> 
     embedder = FakeEmbedder()
     Indexer(settings, root, embedder).run()
     reader = Searcher(ProjectStore(settings.cache_dir, root), embedder)
-    assert reader.search("verify_token").results
+    assert reader.search(SearchRequest("verify_token")).results
     (root / "session.py").write_text("def open_session(user):\n    return user.session\n")
     Indexer(settings, root, embedder).run(force=True)
-    assert reader.search("open_session").results[0].symbol == "open_session"
+    assert reader.search(SearchRequest("open_session")).results[0].symbol == "open_session"
 
 
 def test_a_failed_read_without_a_rebuild_is_reported_as_damage(tmp_path: Path, monkeypatch) -> None:
@@ -73,7 +74,7 @@ def test_a_failed_read_without_a_rebuild_is_reported_as_damage(tmp_path: Path, m
 
     monkeypatch.setattr(corpus_module, "read_columns", broken_read)
     with pytest.raises(StorageError, match="lgrep index --force"):
-        Searcher(store, embedder).search("verify_token")
+        Searcher(store, embedder).search(SearchRequest("verify_token"))
 
 
 def test_results_of_a_replaced_generation_are_still_checked_for_staleness(tmp_path: Path, monkeypatch) -> None:
@@ -93,5 +94,5 @@ def test_results_of_a_replaced_generation_are_still_checked_for_staleness(tmp_pa
         return real_stale(self, paths)
 
     monkeypatch.setattr(Searcher, "_stale_paths", stale_after_a_rebuild)
-    answer = Searcher(store, embedder).search("verify_token")
+    answer = Searcher(store, embedder).search(SearchRequest("verify_token"))
     assert rebuilt and answer.results[0].symbol == "verify_token" and not answer.results[0].stale

@@ -1,7 +1,7 @@
 import json
 import math
 
-from lgrep_core.models import SearchHit, SearchResponse, SearchType
+from lgrep_core.models import ChunkKind, MatchType, SearchHit, SearchResponse, SearchType
 from lgrep_core.serialize import search_hit_json, search_response_json
 
 HIT = SearchHit(
@@ -9,11 +9,11 @@ HIT = SearchHit(
     start_line=10,
     end_line=42,
     symbol="verify",
-    kind="function",
+    kind=ChunkKind.FUNCTION,
     language="python",
     score=0.0325,
     content="def verify(token):\n    ...",
-    match="bm25+fuzzy+vector",
+    match=(MatchType.BM25, MatchType.FUZZY, MatchType.VECTOR),
     scores={"bm25_rank": 0.0, "definition": 1.5},
     why=("defines verify",),
     truncated=True,
@@ -59,3 +59,10 @@ def test_a_response_is_plain_json() -> None:
     assert back["search_type"] == "bm25" and back["query"] == "verify jwt" and back["root"] == "/abs/project"
     assert back["results"][0]["path"] == "auth/jwt.py"
     assert all(math.isfinite(v) for v in back["timings_ms"].values())
+
+
+def test_enums_print_as_their_stable_words() -> None:
+    out = search_hit_json(HIT)
+    assert out["kind"] == "function" and out["match"] == "bm25+fuzzy+vector"
+    unknown = search_hit_json(SearchHit(**{**{f: getattr(HIT, f) for f in HIT.__slots__}, "kind": None}))  # type: ignore[arg-type]
+    assert unknown["kind"] == ""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from lgrep_core.errors import InvalidRequestError
 from lgrep_core.text import identifier_parts
 
 __all__ = [
@@ -14,7 +16,9 @@ __all__ = [
     "Chunk",
     "ChunkKind",
     "ContentType",
+    "MatchType",
     "SearchHit",
+    "SearchRequest",
     "SearchResponse",
     "SearchType",
     "embedding_text",
@@ -37,6 +41,16 @@ class SearchType(StrEnum):
     VECTOR = "vector"
     BM25 = "bm25"
     FUZZY = "fuzzy"  # symbol names, typo-tolerant
+
+
+class MatchType(StrEnum):
+    """A retrieval channel that found a hit; DEFINITION when no channel did but the hit defines the
+    queried name (found through the symbol table)."""
+
+    BM25 = "bm25"
+    FUZZY = "fuzzy"
+    VECTOR = "vector"
+    DEFINITION = "definition"
 
 
 class ChunkKind(StrEnum):
@@ -97,6 +111,44 @@ def embedding_text(path: str, scope: Sequence[str], content: str) -> str:
     return f"{header}\n{words}\n{content}"
 
 
+# What a request may ask for. The CLI, gRPC and MCP all check through SearchRequest.validate().
+MAX_LIMIT = 1000
+MAX_QUERY_CHARS = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """One query against one project, as every front end (CLI, gRPC, MCP) states it.
+
+    Filters are lists, as on the wire: a hit must match one of `languages` (when any are given) and
+    one of `content_types`; `path_glob` is a glob over project-relative paths (`src/**/*.py`,
+    `*.go`, a folder such as `src/auth`) or an absolute path inside the root. `limit` and
+    `bm25_weight` left as None take the project's search settings.
+    """
+
+    query: str
+    project_root: str = ""
+    limit: int | None = None
+    search_type: SearchType = SearchType.HYBRID
+    path_glob: str | None = None
+    languages: tuple[str, ...] = ()
+    content_types: tuple[ContentType, ...] = ()
+    bm25_weight: float | None = None
+    explain: bool = False
+
+    def validate(self) -> SearchRequest:
+        """The request itself, or InvalidRequestError naming what is wrong with it."""
+        if not self.query.strip():
+            raise InvalidRequestError("the query is empty")
+        if len(self.query) > MAX_QUERY_CHARS:
+            raise InvalidRequestError(f"the query is {len(self.query)} characters long; the limit is {MAX_QUERY_CHARS}")
+        if self.limit is not None and not 1 <= self.limit <= MAX_LIMIT:
+            raise InvalidRequestError(f"limit must be 1 to {MAX_LIMIT}, got {self.limit}")
+        if self.bm25_weight is not None and not (math.isfinite(self.bm25_weight) and self.bm25_weight >= 0):
+            raise InvalidRequestError(f"bm25_weight must be a finite number, 0 or more, got {self.bm25_weight}")
+        return self
+
+
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     """One ranked result."""
@@ -105,15 +157,20 @@ class SearchHit:
     start_line: int
     end_line: int
     symbol: str
-    kind: str
+    kind: ChunkKind | None  # None only for a kind a newer server sent that this version does not know
     language: str
     score: float
     content: str  # the chunk's text, cut to the snippet budget (see `truncated`)
-    match: str  # which channels found it, e.g. "bm25+fuzzy+vector"; "definition" if only the ranking did
+    match: tuple[MatchType, ...]  # the channels that found it, sorted; (DEFINITION,) if only the ranking did
     scores: dict[str, float] = field(default_factory=dict)  # per-channel rank/score and per-signal effect
     stale: bool = False  # the file changed on disk since it was indexed
     why: tuple[str, ...] = ()  # the ranking signals that moved it, in words ("defines Router")
     truncated: bool = False  # the snippet is shorter than the chunk
+
+    @property
+    def match_label(self) -> str:
+        """The channels as one word: `bm25+fuzzy+vector`, or `definition`."""
+        return "+".join(self.match)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,4 +180,5 @@ class SearchResponse:
     chunks_searched: int
     vectors_pending: int
     query_kind: str = ""  # "symbol" or "natural": how the query was read (it sets the channel weights)
-    search_type: str = ""
+    search_type: SearchType | None = None  # None only when a newer server named channels this version does not know
+    files_changed: int = 0  # files changed on disk since the index was last updated (0 when not checked)

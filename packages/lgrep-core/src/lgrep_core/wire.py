@@ -6,19 +6,28 @@ Conventions:
 - Domain -> wire never loses information the contract can carry; a domain value the contract has
   no name for (an unknown chunk kind or match channel) is a programming error (`ValueError`).
 - Wire -> domain accepts anything a newer peer may send. Enum numbers this reader does not know
-  become the "unknown" value of the domain field where it has one (`SearchHit.kind == ""`,
+  become the "unknown" value of the domain field where it has one (`SearchHit.kind is None`,
   dropped match channels, `ErrorDetail` -> plain `LgrepError`). A `Chunk` cannot be built without
   a kind, so an unset or unknown kind there is an `InvalidRequestError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from lgrep.v1 import common_pb2, search_pb2
 
 from lgrep_core import errors
-from lgrep_core.models import Chunk, ChunkKind, ContentType, SearchHit, SearchResponse, SearchType
+from lgrep_core.models import (
+    Chunk,
+    ChunkKind,
+    ContentType,
+    MatchType,
+    SearchHit,
+    SearchRequest,
+    SearchResponse,
+    SearchType,
+)
 
 __all__ = [
     "ERROR_METADATA_KEY",
@@ -33,8 +42,12 @@ __all__ = [
     "error_to_proto",
     "search_hit_from_proto",
     "search_hit_to_proto",
+    "search_request_from_proto",
+    "search_request_to_proto",
     "search_response_from_proto",
     "search_response_to_proto",
+    "search_type_from_proto",
+    "search_type_to_proto",
 ]
 
 ERROR_METADATA_KEY = "lgrep-error-bin"
@@ -57,21 +70,14 @@ _CONTENT_TO_PB: dict[ContentType, common_pb2.ContentType.ValueType] = {
 }
 _CONTENT_FROM_PB: dict[int, ContentType] = {number: content for content, number in _CONTENT_TO_PB.items()}
 
-_MATCH_SEPARATOR = "+"
-_MATCH_TO_PB: dict[str, search_pb2.MatchType.ValueType] = {
-    "vector": search_pb2.MATCH_TYPE_VECTOR,
-    "bm25": search_pb2.MATCH_TYPE_BM25,
-    "fuzzy": search_pb2.MATCH_TYPE_FUZZY,
-    "definition": search_pb2.MATCH_TYPE_DEFINITION,
+_MATCH_TO_PB: dict[MatchType, search_pb2.MatchType.ValueType] = {
+    match: search_pb2.MatchType.Value(f"MATCH_TYPE_{match.name}") for match in MatchType
 }
-_SEARCH_TYPE_TO_PB: dict[str, search_pb2.SearchType.ValueType] = {
-    SearchType.HYBRID: search_pb2.SEARCH_TYPE_HYBRID,
-    SearchType.VECTOR: search_pb2.SEARCH_TYPE_VECTOR,
-    SearchType.BM25: search_pb2.SEARCH_TYPE_BM25,
-    SearchType.FUZZY: search_pb2.SEARCH_TYPE_FUZZY,
+_MATCH_FROM_PB: dict[int, MatchType] = {number: match for match, number in _MATCH_TO_PB.items()}
+_SEARCH_TYPE_TO_PB: dict[SearchType, search_pb2.SearchType.ValueType] = {
+    st: search_pb2.SearchType.Value(f"SEARCH_TYPE_{st.name}") for st in SearchType
 }
-_SEARCH_TYPE_FROM_PB: dict[int, str] = {number: name for name, number in _SEARCH_TYPE_TO_PB.items()}
-_MATCH_FROM_PB: dict[int, str] = {number: name for name, number in _MATCH_TO_PB.items()}
+_SEARCH_TYPE_FROM_PB: dict[int, SearchType] = {number: st for st, number in _SEARCH_TYPE_TO_PB.items()}
 
 # error_to_proto walks the exception's MRO, so subclasses defined elsewhere map to their ancestor.
 _ERROR_TO_PB: dict[type[errors.LgrepError], common_pb2.ErrorCode.ValueType] = {
@@ -94,9 +100,9 @@ _ERROR_FROM_PB: dict[int, type[errors.LgrepError]] = {number: cls for cls, numbe
 # --- enums ---------------------------------------------------------------------------------------
 
 
-def chunk_kind_to_proto(kind: ChunkKind | str) -> common_pb2.ChunkKind.ValueType:
-    """A domain chunk kind (or its string value; "" means unset) as the wire enum."""
-    if kind == "":
+def chunk_kind_to_proto(kind: ChunkKind | str | None) -> common_pb2.ChunkKind.ValueType:
+    """A domain chunk kind (or its string value; None or "" means unset) as the wire enum."""
+    if kind is None or kind == "":
         return common_pb2.CHUNK_KIND_UNSPECIFIED
     try:
         return _KIND_TO_PB[ChunkKind(kind)]
@@ -121,22 +127,16 @@ def content_type_from_proto(number: int) -> ContentType | None:
     return _CONTENT_FROM_PB.get(number)
 
 
-def _match_to_proto(match: str) -> list[search_pb2.MatchType.ValueType]:
-    if not match:
-        return []
-    channels: list[search_pb2.MatchType.ValueType] = []
-    for name in match.split(_MATCH_SEPARATOR):
-        try:
-            channels.append(_MATCH_TO_PB[name])
-        except KeyError:
-            raise ValueError(
-                f"unknown match channel {name!r} in {match!r}; expected {'/'.join(_MATCH_TO_PB)}"
-            ) from None
-    return channels
+def search_type_to_proto(search_type: SearchType | None) -> search_pb2.SearchType.ValueType:
+    """A domain search type as the wire enum (None: unspecified, the server's default)."""
+    return search_pb2.SEARCH_TYPE_UNSPECIFIED if search_type is None else _SEARCH_TYPE_TO_PB[SearchType(search_type)]
 
 
-def _match_from_proto(numbers: Iterable[int]) -> str:
-    return _MATCH_SEPARATOR.join(_MATCH_FROM_PB[n] for n in numbers if n in _MATCH_FROM_PB)
+def search_type_from_proto(number: int) -> SearchType | None:
+    """The domain search type of a wire enum number; unset means HYBRID, unknown means None."""
+    if number == search_pb2.SEARCH_TYPE_UNSPECIFIED:
+        return SearchType.HYBRID
+    return _SEARCH_TYPE_FROM_PB.get(number)
 
 
 # --- chunks --------------------------------------------------------------------------------------
@@ -207,7 +207,7 @@ def search_hit_to_proto(hit: SearchHit) -> search_pb2.SearchHit:
         ),
         score=hit.score,
         content=hit.content,
-        match_types=_match_to_proto(hit.match),
+        match_types=[_MATCH_TO_PB[MatchType(m)] for m in hit.match],
         signal_scores=dict(hit.scores),
         stale=hit.stale,
         why=list(hit.why),
@@ -218,17 +218,16 @@ def search_hit_to_proto(hit: SearchHit) -> search_pb2.SearchHit:
 def search_hit_from_proto(message: search_pb2.SearchHit) -> SearchHit:
     """An `lgrep.v1.SearchHit` as a domain search hit (unknown kinds and channels are dropped)."""
     loc = message.location
-    kind = chunk_kind_from_proto(loc.kind)
     return SearchHit(
         path=loc.path,
         start_line=loc.start_line,
         end_line=loc.end_line,
         symbol=loc.symbol,
-        kind=kind.value if kind is not None else "",
+        kind=chunk_kind_from_proto(loc.kind),
         language=loc.language,
         score=message.score,
         content=message.content,
-        match=_match_from_proto(message.match_types),
+        match=tuple(_MATCH_FROM_PB[n] for n in message.match_types if n in _MATCH_FROM_PB),
         scores=dict(message.signal_scores),
         stale=message.stale,
         why=tuple(message.why),
@@ -263,33 +262,78 @@ def _timings_from_proto(timings: search_pb2.Timings) -> dict[str, float]:
     return result
 
 
-def search_response_to_proto(response: SearchResponse, *, files_changed: int = 0) -> search_pb2.SearchResponse:
-    """A domain search response as `lgrep.v1.SearchResponse`.
-
-    `files_changed` (files changed on disk since the last index update) is not part of the domain
-    response yet, so the caller passes it.
-    """
+def search_response_to_proto(response: SearchResponse) -> search_pb2.SearchResponse:
+    """A domain search response as `lgrep.v1.SearchResponse`."""
     return search_pb2.SearchResponse(
         results=[search_hit_to_proto(hit) for hit in response.results],
         timings=_timings_to_proto(response.timings_ms),
         chunks_searched=response.chunks_searched,
         vectors_pending=response.vectors_pending,
-        files_changed=files_changed,
+        files_changed=response.files_changed,
         query_kind=response.query_kind,
-        search_type=_SEARCH_TYPE_TO_PB.get(response.search_type, search_pb2.SEARCH_TYPE_UNSPECIFIED),
+        search_type=search_type_to_proto(response.search_type),
     )
 
 
 def search_response_from_proto(message: search_pb2.SearchResponse) -> SearchResponse:
-    """An `lgrep.v1.SearchResponse` as a domain response (`files_changed` stays on the message)."""
+    """An `lgrep.v1.SearchResponse` as a domain response."""
     return SearchResponse(
         results=[search_hit_from_proto(hit) for hit in message.results],
         timings_ms=_timings_from_proto(message.timings),
         chunks_searched=message.chunks_searched,
         vectors_pending=message.vectors_pending,
         query_kind=message.query_kind,
-        search_type=_SEARCH_TYPE_FROM_PB.get(message.search_type, ""),
+        search_type=_SEARCH_TYPE_FROM_PB.get(message.search_type),
+        files_changed=message.files_changed,
     )
+
+
+# --- search requests -----------------------------------------------------------------------------
+
+
+def search_request_to_proto(request: SearchRequest) -> search_pb2.SearchRequest:
+    """A domain search request as `lgrep.v1.SearchRequest` (unset limit and weight stay unset)."""
+    message = search_pb2.SearchRequest(
+        project_root=request.project_root,
+        query=request.query,
+        limit=request.limit or 0,
+        search_type=search_type_to_proto(request.search_type),
+        path_glob=request.path_glob or "",
+        languages=list(request.languages),
+        content_types=[content_type_to_proto(t) for t in request.content_types],
+        explain=request.explain,
+    )
+    if request.bm25_weight is not None:
+        message.bm25_weight = request.bm25_weight
+    return message
+
+
+def search_request_from_proto(message: search_pb2.SearchRequest) -> SearchRequest:
+    """An `lgrep.v1.SearchRequest` as a validated domain request.
+
+    Raises InvalidRequestError for what a request may not hold (an unknown search or content type,
+    an empty query, a limit out of range, a negative weight)."""
+    search_type = search_type_from_proto(message.search_type)
+    if search_type is None:
+        raise errors.InvalidRequestError(f"unknown search type (enum value {message.search_type})")
+    content_types: list[ContentType] = []
+    for number in message.content_types:
+        if number == common_pb2.CONTENT_TYPE_UNSPECIFIED or number not in _CONTENT_FROM_PB:
+            raise errors.InvalidRequestError(f"unknown content type (enum value {number})")
+        content_types.append(_CONTENT_FROM_PB[number])
+    if message.limit < 0:
+        raise errors.InvalidRequestError(f"limit must be 1 to 1000 (0 for the default), got {message.limit}")
+    return SearchRequest(
+        query=message.query,
+        project_root=message.project_root,
+        limit=message.limit or None,
+        search_type=search_type,
+        path_glob=message.path_glob or None,
+        languages=tuple(message.languages),
+        content_types=tuple(content_types),
+        bm25_weight=message.bm25_weight if message.HasField("bm25_weight") else None,
+        explain=message.explain,
+    ).validate()
 
 
 # --- errors --------------------------------------------------------------------------------------

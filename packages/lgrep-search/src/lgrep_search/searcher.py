@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import heapq
 import logging
-import math
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import InvalidRequestError, StorageError
-from lgrep_core.models import ChunkKind, ContentType, SearchHit, SearchResponse, SearchType
+from lgrep_core.models import ChunkKind, ContentType, MatchType, SearchHit, SearchRequest, SearchResponse, SearchType
 from lgrep_core.pathnames import disk_path
 from lgrep_core.storage.store import ProjectStore
 
@@ -29,7 +28,7 @@ from .fuzzy import FuzzyMatch, query_identifiers
 from .lexical import query_terms
 from .pathfilter import path_matcher, relative_to_root
 
-__all__ = ["RRF_K", "SIGNALS", "SearchFilters", "Searcher"]
+__all__ = ["DEFAULT_LIMIT", "RRF_K", "SIGNALS", "Searcher"]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +37,8 @@ RRF_K = 60
 # Each channel contributes this many candidates before fusion: deep enough that a chunk ranked low by
 # one channel but high by another still meets the ranking stack.
 CHANNEL_DEPTH = 100
+# Results when a request does not say (the front ends pass the project's search.limit).
+DEFAULT_LIMIT = 10
 # What a result's snippet may hold; the line range always names the whole chunk.
 SNIPPET_MAX_LINES = 40
 SNIPPET_MAX_CHARS = 2000
@@ -53,20 +54,6 @@ _CHANNELS = {
     SearchType.BM25: ("bm25",),
     SearchType.FUZZY: ("fuzzy",),
 }
-
-
-@dataclass(frozen=True, slots=True)
-class SearchFilters:
-    """Restrict a search. `path` is a glob over paths relative to the project root (`src/**/*.py`,
-    `*.go`, or a folder such as `src/auth`), or an absolute path inside the root; `language` a
-    language name as `lgrep status` lists them; `content_type` one of code, docs, config, text."""
-
-    path: str | None = None
-    language: str | None = None
-    content_type: str | None = None
-
-    def __bool__(self) -> bool:
-        return bool(self.path or self.language or self.content_type)
 
 
 @dataclass(slots=True)
@@ -134,38 +121,30 @@ class Searcher:
 
     # -------------------------------------------------------------------------------------- search
 
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int = 10,
-        search_type: SearchType = SearchType.HYBRID,
-        filters: SearchFilters | None = None,
-        bm25_weight: float | None = None,
-    ) -> SearchResponse:
+    def search(self, request: SearchRequest) -> SearchResponse:
         """Raises:
-        InvalidRequestError: empty query, a non-positive limit, a negative weight, an unknown filter value.
+        InvalidRequestError: a malformed request (SearchRequest.validate) or an unknown filter value.
         NotFoundError / StorageError: no usable index.
         """
-        if not query.strip():
-            raise InvalidRequestError("the query is empty")
-        if limit <= 0:
-            raise InvalidRequestError(f"limit must be positive, got {limit}")
-        if bm25_weight is not None and not (bm25_weight >= 0 and math.isfinite(bm25_weight)):
-            raise InvalidRequestError(f"bm25_weight must be a finite number, 0 or more, got {bm25_weight}")
+        request.validate()
+        query = request.query
+        limit = request.limit or DEFAULT_LIMIT
+        search_type = request.search_type
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        if filters is not None and filters.path and self.store is not None:  # an absolute --path
-            filters = replace(filters, path=relative_to_root(filters.path, self.store.root) or None)
+        path_glob = request.path_glob
+        if path_glob and self.store is not None:  # an absolute --path
+            path_glob = relative_to_root(path_glob, self.store.root) or None
         loaded = self._corpus
         corpus = self.corpus()
         if corpus is not loaded:
             timings["load_ms"] = corpus.load_ms
-        mask = _filter_mask(corpus, filters) if filters else None
+        filtered = bool(path_glob or request.languages or request.content_types)
+        mask = _filter_mask(corpus, path_glob, request.languages, request.content_types) if filtered else None
         searched = int(mask.sum()) if mask is not None else len(corpus)
         kind = rk.classify_query(query)
         weights = rk.channel_weights(
-            kind if "adaptive_weights" not in self.disable else rk.QueryKind.NATURAL, bm25_weight
+            kind if "adaptive_weights" not in self.disable else rk.QueryKind.NATURAL, request.bm25_weight
         )
         channels = _CHANNELS[search_type]
         if search_type is SearchType.HYBRID:  # a channel weighted 0 does not run (the vector may, below)
@@ -229,7 +208,7 @@ class Searcher:
             chunks_searched=searched,
             vectors_pending=corpus.vectors_pending,
             query_kind=str(kind),
-            search_type=str(search_type),
+            search_type=search_type,
         )
 
     # ------------------------------------------------------------------------------------- ranking
@@ -383,11 +362,12 @@ class Searcher:
             start_line=int(corpus.start_line[i]),
             end_line=int(corpus.end_line[i]),
             symbol=corpus.symbols[i],
-            kind=corpus.kinds[i],
+            kind=ChunkKind(corpus.kinds[i]) if corpus.kinds[i] in _KINDS else None,
             language=corpus.languages[i],
             score=round(c.score, 6),
             content=snippet,
-            match="+".join(sorted(c.ranks)) or ("definition" if c.signals.get("definition") else ""),
+            match=tuple(MatchType(ch) for ch in sorted(c.ranks))
+            or ((MatchType.DEFINITION,) if c.signals.get("definition") else ()),
             scores=scores,
             stale=path in stale,
             why=tuple(c.why),
@@ -481,27 +461,36 @@ def _snippet(content: str) -> tuple[str, bool]:
 _ANCHOR = ChunkKind.ANCHOR.value
 
 
-def _filter_mask(corpus: Corpus, filters: SearchFilters) -> np.ndarray:
+_KINDS = frozenset(k.value for k in ChunkKind)
+_CONTENT_TYPES = frozenset(t.value for t in ContentType)
+
+
+def _filter_mask(
+    corpus: Corpus, path_glob: str | None, languages: tuple[str, ...], content_types: tuple[ContentType, ...]
+) -> np.ndarray:
+    """Chunks that pass every filter: the path glob, any of the languages, any of the content types."""
     mask = np.ones(len(corpus), dtype=bool)
-    if filters.path:
-        matches = path_matcher(filters.path)
+    if path_glob:
+        matches = path_matcher(path_glob)
         ok = np.asarray([matches(f) for f in corpus.files], dtype=bool)
         mask &= ok[corpus.file_of]
-    if filters.language:
-        lang = filters.language.lower()
-        known = set(corpus.languages)
-        if lang not in known:
+    if languages:
+        wanted = {lang.lower() for lang in languages}
+        known = set(corpus.languages) - {""}
+        unknown = sorted(wanted - known)
+        if unknown and not wanted & known:
             raise InvalidRequestError(
-                f"no indexed files are in language {filters.language!r}; indexed: {', '.join(sorted(known - {''}))}"
+                f"no indexed files are in language {', '.join(map(repr, unknown))}; indexed: {', '.join(sorted(known))}"
             )
-        mask &= corpus.language_array == lang
-    if filters.content_type:
-        ct = filters.content_type.lower()
-        if ct not in {t.value for t in ContentType}:
+        mask &= np.isin(corpus.language_array, sorted(wanted))
+    if content_types:
+        wanted_ct = {str(t).lower() for t in content_types}
+        bad = sorted(wanted_ct - _CONTENT_TYPES)
+        if bad:
             raise InvalidRequestError(
-                f"unknown content type {filters.content_type!r}: use one of {', '.join(t.value for t in ContentType)}"
+                f"unknown content type {', '.join(map(repr, bad))}: use one of {', '.join(sorted(_CONTENT_TYPES))}"
             )
-        mask &= corpus.content_type_array == ct
+        mask &= np.isin(corpus.content_type_array, sorted(wanted_ct))
     return mask
 
 

@@ -21,12 +21,12 @@ from lgrep_core.config import LgrepSettings, LoadedSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import make_embedder
 from lgrep_core.errors import LgrepError, NotFoundError
-from lgrep_core.models import ContentType, SearchType
+from lgrep_core.models import ContentType, SearchRequest, SearchType
 from lgrep_core.serialize import search_response_json
 from lgrep_core.storage.store import IndexState, ProjectStore
 from lgrep_index.pipeline import Indexer, IndexPhase, IndexProgress, IndexSummary, identity_for, walk_options
 from lgrep_index.walker import walk
-from lgrep_search.searcher import Searcher, SearchFilters
+from lgrep_search.searcher import Searcher
 
 __all__ = ["main"]
 
@@ -359,13 +359,18 @@ def cmd_search(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
     embedder = _embedder(settings)
     store.check_identity(identity_for(settings, embedder))
     searcher = Searcher(store, embedder)
-    response = searcher.search(
-        args.query,
+    request = SearchRequest(
+        query=args.query,
+        project_root=str(root),
         limit=args.limit if args.limit is not None else settings.search.limit,
         search_type=SearchType(args.type),
-        filters=SearchFilters(path=args.path_glob, language=args.lang, content_type=args.content),
+        path_glob=args.path_glob,
+        languages=(args.lang,) if args.lang else (),
+        content_types=(ContentType(args.content),) if args.content else (),
         bm25_weight=args.bm25_weight if args.bm25_weight is not None else settings.search.bm25_weight,
+        explain=args.explain,
     )
+    response = searcher.search(request)
     if args.json:
         payload = search_response_json(response, query=args.query, root=str(root), explain=args.explain)
         print(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -374,9 +379,10 @@ def cmd_search(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
         print("no results", file=sys.stderr)
     for hit in response.results:
         where = f"{_printable(hit.path)}:{hit.start_line}-{hit.end_line}"
-        label = f"{_printable(hit.symbol)} ({hit.kind})" if hit.symbol else f"({hit.kind})"
+        kind = hit.kind.value if hit.kind is not None else "?"
+        label = f"{_printable(hit.symbol)} ({kind})" if hit.symbol else f"({kind})"
         flag = "  [changed on disk]" if hit.stale else ""
-        print(f"{where}  {label}  score={hit.score:.4f}  via {hit.match}{flag}")
+        print(f"{where}  {label}  score={hit.score:.4f}  via {hit.match_label}{flag}")
         if args.explain:
             print("    " + ", ".join(f"{k}={v:g}" for k, v in sorted(hit.scores.items())))
             if hit.why:
