@@ -43,8 +43,8 @@ def main() -> int:
     from lgrep_core.config import load_settings
     from lgrep_core.embeddings.registry import make_embedder
     from lgrep_core.models import SearchRequest
-    from lgrep_core.storage.store import ProjectStore
-    from lgrep_search.corpus import COLUMNS, Corpus, read_columns
+    from lgrep_core.storage.reader import ProjectReader
+    from lgrep_search.corpus import COLUMNS, Corpus
     from lgrep_search.searcher import Searcher
 
     repos, _ = load(args.data, args.checkouts, set(), set())
@@ -58,15 +58,16 @@ def main() -> int:
     # Read every indexed repository once, largest last so small sizes mix many repositories.
     tables: list[tuple[dict[str, list], list[str], object]] = []
     for repo in repos:
-        store = ProjectStore(settings.cache_dir, repo.root.resolve())
-        if not store.exists():
+        reader = ProjectReader(settings.cache_dir, repo.root.resolve())
+        if reader.state() != "ready":
             continue
-        store.open()
-        cols = read_columns(store)
+        version = reader.version()
+        cols = reader.read_chunks(version, COLUMNS)
         cols["path"] = [f"{repo.name}/{p}" for p in cols["path"]]
-        keys, matrix = store.load_vectors({k for k in cols["vec_key"] if k})
-        tables.append((cols, keys, matrix))
-        store.close()
+        wanted = {k for k in cols["vec_key"] if k}
+        all_keys, all_matrix = reader.read_vectors(version)
+        take = [i for i, k in enumerate(all_keys) if k in wanted]
+        tables.append((cols, [all_keys[i] for i in take], all_matrix[take]))
     tables.sort(key=lambda t: len(t[0]["path"]))
     available = sum(len(t[0]["path"]) for t in tables)
     print(f"{available} chunks available in {len(tables)} indexes", file=sys.stderr)

@@ -195,7 +195,7 @@ class LgrepRunner:
         self._make_embedder = make_embedder
 
     def index(self, root: Path) -> tuple[object, float, int]:
-        from lgrep_core.storage.store import ProjectStore
+        from lgrep_core.storage.reader import ProjectReader
         from lgrep_index.pipeline import Indexer
 
         settings = self._load_settings(root).settings
@@ -203,11 +203,12 @@ class LgrepRunner:
             self.embedder = self._make_embedder(settings.embedding, settings.cache_dir)
         t0 = time.perf_counter()
         summary = Indexer(settings, root, self.embedder).run(wait_vectors=True)
-        return ProjectStore(settings.cache_dir, root.resolve()), time.perf_counter() - t0, summary.chunks_total
+        return ProjectReader(settings.cache_dir, root.resolve()), time.perf_counter() - t0, summary.chunks_total
 
     def searcher(self, store: object, mode: str) -> tuple[object, object]:
         from lgrep_core.models import SearchType
         from lgrep_search.searcher import Searcher
+        from lgrep_search.snapshot import Snapshots
 
         base, _, off = mode.partition("-")
         if base == "full":
@@ -217,7 +218,8 @@ class LgrepRunner:
         else:
             channel, _, rank = base.partition("+")
             kind, ranking = SearchType(channel), rank == "rank"
-        searcher = Searcher(store, self.embedder, ranking=ranking, disable=frozenset([off]) if off else frozenset())  # type: ignore[arg-type]
+        snapshots = Snapshots(store, background=False)  # type: ignore[arg-type]
+        searcher = Searcher(snapshots, self.embedder, ranking=ranking, disable=frozenset([off]) if off else frozenset())
         return searcher, kind
 
 

@@ -9,11 +9,13 @@ import pytest
 from lgrep_core.config import load_settings
 from lgrep_core.errors import StorageError
 from lgrep_core.models import SearchRequest
+from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.store import ProjectStore
 from lgrep_core.testing import FakeEmbedder
 from lgrep_index.pipeline import Indexer
-from lgrep_search import corpus as corpus_module
+from lgrep_search.corpus import Corpus
 from lgrep_search.searcher import Searcher
+from lgrep_search.snapshot import Snapshots
 
 
 def _setup(tmp_path: Path):
@@ -30,25 +32,25 @@ def test_a_reader_follows_a_rebuild_that_deleted_the_generation_it_was_loading(t
     root, settings = _setup(tmp_path)
     embedder = FakeEmbedder()
     Indexer(settings, root, embedder).run()
+    reader = ProjectReader(settings.cache_dir, root)
     store = ProjectStore(settings.cache_dir, root)
-    store.open()  # the reader has the first generation open
     first = store.generations()
 
-    real_read = corpus_module.read_columns
+    real_read = ProjectReader.read_chunks
     rebuilt: list[bool] = []
 
-    def read_during_a_rebuild(reader_store: ProjectStore):
-        # The load has opened the first generation; now a rebuild publishes and deletes it, and the
-        # read fails as LanceDB does on files that vanished (small tables may still be cached here).
+    def read_during_a_rebuild(self: ProjectReader, *args, **kwargs):
+        # The load has read the version of the first generation; now a rebuild publishes and deletes
+        # it, and the read fails as LanceDB does on files that vanished.
         if not rebuilt:
             rebuilt.append(True)
             Indexer(settings, root, embedder).run(force=True)
             assert store.generations() != first
-            raise reader_store.damaged(FileNotFoundError("data/0.lance"))
-        return real_read(reader_store)
+            raise self.damaged(FileNotFoundError("data/0.lance"))
+        return real_read(self, *args, **kwargs)
 
-    monkeypatch.setattr(corpus_module, "read_columns", read_during_a_rebuild)
-    answer = Searcher(store, embedder).search(SearchRequest("verify_token"))
+    monkeypatch.setattr(ProjectReader, "read_chunks", read_during_a_rebuild)
+    answer = Searcher(Snapshots(reader), embedder).search(SearchRequest("verify_token"))
     assert rebuilt and answer.results[0].symbol == "verify_token"
 
 
@@ -56,7 +58,7 @@ def test_a_reader_opened_before_a_rebuild_sees_the_new_index(tmp_path: Path) -> 
     root, settings = _setup(tmp_path)
     embedder = FakeEmbedder()
     Indexer(settings, root, embedder).run()
-    reader = Searcher(ProjectStore(settings.cache_dir, root), embedder)
+    reader = Searcher(Snapshots(ProjectReader(settings.cache_dir, root), background=False), embedder)
     assert reader.search(SearchRequest("verify_token")).results
     (root / "session.py").write_text("def open_session(user):\n    return user.session\n")
     Indexer(settings, root, embedder).run(force=True)
@@ -67,32 +69,32 @@ def test_a_failed_read_without_a_rebuild_is_reported_as_damage(tmp_path: Path, m
     root, settings = _setup(tmp_path)
     embedder = FakeEmbedder()
     Indexer(settings, root, embedder).run()
-    store = ProjectStore(settings.cache_dir, root)
+    reader = ProjectReader(settings.cache_dir, root)
 
-    def broken_read(reader_store: ProjectStore):
-        raise OSError("torn file")
+    def broken_read(self: ProjectReader, *args, **kwargs):
+        raise self.damaged(OSError("torn file"))
 
-    monkeypatch.setattr(corpus_module, "read_columns", broken_read)
+    monkeypatch.setattr(ProjectReader, "read_chunks", broken_read)
     with pytest.raises(StorageError, match="lgrep index --force"):
-        Searcher(store, embedder).search(SearchRequest("verify_token"))
+        Searcher(Snapshots(reader), embedder).search(SearchRequest("verify_token"))
 
 
 def test_results_of_a_replaced_generation_are_still_checked_for_staleness(tmp_path: Path, monkeypatch) -> None:
     root, settings = _setup(tmp_path)
     embedder = FakeEmbedder()
     Indexer(settings, root, embedder).run()
-    store = ProjectStore(settings.cache_dir, root)
+    reader = ProjectReader(settings.cache_dir, root)
     real_stale = Searcher._stale_paths
     rebuilt: list[bool] = []
 
-    def stale_after_a_rebuild(self: Searcher, paths: set[str]) -> set[str]:
+    def stale_after_a_rebuild(self: Searcher, corpus: Corpus, paths: set[str]) -> set[str]:
         # The snapshot is loaded; a rebuild now publishes and deletes the generation it came from,
-        # before this process has opened that generation's manifest.
+        # before this process has read that generation's manifest.
         if not rebuilt:
             rebuilt.append(True)
             Indexer(settings, root, embedder).run(force=True)
-        return real_stale(self, paths)
+        return real_stale(self, corpus, paths)
 
     monkeypatch.setattr(Searcher, "_stale_paths", stale_after_a_rebuild)
-    answer = Searcher(store, embedder).search(SearchRequest("verify_token"))
+    answer = Searcher(Snapshots(reader), embedder).search(SearchRequest("verify_token"))
     assert rebuilt and answer.results[0].symbol == "verify_token" and not answer.results[0].stale

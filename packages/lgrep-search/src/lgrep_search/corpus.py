@@ -1,6 +1,7 @@
 """The in-memory snapshot a searcher answers from: chunk metadata as arrays, the BM25 postings, the
-symbol table and the vector matrix. LanceDB stays the store of record; this is rebuilt when the
-index changes (a new table version) and costs one scan of the chunks and vectors tables."""
+symbol table and the vector matrix. LanceDB stays the store of record. A first load costs one scan of
+the chunks and vectors tables; a later version of the index is applied by `updated`, which reads and
+analyses only the files that changed (their keys come from the writer's change log)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from lgrep_core.storage.store import ProjectStore
+from lgrep_core.storage.reader import ChangeSet, IndexVersion, ProjectReader
+from lgrep_core.storage.schema import path_key
 from lgrep_core.text import analyze, identifier_terms, path_terms
 
 from .fuzzy import SymbolIndex
 from .lexical import LexicalIndex
 from .ranking import path_words
 
-__all__ = ["COLUMNS", "Corpus", "file_name_key", "read_columns"]
+__all__ = ["COLUMNS", "Corpus", "file_name_key"]
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +56,13 @@ class Corpus:
     content_types: list[str]
     contents: list[str]
     cut: np.ndarray  # bool per chunk: its content cut long lines (the rest is searchable, not shown)
+    vec_keys: list[str]  # per chunk: its embedding key
     vec_row: np.ndarray  # per chunk: row of `matrix`, -1 while its vector is pending
     matrix: np.ndarray  # unit vectors
+    matrix_keys: list[str]  # per row of `matrix`: its embedding key
     lexical: LexicalIndex
     symbol_index: SymbolIndex
-    version: tuple[object, ...]
+    version: IndexVersion | None  # None for a fixed snapshot (benchmarks)
     load_ms: float
 
     def __len__(self) -> int:
@@ -124,51 +128,120 @@ class Corpus:
         return self._files_by_name.get(key, []) + self._files_by_name.get(key + "s", [])
 
     @classmethod
-    def load(cls, store: ProjectStore) -> Corpus:
-        """Read the chunks and their vectors from a project's store.
+    def load(cls, reader: ProjectReader, version: IndexVersion) -> Corpus:
+        """Read every chunk of `version` and its vectors.
 
         Raises StorageError when the tables cannot be read."""
         started = time.perf_counter()
-        version = store.generation()
-        cols = read_columns(store)
-        keys, matrix = store.load_vectors({k for k in cols["vec_key"] if k})
-        corpus = cls.build(cols, keys, matrix, version)
+        cols = reader.read_chunks(version, COLUMNS)
+        wanted = {k for k in cols["vec_key"] if k}
+        keys, matrix = reader.read_vectors(version)
+        take = [i for i, k in enumerate(keys) if k in wanted]
+        corpus = cls.build(cols, [keys[i] for i in take], matrix[take], version)
         corpus.load_ms = (time.perf_counter() - started) * 1000
-        log.debug("loaded %d chunks, %d vectors in %.0f ms", len(corpus), len(keys), corpus.load_ms)
+        log.debug("loaded %d chunks, %d vectors in %.0f ms", len(corpus), len(take), corpus.load_ms)
         return corpus
 
     @classmethod
     def build(
-        cls, cols: dict[str, list], keys: list[str], matrix: np.ndarray, version: tuple[object, ...] = ()
+        cls, cols: dict[str, list], keys: list[str], matrix: np.ndarray, version: IndexVersion | None = None
     ) -> Corpus:
         """Build a snapshot from chunk columns (COLUMNS) and the vectors their `vec_key`s name."""
-        paths: list[str] = cols["path"]
-        # Group by file then line so a file's chunks sit together (stable results across loads).
-        order = sorted(range(len(paths)), key=lambda i: (paths[i], cols["start_line"][i], cols["end_line"][i]))
-        cols = {c: [v[i] for i in order] for c, v in cols.items()}
-        paths = cols["path"]
-        files = sorted(set(paths))
-        file_no = {f: i for i, f in enumerate(files)}
-        symbols = [s or "" for s in cols["symbol"]]
+        cols, _ = _sorted_by_file(cols)
         contents = [c or "" for c in cols["content"]]
         overflow = [x or "" for x in cols.get("search_text") or [""] * len(contents)]
-
-        path_cache: dict[str, list[str]] = {}
-        for f in files:
-            path_cache[f] = path_terms(f)
-        lexical = LexicalIndex(
-            [analyze(f"{c}\n{x}" if x else c) for c, x in zip(contents, overflow, strict=True)],
-            [list(identifier_terms(s)) if s else [] for s in symbols],
-            [path_cache[p] for p in paths],
+        symbols = [s or "" for s in cols["symbol"]]
+        lexical = LexicalIndex(*_fields(cols["path"], contents, overflow, symbols))
+        return cls._assemble(
+            cols,
+            contents=contents,
+            overflow=overflow,
+            symbols=symbols,
+            lexical=lexical,
+            keys=keys,
+            matrix=_unit(matrix),
+            version=version,
         )
 
-        row_of = {k: i for i, k in enumerate(keys)}
-        vec_row = np.asarray([row_of.get(k, -1) if k else -1 for k in cols["vec_key"]], dtype=np.int32)
-        if len(matrix):
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            matrix = (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
+    def updated(self, reader: ProjectReader, version: IndexVersion, changes: ChangeSet) -> Corpus:
+        """This snapshot moved to `version`: the chunks of the changed files are read again (only
+        theirs), vectors are added for the embedding keys that gained one, and the BM25 postings of
+        every unchanged chunk are reused."""
+        started = time.perf_counter()
+        keep = np.ones(len(self), dtype=bool)
+        if changes.path_keys:
+            changed_files = np.asarray([path_key(f) in changes.path_keys for f in self.files], dtype=bool)
+            keep = ~changed_files[self.file_of] if len(self.files) else keep
+        new = reader.read_chunks(version, COLUMNS, sorted(changes.path_keys)) if changes.path_keys else None
+        if new is None:
+            new = {c: [] for c in COLUMNS}
+        kept = np.flatnonzero(keep)
+        merged: dict[str, list] = {
+            "path": [self.paths[i] for i in kept] + new["path"],
+            "start_line": self.start_line[kept].tolist() + new["start_line"],
+            "end_line": self.end_line[kept].tolist() + new["end_line"],
+            "symbol": [self.symbols[i] for i in kept] + [x or "" for x in new["symbol"]],
+            "kind": [self.kinds[i] for i in kept] + [x or "" for x in new["kind"]],
+            "language": [self.languages[i] for i in kept] + [x or "" for x in new["language"]],
+            "content_type": [self.content_types[i] for i in kept] + [x or "code" for x in new["content_type"]],
+            "content": [self.contents[i] for i in kept] + [x or "" for x in new["content"]],
+            "cut": self.cut[kept].tolist() + [bool(x) for x in new["search_text"]],
+            "vec_key": [self.vec_keys[i] for i in kept] + [x or "" for x in new["vec_key"]],
+        }
+        # Vectors: rows this snapshot holds are reused; keys that gained a vector, and new chunks'
+        # keys (content-addressed: an edit that restores earlier code finds its vector stored), are read.
+        row_of = {k: r for r, k in enumerate(self.matrix_keys)}
+        missing = {k for k in merged["vec_key"] if k and k not in row_of}
+        fetch = sorted(missing & (changes.vec_keys | {k for k in new["vec_key"] if k}))
+        add_keys, add_matrix = reader.read_vectors(version, fetch) if fetch else ([], self.matrix[:0])
+        used = sorted({row_of[k] for k in merged["vec_key"] if k in row_of})
+        keys = [self.matrix_keys[r] for r in used] + add_keys
+        matrix = np.vstack([self.matrix[used], _unit(add_matrix)]) if len(add_keys) else self.matrix[used]
 
-        corpus = cls(
+        sorted_cols, order = _sorted_by_file(merged)
+        position = np.empty(len(order), dtype=np.int64)
+        position[order] = np.arange(len(order))
+        n_old = len(kept)
+        overflow_new = [x or "" for x in new["search_text"]]
+        fields = _fields(new["path"], merged["content"][n_old:], overflow_new, merged["symbol"][n_old:])
+        lexical = self.lexical.merged(keep, *fields, position=position)
+        corpus = self._assemble(
+            sorted_cols,
+            contents=sorted_cols["content"],
+            overflow=None,
+            symbols=sorted_cols["symbol"],
+            lexical=lexical,
+            keys=keys,
+            matrix=matrix,
+            version=version,
+        )
+        corpus.load_ms = (time.perf_counter() - started) * 1000
+        log.debug(
+            "applied %d changed files (%d chunks) in %.0f ms", len(changes.path_keys), len(new["path"]), corpus.load_ms
+        )
+        return corpus
+
+    @classmethod
+    def _assemble(
+        cls,
+        cols: dict[str, list],
+        *,
+        contents: list[str],
+        overflow: list[str] | None,
+        symbols: list[str],
+        lexical: LexicalIndex,
+        keys: list[str],
+        matrix: np.ndarray,
+        version: IndexVersion | None,
+    ) -> Corpus:
+        paths: list[str] = cols["path"]
+        files = sorted(set(paths))
+        file_no = {f: i for i, f in enumerate(files)}
+        row_of = {k: i for i, k in enumerate(keys)}
+        vec_keys = [k or "" for k in cols["vec_key"]]
+        vec_row = np.asarray([row_of.get(k, -1) if k else -1 for k in vec_keys], dtype=np.int32)
+        cut = cols["cut"] if overflow is None else [bool(x) for x in overflow]
+        return cls(
             paths=paths,
             file_of=np.asarray([file_no[p] for p in paths], dtype=np.int32),
             files=files,
@@ -179,22 +252,43 @@ class Corpus:
             languages=[lang or "" for lang in cols["language"]],
             content_types=[t or "code" for t in cols["content_type"]],
             contents=contents,
-            cut=np.asarray([bool(x) for x in overflow], dtype=bool),
+            cut=np.asarray(cut, dtype=bool),
+            vec_keys=vec_keys,
             vec_row=vec_row,
             matrix=matrix,
+            matrix_keys=list(keys),
             lexical=lexical,
             # Anchors carry their file's name: the fuzzy channel finds files by name as well as symbols.
             symbol_index=SymbolIndex(symbols),
             version=version,
             load_ms=0.0,
         )
-        return corpus
 
 
-def read_columns(store: ProjectStore) -> dict[str, list]:
-    """The COLUMNS of every chunk in a store, as Python lists."""
-    cols: dict[str, list] = {c: [] for c in COLUMNS}
-    for batch in store.iter_chunk_rows(COLUMNS):
-        for c in COLUMNS:
-            cols[c].extend(batch.column(c).to_pylist())
-    return cols
+def _sorted_by_file(cols: dict[str, list]) -> tuple[dict[str, list], list[int]]:
+    """Columns reordered by file then line, so a file's chunks sit together (and results are stable
+    across loads), with the order used: row i of the result is row order[i] of the input."""
+    paths = cols["path"]
+    order = sorted(range(len(paths)), key=lambda i: (paths[i], cols["start_line"][i], cols["end_line"][i]))
+    return {c: [v[i] for i in order] for c, v in cols.items()}, order
+
+
+def _fields(
+    paths: list[str], contents: list[str], overflow: list[str], symbols: list[str]
+) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
+    """The three BM25 fields of each chunk: its text (with what long lines cut), its symbol, its path."""
+    path_cache: dict[str, list[str]] = {}
+    for f in set(paths):
+        path_cache[f] = path_terms(f)
+    return (
+        [analyze(f"{c}\n{x}" if x else c) for c, x in zip(contents, overflow, strict=True)],
+        [list(identifier_terms(s)) if s else [] for s in symbols],
+        [path_cache[p] for p in paths],
+    )
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    if not len(matrix):
+        return np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)

@@ -41,7 +41,10 @@ def query_terms(query: str) -> list[str]:
 
 
 class LexicalIndex:
-    """Immutable BM25F index over a list of chunks; chunk i of the input is document i."""
+    """Immutable BM25F index over a list of chunks; chunk i of the input is document i.
+
+    `merged` derives the index of an edited list of chunks from this one, analysing only the new
+    chunks: a reader applying a one-file change does not re-read every chunk's text."""
 
     def __init__(
         self,
@@ -50,37 +53,71 @@ class LexicalIndex:
         paths: Sequence[Sequence[str]],
         weights: FieldWeights = FieldWeights(),
     ) -> None:
-        n_docs = len(contents)
         vocab: dict[str, int] = {}
-        doc_ids: list[int] = []
-        term_ids: list[int] = []
-        tfs: list[float] = []
-        for doc in range(n_docs):
-            counts: dict[str, float] = {}
-            for field_terms, w in ((contents[doc], 1.0), (symbols[doc], weights.symbol), (paths[doc], weights.path)):
-                for term in field_terms:
-                    counts[term] = counts.get(term, 0.0) + w
-            for term, tf in counts.items():
-                doc_ids.append(doc)
-                term_ids.append(vocab.setdefault(term, len(vocab)))
-                tfs.append(tf)
+        docs, terms, tf = _postings(vocab, 0, contents=contents, symbols=symbols, paths=paths, weights=weights)
+        self._finish(vocab, n_docs=len(contents), docs=docs, terms=terms, tf=tf, weights=weights)
+
+    def _finish(
+        self,
+        vocab: dict[str, int],
+        *,
+        n_docs: int,
+        docs: np.ndarray,
+        terms: np.ndarray,
+        tf: np.ndarray,
+        weights: FieldWeights,
+    ) -> None:
         self.vocab = vocab
         self.n_docs = n_docs
-        docs = np.asarray(doc_ids, dtype=np.int32)
-        terms = np.asarray(term_ids, dtype=np.int32)
-        tf = np.asarray(tfs, dtype=np.float32)
+        self.field_weights = weights
         doc_len = np.bincount(docs, weights=tf, minlength=n_docs).astype(np.float32)
         avg_len = float(doc_len.mean()) if n_docs else 1.0
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * doc_len[docs] / max(avg_len, 1e-9))
         weight = tf * (BM25_K1 + 1.0) / (tf + norm)
-        order = np.argsort(terms, kind="stable")
+        order = np.lexsort((docs, terms))  # by term, then document
         self._docs = docs[order]
+        self._tf = tf[order]  # kept for `merged`
         self._weights = weight[order].astype(np.float32)
         df = np.bincount(terms, minlength=len(vocab))
         self._ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(df, out=self._ptr[1:])
         # BM25+-style floor keeps idf positive for terms in more than half the chunks.
         self._idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+
+    def merged(
+        self,
+        keep: np.ndarray,
+        contents: Sequence[Sequence[str]],
+        symbols: Sequence[Sequence[str]],
+        paths: Sequence[Sequence[str]],
+        position: np.ndarray | None = None,
+    ) -> LexicalIndex:
+        """The index of this one's documents where `keep` is true, followed by the new documents
+        given by their fields; `position[i]` (when given) moves document i of that list to place
+        `position[i]`. Statistics (lengths, idf) are recomputed over the result, so it scores exactly
+        as an index built from scratch over the same documents would."""
+        new_id = np.cumsum(keep, dtype=np.int64) - 1
+        terms = np.repeat(np.arange(len(self.vocab), dtype=np.int32), np.diff(self._ptr))
+        alive = keep[self._docs]
+        old_docs = new_id[self._docs[alive]].astype(np.int32)
+        n_kept = int(keep.sum())
+        vocab = dict(self.vocab)
+        docs, new_terms, tf = _postings(
+            vocab, n_kept, contents=contents, symbols=symbols, paths=paths, weights=self.field_weights
+        )
+        all_docs = np.concatenate([old_docs, docs])
+        if position is not None:
+            all_docs = position[all_docs].astype(np.int32)
+        out = LexicalIndex.__new__(LexicalIndex)
+        out._finish(
+            vocab,
+            n_docs=n_kept + len(contents),
+            docs=all_docs,
+            terms=np.concatenate([terms[alive], new_terms]),
+            tf=np.concatenate([self._tf[alive], tf]),
+            weights=self.field_weights,
+        )
+        return out
 
     def scores(self, terms: Sequence[str], mask: np.ndarray | None = None) -> np.ndarray:
         """BM25 score of every chunk for the (already analysed) query terms; repeated terms count
@@ -99,3 +136,33 @@ class LexicalIndex:
     def idf(self, term: str) -> float:
         tid = self.vocab.get(term)
         return float(self._idf[tid]) if tid is not None else 0.0
+
+
+def _postings(
+    vocab: dict[str, int],
+    first_doc: int,
+    *,
+    contents: Sequence[Sequence[str]],
+    symbols: Sequence[Sequence[str]],
+    paths: Sequence[Sequence[str]],
+    weights: FieldWeights,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(document, term, weighted term frequency) of every distinct term of every document, BM25F
+    style: each field's occurrences count with the field's weight. Adds new terms to `vocab`."""
+    doc_ids: list[int] = []
+    term_ids: list[int] = []
+    tfs: list[float] = []
+    for doc in range(len(contents)):
+        counts: dict[str, float] = {}
+        for field_terms, w in ((contents[doc], 1.0), (symbols[doc], weights.symbol), (paths[doc], weights.path)):
+            for term in field_terms:
+                counts[term] = counts.get(term, 0.0) + w
+        for term, tf in counts.items():
+            doc_ids.append(first_doc + doc)
+            term_ids.append(vocab.setdefault(term, len(vocab)))
+            tfs.append(tf)
+    return (
+        np.asarray(doc_ids, dtype=np.int32),
+        np.asarray(term_ids, dtype=np.int32),
+        np.asarray(tfs, dtype=np.float32),
+    )

@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
-from lgrep_core.errors import InvalidRequestError, StorageError
+from lgrep_core.errors import InvalidRequestError, LgrepError
 from lgrep_core.models import ChunkKind, ContentType, MatchType, SearchHit, SearchRequest, SearchResponse, SearchType
 from lgrep_core.pathnames import disk_path
-from lgrep_core.storage.store import ProjectStore
 
 from . import ranking as rk
 from .corpus import Corpus, file_name_key
 from .fuzzy import FuzzyMatch, query_identifiers
 from .lexical import query_terms
 from .pathfilter import path_matcher, relative_to_root
+from .snapshot import Snapshots
 
 __all__ = ["DEFAULT_LIMIT", "RRF_K", "SIGNALS", "Searcher"]
 
@@ -67,12 +67,12 @@ class _Cand:
 
 
 class Searcher:
-    """Searches one project. Keeps the snapshot in memory and reloads it when the index changes, so
-    repeated queries on one instance cost array arithmetic, not table scans."""
+    """Searches one project from the snapshot its `Snapshots` keeps current, so repeated queries on
+    one instance cost array arithmetic, not table scans."""
 
     def __init__(
         self,
-        store: ProjectStore | None,
+        snapshots: Snapshots | None,
         embedder: EmbeddingProvider | None,
         *,
         ranking: bool = True,
@@ -80,44 +80,25 @@ class Searcher:
         corpus: Corpus | None = None,
     ) -> None:
         """`ranking=False` returns fused channel order as is; `disable` turns single ranking signals
-        off (names in SIGNALS), for the benchmark's ablations. With no store, `corpus` is a fixed
+        off (names in SIGNALS), for the benchmark's ablations. With no snapshots, `corpus` is a fixed
         snapshot (benchmarks) and results are not checked against the files on disk."""
         unknown = disable - SIGNALS
         if unknown:
             raise InvalidRequestError(f"unknown ranking signals {sorted(unknown)}; known: {sorted(SIGNALS)}")
-        self.store = store
+        self.snapshots = snapshots
         self.embedder = embedder
         self.ranking = ranking
         self.disable = disable
         self._corpus: Corpus | None = corpus
-        if store is None and corpus is None:
-            raise InvalidRequestError("a searcher needs a project store or a corpus")
-
-    # ------------------------------------------------------------------------------------ snapshot
+        if snapshots is None and corpus is None:
+            raise InvalidRequestError("a searcher needs a project's snapshots or a corpus")
 
     def corpus(self) -> Corpus:
-        """The current snapshot, reloaded if the index changed since it was taken.
-
-        Raises NotFoundError / StorageError when there is no usable index."""
-        if self.store is None:
+        """The snapshot to answer from. Raises NotFoundError / StorageError when there is no usable index."""
+        if self.snapshots is None:
             assert self._corpus is not None
             return self._corpus
-        while True:
-            version = self.store.generation()  # opens the published generation, following the pointer
-            if self._corpus is not None and self._corpus.version == version:
-                return self._corpus
-            try:
-                self._corpus = Corpus.load(self.store)
-                return self._corpus
-            except StorageError as exc:  # the store's reads report vanished or damaged files so
-                error = exc
-            except Exception as exc:  # anything else LanceDB raises for them
-                error = self.store.damaged(exc)
-            # A rebuild that published while this load ran deletes the old generation under it:
-            # follow the pointer and load again. Otherwise the index itself is damaged.
-            self.store.close()
-            if self.store.generation()[0] == version[0]:
-                raise error from None
+        return self.snapshots.current()
 
     # -------------------------------------------------------------------------------------- search
 
@@ -133,9 +114,9 @@ class Searcher:
         started = time.perf_counter()
         timings: dict[str, float] = {}
         path_glob = request.path_glob
-        if path_glob and self.store is not None:  # an absolute --path
-            path_glob = relative_to_root(path_glob, self.store.root) or None
-        loaded = self._corpus
+        if path_glob and self.snapshots is not None:  # an absolute --path
+            path_glob = relative_to_root(path_glob, self.snapshots.reader.root) or None
+        loaded = self.snapshots.loaded if self.snapshots is not None else self._corpus
         corpus = self.corpus()
         if corpus is not loaded:
             timings["load_ms"] = corpus.load_ms
@@ -199,7 +180,7 @@ class Searcher:
         chosen = _select(corpus, cands, limit, self.ranking and "diversify" not in self.disable)
         timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
 
-        stale = self._stale_paths({corpus.paths[i] for i, _ in chosen})
+        stale = self._stale_paths(corpus, {corpus.paths[i] for i, _ in chosen})
         hits = [self._hit(corpus, i, c, stale) for i, c in chosen]
         timings["total_ms"] = (time.perf_counter() - started) * 1000
         return SearchResponse(
@@ -374,15 +355,25 @@ class Searcher:
             truncated=truncated,
         )
 
-    def _stale_paths(self, paths: set[str]) -> set[str]:
-        if self.store is None:
+    def _stale_paths(self, corpus: Corpus, paths: set[str]) -> set[str]:
+        """The result files that changed on disk since they were indexed (by size and mtime)."""
+        if self.snapshots is None or corpus.version is None or not paths:
             return set()
-        records = self.store.manifest_get(sorted(paths))
+        reader = self.snapshots.reader
+        try:
+            records = reader.manifest(corpus.version, sorted(paths))
+        except LgrepError:
+            # A rebuild replaced the snapshot's generation since it was loaded: the new one's
+            # manifest describes the same files on disk.
+            try:
+                records = reader.manifest(reader.version(), sorted(paths))
+            except LgrepError:
+                return set()
         stale: set[str] = set()
         for path in paths:
             rec = records.get(path)
             try:
-                st = disk_path(self.store.root, path).lstat()  # a path may show escaped bytes
+                st = disk_path(reader.root, path).lstat()  # a path may show escaped bytes
             except OSError:
                 stale.add(path)  # deleted since it was indexed
                 continue

@@ -23,10 +23,12 @@ from lgrep_core.embeddings.registry import make_embedder
 from lgrep_core.errors import LgrepError, NotFoundError
 from lgrep_core.models import ContentType, SearchRequest, SearchType
 from lgrep_core.serialize import search_response_json
+from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.store import IndexState, ProjectStore
 from lgrep_index.pipeline import Indexer, IndexPhase, IndexProgress, IndexSummary, identity_for, walk_options
 from lgrep_index.walker import walk
 from lgrep_search.searcher import Searcher
+from lgrep_search.snapshot import Snapshots
 
 __all__ = ["main"]
 
@@ -358,7 +360,7 @@ def cmd_search(args: argparse.Namespace, loaded: LoadedSettings, root: Path) -> 
         _run_index(settings, root, show_progress=sys.stderr.isatty(), lock_timeout_s=SEARCH_BUILD_WAIT_S)
     embedder = _embedder(settings)
     store.check_identity(identity_for(settings, embedder))
-    searcher = Searcher(store, embedder)
+    searcher = Searcher(Snapshots(ProjectReader(settings.cache_dir, root), background=False), embedder)
     request = SearchRequest(
         query=args.query,
         project_root=str(root),

@@ -21,14 +21,11 @@ import inspect
 import json
 import logging
 import os
-import re
 import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,6 +45,19 @@ from lgrep_core.errors import (
     NotFoundError,
     SchemaVersionMismatchError,
     StorageError,
+)
+from lgrep_core.storage.layout import (
+    CHANGES_FILE,
+    CURRENT_POINTER,
+    META_FILE,
+    FileRecord,
+    IndexState,
+    generations,
+    index_state,
+    not_ready_error,
+    read_meta_file,
+    read_pointer,
+    writer_pid,
 )
 from lgrep_core.storage.schema import (
     CHUNKS_TABLE,
@@ -69,19 +79,10 @@ CLEANUP_OLDER_THAN = timedelta(minutes=10)
 # Each commit adds fragments to the chunks table; past this many rows written since the last
 # compaction, fold them together so a reader's full scan (the searcher's snapshot load) stays fast.
 COMPACT_AFTER_ROWS = 1000
-# The file naming the published generation; replaced atomically when a rebuild completes.
-CURRENT_POINTER = "CURRENT"
-_GENERATION_NAME = re.compile(r"gen-[0-9a-f]{1,20}-[0-9]{1,10}")
-
-
-@dataclass(frozen=True, slots=True)
-class FileRecord:
-    path: str
-    size: int
-    mtime_ns: int
-    sha256: str
-    language: str
-    chunks: int
+# What a generation's change log (changes.json) keeps for readers that refresh incrementally: the
+# last this many commits, and at most this many file keys in all. A reader further behind reloads.
+CHANGE_LOG_COMMITS = 256
+CHANGE_LOG_KEYS = 20_000
 
 
 class WriteLock:
@@ -171,16 +172,6 @@ def _storage_errors(method: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-class IndexState(StrEnum):
-    """Where a project's index stands, as a reader sees it."""
-
-    READY = "ready"  # a published generation: searchable
-    BUILDING = "building"  # no published generation yet; an indexer is building the first one
-    INTERRUPTED = "interrupted"  # no published generation; a build was started and its process stopped
-    OUTDATED = "outdated"  # an index in the layout of an older lgrep (no generations)
-    ABSENT = "absent"  # never indexed
-
-
 class ProjectStore:
     """Opens one project's index: readers the published generation, the writer the one it builds.
 
@@ -199,6 +190,10 @@ class ProjectStore:
         self._chunks: Any = None
         self._vectors: Any = None
         self._manifest: sqlite3.Connection | None = None
+        # What the writer changed since it last recorded a commit (the change log readers follow).
+        self._changed_keys: set[str] = set()
+        self._changed_vectors: set[str] = set()
+        self._change_all = False
 
     # ---------------------------------------------------------------- generations
 
@@ -212,73 +207,20 @@ class ProjectStore:
         Raises:
             StorageError: the pointer is damaged.
         """
-        try:
-            text = self.pointer_path.read_bytes()[:256].decode("ascii", "replace").strip()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise StorageError(f"cannot read {self.pointer_path}: {exc.strerror}") from None
-        if not _GENERATION_NAME.fullmatch(text) or not (self.dir / text / "meta.json").is_file():
-            raise StorageError(
-                f"the index of {self.root} is damaged (its pointer {self.pointer_path} names no "
-                f"index): run `lgrep index --force {self.root}`"
-            )
-        return text
+        return read_pointer(self.dir, self.root)
 
     def generations(self) -> list[str]:
         """Every generation folder on disk, oldest first."""
-        try:
-            names = [e.name for e in os.scandir(self.dir) if e.is_dir(follow_symlinks=False)]
-        except OSError:
-            return []
-        return sorted(n for n in names if _GENERATION_NAME.fullmatch(n))
+        return generations(self.dir)
 
     def state(self) -> IndexState:
-        try:
-            if self.published_generation() is not None:
-                return IndexState.READY
-        except StorageError:
-            return IndexState.READY  # damaged, but there is an index: opening it says what to do
-        if self.generations():
-            return IndexState.BUILDING if self.writer_pid() is not None else IndexState.INTERRUPTED
-        if (self.dir / "meta.json").is_file() or (self.dir / "lance").is_dir():
-            return IndexState.OUTDATED
-        return IndexState.ABSENT
+        return index_state(self.dir)
 
     def writer_pid(self) -> str | None:
-        """The pid of the process holding this project's write lock, or None if nobody holds it.
-        Opens the lock file read-only: a reader never creates files."""
-        try:
-            fd = os.open(self.dir / "writer.lock", os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            return None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-        else:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            return None
-        finally:
-            os.close(fd)
+        return writer_pid(self.dir)
 
     def _not_ready(self) -> NotFoundError:
-        state = self.state()
-        if state is IndexState.BUILDING:
-            return NotFoundError(
-                f"{self.root} is being indexed for the first time (lgrep pid {self.writer_pid()}); it is "
-                "searchable once its files are chunked: try again shortly (`lgrep status` shows progress)"
-            )
-        if state is IndexState.INTERRUPTED:
-            return NotFoundError(
-                f"the first index of {self.root} did not finish (its process stopped): "
-                f"run `lgrep index {self.root}` to finish it"
-            )
-        if state is IndexState.OUTDATED:
-            return NotFoundError(
-                f"the index of {self.root} was written by an older lgrep: run `lgrep index --force {self.root}`"
-            )
-        return NotFoundError(f"{self.root} has no index yet: run `lgrep index {self.root}`")
+        return not_ready_error(self.dir, self.root)
 
     @property
     def data_dir(self) -> Path:
@@ -333,6 +275,9 @@ class ProjectStore:
             self.check_identity(identity)
             self.open()
             self._check_manifest()
+            recorded = [int(v) for v in self.read_meta().get("table_versions") or [-1, -1]]
+            # A writer killed between a commit and recording it: readers cannot know what changed.
+            self._change_all = recorded != [int(self._chunks.version), int(self._vectors.version)]
         except (IndexMismatchError, SchemaVersionMismatchError):
             self._pinned = None
             if mismatch_is_fatal:
@@ -389,25 +334,14 @@ class ProjectStore:
 
     @property
     def meta_path(self) -> Path:
-        return self.data_dir / "meta.json"
+        return self.data_dir / META_FILE
 
     def exists(self) -> bool:
         """Whether a generation is published (searchable)."""
         return self.state() is IndexState.READY
 
     def read_meta(self) -> dict[str, Any]:
-        meta_path = self.meta_path
-        try:
-            data = json.loads(meta_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise self._not_ready() from None
-        except (OSError, ValueError) as exc:
-            raise StorageError(
-                f"index metadata {meta_path} is unreadable ({exc}): run `lgrep index --force {self.root}`"
-            ) from None
-        if not isinstance(data, dict) or not isinstance(data.get("identity"), dict):
-            raise StorageError(f"index metadata {meta_path} is damaged: run `lgrep index --force {self.root}`")
-        return data  # pyright: ignore[reportUnknownVariableType]
+        return read_meta_file(self.meta_path, self.root, self.dir)
 
     def write_meta(self, **updates: Any) -> None:
         meta_path = self.meta_path
@@ -524,9 +458,40 @@ class ProjectStore:
 
     @_storage_errors
     def record_versions(self) -> None:
-        """Note the tables' versions in the metadata (writer): a reader that finds older ones knows
-        that files of the index went missing instead of silently reading an older, emptier table."""
-        self.write_meta(table_versions=[int(self.chunks.version), int(self.vectors.version)])
+        """Record a commit for readers (writer): the tables' versions and a commit number in the
+        metadata, and which files changed in the change log. A reader that finds older table versions
+        than these knows that files of the index went missing instead of silently reading an older,
+        emptier table; a reader that is a few commits behind re-reads only the files they name."""
+        versions = [int(self.chunks.version), int(self.vectors.version)]
+        commit = int(self.read_meta().get("commit") or 0) + 1
+        self._log_change(commit)
+        self.write_meta(table_versions=versions, commit=commit)
+
+    def _log_change(self, commit: int) -> None:
+        path = self.data_dir / CHANGES_FILE
+        try:
+            entries = list(json.loads(path.read_text(encoding="utf-8"))["entries"])
+        except (OSError, ValueError, KeyError, TypeError):
+            entries = []
+        entry: dict[str, Any]
+        if self._change_all or len(self._changed_keys) + len(self._changed_vectors) > CHANGE_LOG_KEYS:
+            entry = {"commit": commit, "all": True}
+        else:
+            entry = {"commit": commit, "keys": sorted(self._changed_keys), "vec_keys": sorted(self._changed_vectors)}
+        entries.append(entry)
+        entries = entries[-CHANGE_LOG_COMMITS:]
+        total = 0
+        for i in range(len(entries) - 1, -1, -1):
+            total += len(entries[i].get("keys", ())) + len(entries[i].get("vec_keys", ()))
+            if total > CHANGE_LOG_KEYS:
+                entries = entries[i + 1 :]
+                break
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"entries": entries}), encoding="utf-8")
+        tmp.replace(path)
+        self._changed_keys.clear()
+        self._changed_vectors.clear()
+        self._change_all = False
 
     def close(self) -> None:
         if self._manifest is not None:
@@ -638,6 +603,7 @@ class ProjectStore:
         """
         if not path_keys:
             return
+        self._changed_keys.update(path_keys)
         table = self.chunks
         if table.count_rows() == 0:
             if rows.num_rows:
@@ -655,11 +621,13 @@ class ProjectStore:
     @_storage_errors
     def append_chunks(self, rows: pa.Table) -> None:
         """Add chunks of files the table holds nothing for (the caller knows)."""
+        self._changed_keys.update(rows.column("path_key").to_pylist())
         self.chunks.add(rows)
 
     @_storage_errors
     def delete_files(self, path_keys: Sequence[str]) -> None:
         if path_keys:
+            self._changed_keys.update(path_keys)
             self.chunks.delete(col("path_key").isin(list(path_keys)))
 
     @_storage_errors
@@ -755,6 +723,7 @@ class ProjectStore:
         self.record_versions()
 
     def _add_vectors(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        self._changed_vectors.update(keys)
         dim = vectors.shape[1]
         flat = pa.array(vectors.astype(np.float32, copy=False).reshape(-1), type=pa.float32())
         table = pa.table(

@@ -1,0 +1,168 @@
+"""The files of a project's index folder that lgrep itself writes, and what they say about its state.
+
+Imports neither LanceDB nor Arrow, so a command that only asks "is there an index, and who is
+building it" stays light. Layout (ADR 0006):
+
+  <cache>/<project>/CURRENT        names the published generation (replaced atomically)
+  <cache>/<project>/writer.lock    flock of the one writer; holds its pid
+  <cache>/<project>/gen-*/         one generation: meta.json, changes.json, manifest.sqlite, lance/
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from lgrep_core.errors import NotFoundError, StorageError
+
+__all__ = [
+    "CHANGES_FILE",
+    "CURRENT_POINTER",
+    "META_FILE",
+    "FileRecord",
+    "IndexState",
+    "generations",
+    "index_state",
+    "is_generation_name",
+    "not_ready_error",
+    "read_meta_file",
+    "read_pointer",
+    "writer_pid",
+]
+
+# The file naming the published generation; replaced atomically when a rebuild completes.
+CURRENT_POINTER = "CURRENT"
+# Per generation: identity and bookkeeping, including the commit counter and table versions readers use.
+META_FILE = "meta.json"
+# Per generation: which files each recent commit changed, so a reader can refresh only those.
+CHANGES_FILE = "changes.json"
+_GENERATION_NAME = re.compile(r"gen-[0-9a-f]{1,20}-[0-9]{1,10}")
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """A manifest row: what a file was when it was indexed."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    language: str
+    chunks: int
+
+
+class IndexState(StrEnum):
+    """Where a project's index stands, as a reader sees it."""
+
+    READY = "ready"  # a published generation: searchable
+    BUILDING = "building"  # no published generation yet; an indexer is building the first one
+    INTERRUPTED = "interrupted"  # no published generation; a build was started and its process stopped
+    OUTDATED = "outdated"  # an index in the layout of an older lgrep (no generations)
+    ABSENT = "absent"  # never indexed
+
+
+def is_generation_name(name: str) -> bool:
+    return _GENERATION_NAME.fullmatch(name) is not None
+
+
+def read_pointer(index_dir: Path, root: Path) -> str | None:
+    """The name of the published generation, or None when nothing is published.
+
+    Raises:
+        StorageError: the pointer is damaged or names no generation.
+    """
+    pointer = index_dir / CURRENT_POINTER
+    try:
+        text = pointer.read_bytes()[:256].decode("ascii", "replace").strip()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError(f"cannot read {pointer}: {exc.strerror}") from None
+    if not is_generation_name(text) or not (index_dir / text / META_FILE).is_file():
+        raise StorageError(
+            f"the index of {root} is damaged (its pointer {pointer} names no index): run `lgrep index --force {root}`"
+        )
+    return text
+
+
+def generations(index_dir: Path) -> list[str]:
+    """Every generation folder on disk, oldest first."""
+    try:
+        names = [e.name for e in os.scandir(index_dir) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    return sorted(n for n in names if is_generation_name(n))
+
+
+def writer_pid(index_dir: Path) -> str | None:
+    """The pid of the process holding the project's write lock, or None if nobody holds it.
+    Opens the lock file read-only: a reader never creates files."""
+    try:
+        fd = os.open(index_dir / "writer.lock", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def index_state(index_dir: Path) -> IndexState:
+    try:
+        if read_pointer(index_dir, index_dir) is not None:
+            return IndexState.READY
+    except StorageError:
+        return IndexState.READY  # damaged, but there is an index: opening it says what to do
+    if generations(index_dir):
+        return IndexState.BUILDING if writer_pid(index_dir) is not None else IndexState.INTERRUPTED
+    if (index_dir / META_FILE).is_file() or (index_dir / "lance").is_dir():
+        return IndexState.OUTDATED
+    return IndexState.ABSENT
+
+
+def not_ready_error(index_dir: Path, root: Path) -> NotFoundError:
+    """Why a project has nothing to search, and what to run."""
+    state = index_state(index_dir)
+    if state is IndexState.BUILDING:
+        return NotFoundError(
+            f"{root} is being indexed for the first time (lgrep pid {writer_pid(index_dir)}); it is "
+            "searchable once its files are chunked: try again shortly (`lgrep status` shows progress)"
+        )
+    if state is IndexState.INTERRUPTED:
+        return NotFoundError(
+            f"the first index of {root} did not finish (its process stopped): run `lgrep index {root}` to finish it"
+        )
+    if state is IndexState.OUTDATED:
+        return NotFoundError(f"the index of {root} was written by an older lgrep: run `lgrep index --force {root}`")
+    return NotFoundError(f"{root} has no index yet: run `lgrep index {root}`")
+
+
+def read_meta_file(meta_path: Path, root: Path, index_dir: Path) -> dict[str, Any]:
+    """A generation's metadata.
+
+    Raises:
+        NotFoundError: it does not exist (the index is not ready; the message says why).
+        StorageError: it is unreadable or damaged.
+    """
+    try:
+        data = json.loads(meta_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise not_ready_error(index_dir, root) from None
+    except (OSError, ValueError) as exc:
+        raise StorageError(
+            f"index metadata {meta_path} is unreadable ({exc}): run `lgrep index --force {root}`"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("identity"), dict):
+        raise StorageError(f"index metadata {meta_path} is damaged: run `lgrep index --force {root}`")
+    return data  # pyright: ignore[reportUnknownVariableType]

@@ -1,0 +1,236 @@
+"""Read-only access to one project's index, for search readers.
+
+A `ProjectReader` never creates, repairs or locks anything, holds no open handles between calls, and
+so may be shared by any number of threads (and any number of processes over the same cache). What it
+returns are plain Python lists, numpy arrays and dataclasses: Arrow stays inside storage.
+
+Which state of the index a reader sees is an `IndexVersion`, read from two small files lgrep itself
+writes (the `CURRENT` pointer and the generation's `meta.json`), never from LanceDB's private files:
+the writer records the tables' versions there after every commit, so the same token works on a local
+disk and on object storage. Every read names the version it wants and gets exactly that version's
+rows (LanceDB time travel), so a snapshot assembled from several reads is consistent even while the
+writer commits.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+try:
+    import lancedb
+    from lancedb.expr import col
+except ImportError as _exc:  # pragma: no cover - install hint
+    raise ImportError("lgrep storage needs LanceDB: install lgrep-core[storage]") from _exc
+
+from lgrep_core.errors import LgrepError, StorageError
+from lgrep_core.storage.layout import (
+    CHANGES_FILE,
+    META_FILE,
+    FileRecord,
+    IndexState,
+    index_state,
+    not_ready_error,
+    read_meta_file,
+    read_pointer,
+)
+from lgrep_core.storage.schema import CHUNKS_TABLE, VECTORS_TABLE, project_dir
+
+__all__ = ["ChangeSet", "IndexVersion", "ProjectReader"]
+
+# Keys per `isin` predicate: LanceDB parses the predicate, so very long lists are split.
+_KEYS_PER_FILTER = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class IndexVersion:
+    """One committed state of a project's index. Equal versions hold equal rows.
+
+    `commit` counts the writer's recorded commits within the generation; `tables` are the LanceDB
+    versions of the chunks and vectors tables at that commit (None for an index written before they
+    were recorded: reads then take the tables' latest versions)."""
+
+    generation: str
+    commit: int
+    tables: tuple[int, int] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSet:
+    """What changed between two versions: files (by path key) whose chunks were replaced or
+    removed, and embedding keys whose vectors were added."""
+
+    path_keys: frozenset[str]
+    vec_keys: frozenset[str]
+
+
+class ProjectReader:
+    """Reads the published index of one project (see the module docstring)."""
+
+    def __init__(self, cache_dir: Path, root: Path) -> None:
+        self.root = root.resolve()
+        self.dir = project_dir(cache_dir, self.root)
+
+    # ----------------------------------------------------------------------------- versions
+
+    def state(self) -> IndexState:
+        return index_state(self.dir)
+
+    def version(self) -> IndexVersion:
+        """The version readers should see now: the published generation at its last recorded commit.
+
+        Raises:
+            NotFoundError: nothing is published (the message says whether a build is running).
+            StorageError: the pointer or the metadata is damaged.
+        """
+        gen = read_pointer(self.dir, self.root)
+        if gen is None:
+            raise not_ready_error(self.dir, self.root)
+        meta = self.meta(gen)
+        tables = meta.get("table_versions")
+        versions = (int(tables[0]), int(tables[1])) if isinstance(tables, list) and len(tables) == 2 else None
+        return IndexVersion(gen, int(meta.get("commit") or 0), versions)
+
+    def meta(self, generation: str | IndexVersion) -> dict[str, Any]:
+        gen = generation.generation if isinstance(generation, IndexVersion) else generation
+        return read_meta_file(self.dir / gen / META_FILE, self.root, self.dir)
+
+    def changes(self, old: IndexVersion, new: IndexVersion) -> ChangeSet | None:
+        """What changed from `old` to `new`, or None when that is not known (another generation, a
+        log that no longer reaches back, a change too large to list): the caller then reads
+        everything again."""
+        if old.generation != new.generation or old.commit > new.commit or old.tables is None:
+            return None
+        if old.commit == new.commit:
+            return ChangeSet(frozenset(), frozenset())
+        try:
+            data = json.loads((self.dir / new.generation / CHANGES_FILE).read_text(encoding="utf-8"))
+            covered = {int(e["commit"]): e for e in data["entries"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        paths: set[str] = set()
+        vecs: set[str] = set()
+        for commit in range(old.commit + 1, new.commit + 1):
+            entry = covered.get(commit)
+            if entry is None or entry.get("all"):
+                return None
+            paths.update(str(k) for k in entry.get("keys", ()))
+            vecs.update(str(k) for k in entry.get("vec_keys", ()))
+        return ChangeSet(frozenset(paths), frozenset(vecs))
+
+    # -------------------------------------------------------------------------------- reads
+
+    def _tables(self, version: IndexVersion) -> tuple[Any, Any]:
+        try:
+            db = lancedb.connect(str(self.dir / version.generation / "lance"))
+            chunks = db.open_table(CHUNKS_TABLE)
+            vectors = db.open_table(VECTORS_TABLE)
+            if version.tables is not None:
+                chunks.checkout(version.tables[0])
+                vectors.checkout(version.tables[1])
+        except LgrepError:
+            raise
+        except Exception as exc:  # LanceDB raises many types for missing or damaged files
+            raise self.damaged(exc) from None
+        return chunks, vectors
+
+    def read_chunks(
+        self, version: IndexVersion, columns: Sequence[str], path_keys: Sequence[str] | None = None
+    ) -> dict[str, list[Any]]:
+        """Columns of every chunk at `version` (only the files named by `path_keys`, when given)."""
+        chunks, _ = self._tables(version)
+        out: dict[str, list[Any]] = {c: [] for c in columns}
+        try:
+            for query in self._filtered(chunks, "path_key", path_keys):
+                for batch in query.select(list(columns)).to_batches(65536):
+                    for c in columns:
+                        out[c].extend(batch.column(c).to_pylist())
+        except Exception as exc:
+            raise self.damaged(exc) from None
+        return out
+
+    def read_vectors(self, version: IndexVersion, keys: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
+        """Stored vectors at `version` (only those named by `keys`, when given): their keys and a
+        float32 matrix, one row each, each key once."""
+        _, vectors = self._tables(version)
+        dim = int(self.meta(version)["identity"]["dimension"])
+        out_keys: list[str] = []
+        parts: list[np.ndarray] = []
+        seen: set[str] = set()
+        try:
+            for query in self._filtered(vectors, "vec_key", keys):
+                for batch in query.select(["vec_key", "vector"]).to_batches(65536):
+                    batch_keys = batch.column("vec_key").to_pylist()
+                    matrix = batch.column("vector").flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)
+                    take = [i for i, k in enumerate(batch_keys) if k not in seen]
+                    seen.update(batch_keys[i] for i in take)
+                    out_keys.extend(batch_keys[i] for i in take)
+                    if take:
+                        parts.append(np.asarray(matrix[take], dtype=np.float32))
+        except Exception as exc:
+            raise self.damaged(exc) from None
+        matrix = np.vstack(parts) if parts else np.zeros((0, dim), np.float32)
+        return out_keys, matrix
+
+    @staticmethod
+    def _filtered(table: Any, column: str, values: Sequence[str] | None) -> list[Any]:
+        if values is None:
+            return [table.search()]
+        values = list(values)
+        return [
+            table.search().where(col(column).isin(values[i : i + _KEYS_PER_FILTER])).limit(None)
+            for i in range(0, len(values), _KEYS_PER_FILTER)
+        ]
+
+    def count_chunks(self, version: IndexVersion) -> int:
+        chunks, _ = self._tables(version)
+        try:
+            return int(chunks.count_rows())
+        except Exception as exc:
+            raise self.damaged(exc) from None
+
+    def manifest(self, version: IndexVersion, paths: Sequence[str] | None = None) -> dict[str, FileRecord]:
+        """Manifest records of the given files (all files when None): size, mtime and hash at index time.
+        Opened read-only: a missing manifest is an empty one here (a writer re-derives it)."""
+        path = self.dir / version.generation / "manifest.sqlite"
+        if not path.is_file():
+            if not path.parent.is_dir():
+                raise (
+                    not_ready_error(self.dir, self.root)
+                    if self.state() is not IndexState.READY
+                    else StorageError(f"the index generation {version.generation} of {self.root} was replaced")
+                )
+            return {}
+        select = "SELECT path, size, mtime_ns, sha256, language, chunks FROM files"
+        out: dict[str, FileRecord] = {}
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+            try:
+                if paths is None:
+                    out.update({r[0]: FileRecord(*r) for r in conn.execute(select)})
+                else:
+                    for start in range(0, len(paths), 500):
+                        part = list(paths[start : start + 500])
+                        rows = conn.execute(f"{select} WHERE path IN ({','.join('?' * len(part))})", part)
+                        out.update({r[0]: FileRecord(*r) for r in rows})
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"the file manifest {path} is damaged ({exc}): run `lgrep index {self.root}` to repair it"
+            ) from None
+        return out
+
+    def damaged(self, exc: BaseException) -> StorageError:
+        """The error for a read that failed on damaged or vanished data."""
+        detail = str(exc).splitlines()[0][:300] if str(exc) else ""
+        return StorageError(
+            f"the index of {self.root} cannot be read ({type(exc).__name__}: {detail}); "
+            f"run `lgrep index --force {self.root}` to rebuild it"
+        )

@@ -1,0 +1,156 @@
+"""A reader's snapshot follows the writer's commits: small changes are applied file by file (from the
+writer's change log), and the result is the snapshot a full load of the same version would give."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from lgrep_core.config import load_settings
+from lgrep_core.models import SearchRequest
+from lgrep_core.storage.reader import ProjectReader
+from lgrep_core.testing import FakeEmbedder
+from lgrep_index.pipeline import Indexer
+from lgrep_search.corpus import Corpus
+from lgrep_search.searcher import Searcher
+from lgrep_search.snapshot import Snapshots
+
+QUERIES = ["verify token", "open session", "parse config value", "render page", "module 7 helper"]
+
+
+def _setup(tmp_path: Path, files: int = 30):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    for i in range(files):
+        (root / "pkg" / f"mod{i}.py").write_text(
+            f'"""Module {i}."""\n\n\ndef helper_{i}(value):\n    return value + {i}\n\n\n'
+            f"class Thing{i}:\n    def render_page(self, page):\n        return page * {i}\n"
+        )
+    (root / "auth.py").write_text("def verify_token(token):\n    return token.valid\n")
+    (root / "session.py").write_text("def open_session(user):\n    return user.session\n")
+    settings = load_settings(
+        None, env={"LGREP_CACHE_DIR": str(tmp_path / "cache")}, user_config=tmp_path / "none"
+    ).settings
+    return root, settings
+
+
+def _assert_same(a: Corpus, b: Corpus) -> None:
+    """Two snapshots hold the same chunks, vectors and BM25 scores."""
+    assert a.paths == b.paths and a.files == b.files
+    assert a.symbols == b.symbols and a.kinds == b.kinds and a.contents == b.contents
+    assert np.array_equal(a.start_line, b.start_line) and np.array_equal(a.end_line, b.end_line)
+    assert np.array_equal(a.cut, b.cut) and a.vec_keys == b.vec_keys
+    assert np.array_equal(a.vec_row >= 0, b.vec_row >= 0)
+    has = a.vec_row >= 0
+    assert np.allclose(a.matrix[a.vec_row[has]], b.matrix[b.vec_row[has]])
+    for query in QUERIES:
+        terms = query.split()
+        assert np.allclose(a.lexical.scores(terms), b.lexical.scores(terms), atol=1e-6), query
+    assert len(a.symbol_index) == len(b.symbol_index)
+
+
+def test_edits_are_applied_file_by_file_and_match_a_full_load(tmp_path: Path) -> None:
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    reader = ProjectReader(settings.cache_dir, root)
+    snapshots = Snapshots(reader, background=False)
+    first = snapshots.current()
+    assert snapshots.full_loads == 1
+
+    (root / "auth.py").write_text("def verify_token(token):\n    return token.valid and token.signed\n")
+    (root / "pkg" / "mod3.py").unlink()
+    (root / "billing.py").write_text("def charge_card(card, amount):\n    return card.charge(amount)\n")
+    Indexer(settings, root, embedder).run()
+
+    updated = snapshots.current()
+    assert updated is not first and snapshots.full_loads == 1  # applied, not reloaded
+    assert "billing.py" in updated.files and "pkg/mod3.py" not in updated.files
+    _assert_same(updated, Corpus.load(reader, reader.version()))
+    hits = Searcher(snapshots, embedder).search(SearchRequest("charge_card")).results
+    assert hits[0].path == "billing.py"
+
+
+def test_vectors_filled_in_later_reach_the_snapshot(tmp_path: Path) -> None:
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run(wait_vectors=False)
+    reader = ProjectReader(settings.cache_dir, root)
+    snapshots = Snapshots(reader, background=False)
+    assert snapshots.current().vectors_pending == len(snapshots.current())
+
+    Indexer(settings, root, embedder).run()  # the vector phase only
+    filled = snapshots.current()
+    assert filled.vectors_pending == 0 and snapshots.full_loads == 1
+    _assert_same(filled, Corpus.load(reader, reader.version()))
+
+
+def test_a_rebuild_is_read_in_full(tmp_path: Path) -> None:
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    snapshots = Snapshots(ProjectReader(settings.cache_dir, root), background=False)
+    snapshots.current()
+    Indexer(settings, root, embedder).run(force=True)
+    snapshots.current()
+    assert snapshots.full_loads == 2
+
+
+def test_a_large_change_is_read_in_full(tmp_path: Path) -> None:
+    root, settings = _setup(tmp_path, files=60)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    reader = ProjectReader(settings.cache_dir, root)
+    snapshots = Snapshots(reader, background=False)
+    snapshots.current()
+    for i in range(55):
+        (root / "pkg" / f"mod{i}.py").write_text(f"def changed_{i}():\n    return {i}\n")
+    Indexer(settings, root, embedder).run()
+    corpus = snapshots.current()
+    assert snapshots.full_loads == 2
+    _assert_same(corpus, Corpus.load(reader, reader.version()))
+
+
+def test_a_query_does_not_wait_for_a_refresh(tmp_path: Path) -> None:
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    snapshots = Snapshots(ProjectReader(settings.cache_dir, root), background=True)
+    searcher = Searcher(snapshots, embedder)
+    before = snapshots.current()
+
+    (root / "billing.py").write_text("def charge_card(card, amount):\n    return card.charge(amount)\n")
+    Indexer(settings, root, embedder).run()
+    with snapshots._load_lock:  # a refresh cannot run while this is held...
+        answer = searcher.search(SearchRequest("charge_card"))  # ...and the query still answers
+        assert snapshots.loaded is before
+    assert all(h.path != "billing.py" for h in answer.results)
+    snapshots.wait_for_refresh(timeout=60)
+    assert snapshots.loaded is not before
+    assert searcher.search(SearchRequest("charge_card")).results[0].path == "billing.py"
+
+
+def test_a_writer_killed_between_commit_and_record_makes_readers_reload(tmp_path: Path, monkeypatch) -> None:
+    from lgrep_core.storage.store import ProjectStore
+
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    reader = ProjectReader(settings.cache_dir, root)
+    snapshots = Snapshots(reader, background=False)
+    snapshots.current()
+
+    # A run commits chunks and dies before recording the commit (the manifest has the new file).
+    (root / "billing.py").write_text("def charge_card(card, amount):\n    return card.charge(amount)\n")
+
+    def die(self: ProjectStore, rows: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ProjectStore, "note_chunk_writes", die)
+    with pytest.raises(KeyboardInterrupt):
+        Indexer(settings, root, embedder).run()
+    monkeypatch.undo()
+    Indexer(settings, root, embedder).run()
+    corpus = snapshots.current()
+    assert "billing.py" in corpus.files and snapshots.full_loads == 2
