@@ -168,3 +168,26 @@ def test_a_project_file_that_is_a_symlink_is_not_followed(tmp_path: Path) -> Non
     with pytest.raises(ConfigError, match="symbolic link") as err:
         load_settings(project, env={}, user_config=tmp_path / "missing.yaml")
     assert "b3BlbnNzaC1rZXktdjEAAAAA" not in err.value.message
+
+
+def test_settings_have_a_process_or_a_project_scope(tmp_path: Path) -> None:
+    from lgrep_core.config import is_project_key
+
+    assert is_project_key("search.limit") and is_project_key("chunking.max_tokens")
+    assert is_project_key("index.ignore_patterns")
+    for key in ("index.cache_dir", "embedding.model", "server.tcp_port", "log_level", "index.memory_budget_mb"):
+        assert not is_project_key(key), key
+
+
+def test_a_project_file_may_not_choose_the_daemon_or_the_model(tmp_path: Path) -> None:
+    (tmp_path / ".lgrep.yaml").write_text("server:\n  tcp_port: 8080\nembedding:\n  model: other\n")
+    with pytest.raises(ConfigError, match=r"embedding.model, server.tcp_port"):
+        load_settings(tmp_path, env={}, user_config=tmp_path / "none")
+
+
+def test_the_socket_and_token_default_to_the_cache_dir(tmp_path: Path) -> None:
+    settings = load_settings(None, env={"LGREP_CACHE_DIR": str(tmp_path)}, user_config=tmp_path / "none").settings
+    assert settings.socket_path == tmp_path.resolve() / "lgrep.sock"
+    assert settings.token_path == tmp_path.resolve() / "server.token"
+    with pytest.raises(ConfigError, match="relative"):
+        load_settings(None, env={"LGREP_SERVER__SOCKET": "rel/sock"}, user_config=tmp_path / "none")

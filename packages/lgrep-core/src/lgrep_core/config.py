@@ -36,12 +36,19 @@ __all__ = [
     "IndexSettings",
     "LgrepSettings",
     "LoadedSettings",
+    "SearchSettings",
+    "ServerSettings",
     "default_user_config_path",
+    "is_project_key",
     "load_settings",
 ]
 
 PROJECT_CONFIG_NAME = ".lgrep.yaml"
-# What a project's own `.lgrep.yaml` may set (dotted keys; a trailing ".*" takes a whole section).
+# Settings have two scopes. Project settings may differ per project (a repository's .lgrep.yaml may set
+# them, and one daemon serves each project with its own). Every other key is a process setting: one
+# value for the whole process (the daemon, or a one-shot command), from the user's config and the
+# environment only (cache dir, embedding provider and model, logging, server, budgets).
+# Dotted keys; a trailing ".*" takes a whole section.
 PROJECT_KEYS = ("index.ignore_patterns", "index.max_file_bytes", "chunking.*", "search.*")
 DEFAULT_SOURCE = "default"
 _ENV_PREFIX = "LGREP_"
@@ -125,6 +132,39 @@ class SearchSettings(_Section):
     )
 
 
+class ServerSettings(_Section):
+    """The daemon (`lgrep serve`) and the processes that share it."""
+
+    socket: Path | None = Field(
+        default=None, description="Unix socket of the daemon (default: lgrep.sock in the cache dir; mode 0600)."
+    )
+    tcp_port: int = Field(
+        default=0, ge=0, le=65535, description="Also listen on 127.0.0.1 at this port, with a token (0: no TCP)."
+    )
+    token_file: Path | None = Field(
+        default=None, description="File holding the TCP token (default: server.token in the cache dir, mode 0600)."
+    )
+    autostart: bool = Field(
+        default=True, description="Commands start the daemon when it is not running (false: they work in-process)."
+    )
+    snapshot_idle_s: float = Field(
+        default=1800.0, gt=0, description="A project's in-memory snapshot is dropped after this long without a query."
+    )
+    snapshot_budget_mb: int = Field(
+        default=1024, ge=64, description="Snapshots beyond this estimated size are dropped, least recently used first."
+    )
+    watch_debounce_ms: int = Field(
+        default=250, ge=10, le=60_000, description="A watched project is re-indexed this long after its last change."
+    )
+
+    @field_validator("socket", "token_file", mode="before")
+    @classmethod
+    def _absolute(cls, value: object) -> object:
+        if isinstance(value, str | Path) and str(value).strip() and not Path(str(value)).expanduser().is_absolute():
+            raise ValueError(f"{str(value)!r} is relative; give an absolute path or one starting with ~")
+        return value
+
+
 class LgrepSettings(BaseSettings):
     """The effective configuration. Build it with `load_settings`, which records where each value came from."""
 
@@ -137,6 +177,7 @@ class LgrepSettings(BaseSettings):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -153,6 +194,21 @@ class LgrepSettings(BaseSettings):
     @property
     def cache_dir(self) -> Path:
         return self.index.cache_dir.expanduser().resolve()
+
+    @property
+    def socket_path(self) -> Path:
+        """Where the daemon listens."""
+        return self.server.socket.expanduser() if self.server.socket else self.cache_dir / "lgrep.sock"
+
+    @property
+    def token_path(self) -> Path:
+        return self.server.token_file.expanduser() if self.server.token_file else self.cache_dir / "server.token"
+
+    def embedding_fingerprint(self) -> dict[str, object]:
+        """The process settings that decide what vectors mean: a client and the daemon serving it
+        must agree on them, or the client's results would come from another model."""
+        e = self.embedding
+        return {"provider": e.provider, "model": e.model, "dimensions": e.dimensions, "quantized": e.quantized}
 
 
 class LoadedSettings(BaseModel):
@@ -213,13 +269,18 @@ def load_settings(
     return LoadedSettings(settings=settings, sources=sources)
 
 
+def is_project_key(key: str) -> bool:
+    """Whether a dotted key is a project setting (see PROJECT_KEYS); every other key is a process setting."""
+    return any(key == k or (k.endswith(".*") and key.startswith(k[:-1])) for k in PROJECT_KEYS)
+
+
 def _check_project_keys(layer: Mapping[str, Any], path: Path) -> None:
     """Raises ConfigError for a key that a repository's own file may not set."""
     refused = [
         key
         for key in _flatten(layer)
         if key.split(".", 1)[0] in LgrepSettings.model_fields  # unknown keys: "unknown setting" later
-        and not any(key == k or (k.endswith(".*") and key.startswith(k[:-1])) for k in PROJECT_KEYS)
+        and not is_project_key(key)
     ]
     if refused:
         raise ConfigError(

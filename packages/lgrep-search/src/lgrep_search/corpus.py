@@ -68,6 +68,13 @@ class Corpus:
     def __len__(self) -> int:
         return len(self.paths)
 
+    def estimated_bytes(self) -> int:
+        """About what this snapshot holds in memory: arrays exactly, Python strings roughly."""
+        lex = self.lexical
+        arrays = self.matrix.nbytes + lex._docs.nbytes + lex._tf.nbytes + lex._weights.nbytes + lex._idf.nbytes
+        text = sum(len(c) for c in self.contents) + 120 * len(self.paths) + 100 * len(lex.vocab)
+        return arrays + text
+
     @property
     def vectors_pending(self) -> int:
         return int((self.vec_row < 0).sum())

@@ -1,0 +1,194 @@
+"""The search side of a server: one snapshot and searcher per project, shared by every client.
+
+A server process holds one embedding model (its process settings) and opens projects on demand, as
+clients name them. Each request is answered with the project's own settings (its `.lgrep.yaml` may
+set `search.*`); a project indexed with another embedding model than the one this process serves is
+a clear error, never a silent mix of vectors. Snapshots of projects nobody asked about for a while
+are dropped (`evict`), so memory follows what agents are working on.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from lgrep_core.config import LgrepSettings, load_settings
+from lgrep_core.embeddings.base import EmbeddingProvider
+from lgrep_core.errors import IndexMismatchError, InvalidRequestError, NotFoundError
+from lgrep_core.models import SearchRequest, SearchResponse
+from lgrep_core.storage.reader import ProjectReader
+
+from .searcher import Searcher
+from .snapshot import Snapshots
+
+__all__ = ["ProjectSearchers", "ResidentProject", "project_root"]
+
+log = logging.getLogger(__name__)
+
+
+def project_root(text: str) -> Path:
+    """A project root as a client names it: an absolute path to an existing directory.
+
+    Raises:
+        InvalidRequestError: empty, relative or not a path.
+        NotFoundError: not an existing directory.
+    """
+    if not text or not text.strip():
+        raise InvalidRequestError("the request names no project root")
+    if "\x00" in text:
+        raise InvalidRequestError("the project root contains a NUL character")
+    path = Path(text)
+    if not path.is_absolute():
+        raise InvalidRequestError(f"the project root must be an absolute path, got {text!r}")
+    if not path.is_dir():
+        raise NotFoundError(f"{text} is not a directory")
+    return path.resolve()
+
+
+@dataclass(frozen=True, slots=True)
+class ResidentProject:
+    """A project whose snapshot a server holds in memory."""
+
+    root: Path
+    chunks: int
+    estimated_bytes: int
+    idle_s: float
+
+
+@dataclass(slots=True)
+class _Project:
+    snapshots: Snapshots
+    searcher: Searcher
+    settings: LgrepSettings
+    settings_key: tuple[int, int] | None
+
+
+class ProjectSearchers:
+    """Searches any project under one process's settings and embedding model. Thread-safe."""
+
+    def __init__(self, settings: LgrepSettings, embedder: EmbeddingProvider, *, background: bool = True) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.background = background
+        self._projects: dict[Path, _Project] = {}
+        self._lock = threading.Lock()
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        """Answer one request with its project's settings filling what the request leaves unset.
+
+        Raises:
+            InvalidRequestError: the request is malformed.
+            NotFoundError: the project or its index does not exist.
+            IndexMismatchError: the index was built with another embedding model.
+            StorageError: the index cannot be read.
+        """
+        request.validate()
+        root = project_root(request.project_root)
+        project = self._project(root)
+        search = project.settings.search
+        request = replace(
+            request,
+            project_root=str(root),
+            limit=request.limit if request.limit is not None else search.limit,
+            bm25_weight=request.bm25_weight if request.bm25_weight is not None else search.bm25_weight,
+        )
+        return project.searcher.search(request)
+
+    def snapshots(self, root: Path) -> Snapshots:
+        """The snapshots of a project (opened on first use), for the other read calls."""
+        return self._project(root).snapshots
+
+    def _project(self, root: Path) -> _Project:
+        key = _settings_key(root)
+        with self._lock:
+            project = self._projects.get(root)
+            if project is not None and project.settings_key == key:
+                return project
+        # A project's settings are read when it is first opened and again when its file changes.
+        settings = load_settings(root).settings
+        reader = ProjectReader(self.settings.cache_dir, root)
+        self._check_model(reader)
+        with self._lock:
+            project = self._projects.get(root)
+            if project is None:
+                snapshots = Snapshots(reader, background=self.background)
+                project = _Project(snapshots, Searcher(snapshots, self.embedder), settings, key)
+                self._projects[root] = project
+            else:
+                project.settings, project.settings_key = settings, key
+            return project
+
+    def _check_model(self, reader: ProjectReader) -> None:
+        identity = reader.meta(reader.version()).get("identity") or {}
+        model = str(identity.get("model", ""))
+        served = self.embedder.model
+        same = (
+            identity.get("provider") == self.embedder.provider
+            and (model == served or model.startswith(f"{served} ("))
+            and int(identity.get("dimension") or 0) == self.embedder.dimension
+        )
+        if not same:
+            raise IndexMismatchError(
+                f"the index of {reader.root} was built with {identity.get('provider')}/{model} "
+                f"({identity.get('dimension')} d), but this server embeds queries with "
+                f"{self.embedder.provider}/{served} ({self.embedder.dimension} d): re-index the project with "
+                f"this server's model (`lgrep index --force {reader.root}`) or serve it with the model it was "
+                "built with"
+            )
+
+    # ------------------------------------------------------------------------------ memory
+
+    def resident(self) -> list[ResidentProject]:
+        now = time.monotonic()
+        out: list[ResidentProject] = []
+        with self._lock:
+            projects = list(self._projects.items())
+        for root, project in projects:
+            corpus = project.snapshots.loaded
+            if corpus is not None:
+                out.append(
+                    ResidentProject(root, len(corpus), corpus.estimated_bytes(), now - project.snapshots.last_used)
+                )
+        return out
+
+    def evict(self) -> list[Path]:
+        """Drop snapshots idle longer than `server.snapshot_idle_s`, then the least recently used
+        ones while the rest are over `server.snapshot_budget_mb`. Returns the roots dropped."""
+        server = self.settings.server
+        budget = server.snapshot_budget_mb * 1024 * 1024
+        resident = sorted(self.resident(), key=lambda p: -p.idle_s)  # idlest first
+        total = sum(p.estimated_bytes for p in resident)
+        dropped: list[Path] = []
+        for p in resident:
+            if p.idle_s > server.snapshot_idle_s or (total > budget and len(resident) - len(dropped) > 1):
+                self.drop(p.root)
+                total -= p.estimated_bytes
+                dropped.append(p.root)
+        for root in dropped:
+            log.info("dropped the snapshot of %s from memory", root)
+        return dropped
+
+    def drop(self, root: Path) -> bool:
+        with self._lock:
+            project = self._projects.pop(root, None)
+        if project is None:
+            return False
+        project.snapshots.close()
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            roots = list(self._projects)
+        for root in roots:
+            self.drop(root)
+
+
+def _settings_key(root: Path) -> tuple[int, int] | None:
+    try:
+        st = (root / ".lgrep.yaml").lstat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
