@@ -1,0 +1,175 @@
+"""The index side of a server: the single writer of every project it serves.
+
+Index requests for a project run one at a time on a worker thread (the project's write lock also
+keeps other processes out). A request that arrives while an equal job for the same project is
+queued or running joins it instead of repeating the work: three agents asking to index the same
+project cost one run. Each caller gets the job's progress events and its summary (or its error).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lgrep_core.config import LgrepSettings, load_settings
+from lgrep_core.embeddings.base import EmbeddingProvider
+from lgrep_core.errors import IndexingError, LgrepError
+
+from .pipeline import Indexer, IndexProgress, IndexSummary
+
+__all__ = ["IndexJobs"]
+
+log = logging.getLogger(__name__)
+
+# How long a job waits for another process's write lock on the project before failing.
+LOCK_WAIT_S = 600.0
+
+_DONE = object()
+
+
+@dataclass(slots=True)
+class _Job:
+    root: Path
+    force: bool
+    wait_vectors: bool
+    listeners: list[queue.SimpleQueue[object]] = field(default_factory=list)
+    last_progress: IndexProgress | None = None
+    started: bool = False
+    finished: threading.Event = field(default_factory=threading.Event)
+    outcome: IndexSummary | LgrepError | None = None
+
+
+class IndexJobs:
+    """Runs index jobs for any number of projects, one writer per project. Thread-safe."""
+
+    def __init__(
+        self,
+        settings: LgrepSettings,
+        embedder: EmbeddingProvider,
+        *,
+        on_commit: Callable[[Path], None] | None = None,
+    ) -> None:
+        """`on_commit(root)` is called after each job that changed a project's index (readers in
+        the same process refresh their snapshot at once instead of on their next check)."""
+        self.settings = settings
+        self.embedder = embedder
+        self.on_commit = on_commit
+        self._lock = threading.Lock()
+        self._queues: dict[Path, list[_Job]] = {}
+        self._workers: dict[Path, threading.Thread] = {}
+        self._closed = False
+
+    def index(
+        self, root: Path, *, force: bool = False, wait_vectors: bool = True
+    ) -> Iterator[IndexProgress | IndexSummary]:
+        """Index a project: progress events, then its summary as the last item.
+
+        Raises (from the iterator) the job's LgrepError: IndexBusyError, IndexMismatchError, ..."""
+        events: queue.SimpleQueue[object] = queue.SimpleQueue()
+        job = self._submit(root, force=force, wait_vectors=wait_vectors, listener=events)
+        return self._follow(job, events)
+
+    def run(self, root: Path, *, force: bool = False, wait_vectors: bool = True) -> IndexSummary:
+        """Index a project and return its summary (progress is not reported)."""
+        summary: IndexSummary | None = None
+        for event in self.index(root, force=force, wait_vectors=wait_vectors):
+            if isinstance(event, IndexSummary):
+                summary = event
+        assert summary is not None
+        return summary
+
+    def busy(self, root: Path) -> bool:
+        with self._lock:
+            return bool(self._queues.get(root))
+
+    def close(self, timeout: float | None = None) -> None:
+        """Stop taking jobs and wait for the running ones to finish."""
+        with self._lock:
+            self._closed = True
+            workers = list(self._workers.values())
+        for worker in workers:
+            worker.join(timeout)
+
+    # ------------------------------------------------------------------------------ internals
+
+    def _submit(self, root: Path, *, force: bool, wait_vectors: bool, listener: queue.SimpleQueue[object]) -> _Job:
+        with self._lock:
+            if self._closed:
+                raise IndexingError("the server is shutting down; index the project again once it is back")
+            pending = self._queues.setdefault(root, [])
+            # Join an equal job that has not started yet, or a running one that does at least as much.
+            for job in pending:
+                joins = (not job.started and job.force == force and job.wait_vectors == wait_vectors) or (
+                    job.started and not force and (job.wait_vectors or not wait_vectors) and not job.force
+                )
+                if joins and not job.finished.is_set():
+                    job.listeners.append(listener)
+                    if job.last_progress is not None:
+                        listener.put(job.last_progress)
+                    return job
+            job = _Job(root, force, wait_vectors, [listener])
+            pending.append(job)
+            worker = self._workers.get(root)
+            if worker is None or not worker.is_alive():
+                worker = threading.Thread(target=self._work, args=(root,), name=f"lgrep-index {root.name}", daemon=True)
+                self._workers[root] = worker
+                worker.start()
+            return job
+
+    def _follow(self, job: _Job, events: queue.SimpleQueue[object]) -> Iterator[IndexProgress | IndexSummary]:
+        while True:
+            item = events.get()
+            if item is _DONE:
+                break
+            assert isinstance(item, IndexProgress)
+            yield item
+        if isinstance(job.outcome, LgrepError):
+            raise job.outcome
+        assert isinstance(job.outcome, IndexSummary)
+        yield job.outcome
+
+    def _work(self, root: Path) -> None:
+        while True:
+            with self._lock:
+                pending = self._queues.get(root)
+                if not pending:
+                    self._queues.pop(root, None)
+                    self._workers.pop(root, None)
+                    return
+                job = pending[0]
+                job.started = True
+            self._run(job)
+            with self._lock:
+                pending.pop(0)
+                listeners = list(job.listeners)
+                job.finished.set()
+            for listener in listeners:
+                listener.put(_DONE)
+
+    def _run(self, job: _Job) -> None:
+        def progress(event: IndexProgress) -> None:
+            with self._lock:
+                job.last_progress = event
+                listeners = list(job.listeners)
+            for listener in listeners:
+                listener.put(event)
+
+        try:
+            # The project's own settings (its .lgrep.yaml) decide what is indexed and how it is chunked.
+            settings = load_settings(job.root).settings
+            indexer = Indexer(settings, job.root, self.embedder, progress=progress)
+            job.outcome = indexer.run(force=job.force, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
+        except LgrepError as exc:
+            job.outcome = exc
+        except Exception as exc:  # a bug must fail this job, not the server
+            log.exception("indexing %s failed", job.root)
+            job.outcome = IndexingError(f"indexing {job.root} failed: {type(exc).__name__}: {exc}")
+        if self.on_commit is not None:
+            try:
+                self.on_commit(job.root)
+            except Exception:
+                log.exception("notifying readers of %s failed", job.root)

@@ -1,0 +1,125 @@
+"""The two halves of a server, in process: ProjectSearchers (many projects, one model) and IndexJobs
+(one writer per project; equal requests share one run)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from lgrep_core.config import load_settings
+from lgrep_core.errors import IndexMismatchError, InvalidRequestError, NotFoundError
+from lgrep_core.models import SearchRequest
+from lgrep_core.testing import FakeEmbedder
+from lgrep_index import pipeline
+from lgrep_index.jobs import IndexJobs
+from lgrep_index.pipeline import Indexer, IndexProgress, IndexSummary
+from lgrep_search.projects import ProjectSearchers
+
+
+def _project(tmp_path: Path, name: str, files: int = 5) -> Path:
+    root = tmp_path / name
+    root.mkdir()
+    for i in range(files):
+        (root / f"mod{i}.py").write_text(f"def handler_{i}(request):\n    return request.reply({i})\n")
+    return root
+
+
+def _settings(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("LGREP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("LGREP_CONFIG", str(tmp_path / "user.yaml"))
+    (tmp_path / "user.yaml").write_text("{}\n")
+    return load_settings(None).settings
+
+
+def test_each_project_is_searched_with_its_own_settings(tmp_path: Path, monkeypatch) -> None:
+    settings = _settings(tmp_path, monkeypatch)
+    embedder = FakeEmbedder()
+    a, b = _project(tmp_path, "a"), _project(tmp_path, "b")
+    (b / ".lgrep.yaml").write_text("search:\n  limit: 2\n")
+    for root in (a, b):
+        Indexer(load_settings(root).settings, root, embedder).run()
+    searchers = ProjectSearchers(settings, embedder, background=False)
+    assert len(searchers.search(SearchRequest("handler request", project_root=str(a))).results) == 5
+    assert len(searchers.search(SearchRequest("handler request", project_root=str(b))).results) == 2
+    assert len(searchers.search(SearchRequest("handler", project_root=str(b), limit=4)).results) == 4
+    assert {p.root for p in searchers.resident()} == {a.resolve(), b.resolve()}
+
+
+def test_a_project_built_with_another_model_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
+    settings = _settings(tmp_path, monkeypatch)
+    root = _project(tmp_path, "a")
+    Indexer(settings, root, FakeEmbedder(model="other-model")).run()
+    searchers = ProjectSearchers(settings, FakeEmbedder(), background=False)
+    with pytest.raises(IndexMismatchError, match="other-model"):
+        searchers.search(SearchRequest("handler", project_root=str(root)))
+
+
+@pytest.mark.parametrize(
+    ("root", "error"),
+    [("", InvalidRequestError), ("relative/dir", InvalidRequestError), ("/no/such/dir", NotFoundError)],
+)
+def test_a_bad_project_root_is_refused(tmp_path: Path, monkeypatch, root: str, error: type[Exception]) -> None:
+    searchers = ProjectSearchers(_settings(tmp_path, monkeypatch), FakeEmbedder(), background=False)
+    with pytest.raises(error):
+        searchers.search(SearchRequest("handler", project_root=root))
+
+
+def test_idle_and_over_budget_snapshots_are_dropped(tmp_path: Path, monkeypatch) -> None:
+    settings = _settings(tmp_path, monkeypatch)
+    embedder = FakeEmbedder()
+    roots = [_project(tmp_path, n) for n in ("a", "b", "c")]
+    for root in roots:
+        Indexer(settings, root, embedder).run()
+    searchers = ProjectSearchers(settings, embedder, background=False)
+    for root in roots:
+        searchers.search(SearchRequest("handler", project_root=str(root)))
+    assert searchers.evict() == []
+    searchers.snapshots(roots[0].resolve()).last_used -= settings.server.snapshot_idle_s + 1
+    assert searchers.evict() == [roots[0].resolve()]
+    settings.server.snapshot_budget_mb = 64
+    monkeypatch.setattr("lgrep_search.corpus.Corpus.estimated_bytes", lambda self: 40 * 1024 * 1024)
+    searchers.snapshots(roots[1].resolve()).last_used -= 5  # the least recently used goes first
+    assert searchers.evict() == [roots[1].resolve()]
+    assert [p.root for p in searchers.resident()] == [roots[2].resolve()]  # the last one stays
+    # A dropped project opens again on its next query.
+    assert searchers.search(SearchRequest("handler", project_root=str(roots[0]))).results
+
+
+def test_equal_index_requests_share_one_run(tmp_path: Path, monkeypatch) -> None:
+    settings = _settings(tmp_path, monkeypatch)
+    root = _project(tmp_path, "a", files=20).resolve()
+    runs: list[Path] = []
+    gate = threading.Event()
+    real_run = Indexer.run
+
+    def counted_run(self: Indexer, **kwargs):
+        runs.append(self.root)
+        gate.wait(60)  # the second request arrives while the first is queued or running
+        return real_run(self, **kwargs)
+
+    monkeypatch.setattr(pipeline.Indexer, "run", counted_run)
+    committed: list[Path] = []
+    jobs = IndexJobs(settings, FakeEmbedder(), on_commit=committed.append)
+    results: list[IndexSummary] = []
+    first = threading.Thread(target=lambda: results.append(jobs.run(root)))
+    first.start()
+    events = jobs.index(root)  # joins the running job
+    gate.set()
+    items = list(events)
+    first.join(60)
+    assert isinstance(items[-1], IndexSummary) and all(isinstance(e, IndexProgress) for e in items[:-1])
+    assert results and results[0] is items[-1]
+    assert runs == [root] and committed == [root]
+    jobs.close()
+
+
+def test_a_failed_job_raises_to_every_caller(tmp_path: Path, monkeypatch) -> None:
+    settings = _settings(tmp_path, monkeypatch)
+    root = _project(tmp_path, "a").resolve()
+    Indexer(settings, root, FakeEmbedder(model="other-model")).run()
+    jobs = IndexJobs(settings, FakeEmbedder())
+    with pytest.raises(IndexMismatchError, match="--force"):
+        jobs.run(root)
+    assert jobs.run(root, force=True).files_indexed == 5
+    jobs.close()
