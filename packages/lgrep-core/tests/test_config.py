@@ -191,3 +191,11 @@ def test_the_socket_and_token_default_to_the_cache_dir(tmp_path: Path) -> None:
     assert settings.token_path == tmp_path.resolve() / "server.token"
     with pytest.raises(ConfigError, match="relative"):
         load_settings(None, env={"LGREP_SERVER__SOCKET": "rel/sock"}, user_config=tmp_path / "none")
+
+
+def test_the_light_sources_know_every_settings_section() -> None:
+    from lgrep_core.config import LgrepSettings
+    from lgrep_core.config_sources import SECTIONS
+
+    nested = {n for n, f in LgrepSettings.model_fields.items() if hasattr(f.annotation, "model_fields")}
+    assert nested == SECTIONS

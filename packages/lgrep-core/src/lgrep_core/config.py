@@ -15,17 +15,20 @@ or provider it uses and which keys it reads come from the user's own file or env
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from lgrep_core.config_sources import (
+    default_user_config_path,
+    env_layers,
+    flatten,
+    merge,
+    read_yaml,
+)
 from lgrep_core.errors import ConfigError
 
 __all__ = [
@@ -51,13 +54,7 @@ PROJECT_CONFIG_NAME = ".lgrep.yaml"
 # Dotted keys; a trailing ".*" takes a whole section.
 PROJECT_KEYS = ("index.ignore_patterns", "index.max_file_bytes", "chunking.*", "search.*")
 DEFAULT_SOURCE = "default"
-_ENV_PREFIX = "LGREP_"
-_MAX_CONFIG_BYTES = 1_000_000
 # Short names the original design documents, mapped onto the nested keys.
-_ENV_ALIASES = {
-    "LGREP_CACHE_DIR": ("index", "cache_dir"),
-    "LGREP_LOG_LEVEL": ("log_level",),
-}
 
 
 class _Section(BaseModel):
@@ -165,10 +162,10 @@ class ServerSettings(_Section):
         return value
 
 
-class LgrepSettings(BaseSettings):
+class LgrepSettings(BaseModel):
     """The effective configuration. Build it with `load_settings`, which records where each value came from."""
 
-    model_config = SettingsConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False, validate_default=True)
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="WARNING", description="Log level (stderr)."
@@ -178,18 +175,6 @@ class LgrepSettings(BaseSettings):
     index: IndexSettings = Field(default_factory=IndexSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Layering happens in load_settings so that every value keeps its source.
-        return (init_settings,)
 
     @property
     def cache_dir(self) -> Path:
@@ -222,16 +207,9 @@ class LoadedSettings(BaseModel):
     def effective(self) -> list[tuple[str, Any, str]]:
         """Every leaf setting as (dotted key, value, source)."""
         rows: list[tuple[str, Any, str]] = []
-        for key, value in _flatten(self.settings.model_dump(mode="json")).items():
+        for key, value in flatten(self.settings.model_dump(mode="json")).items():
             rows.append((key, value, self.sources.get(key, DEFAULT_SOURCE)))
         return rows
-
-
-def default_user_config_path(env: Mapping[str, str]) -> Path:
-    if env.get("LGREP_CONFIG"):
-        return Path(env["LGREP_CONFIG"]).expanduser()
-    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path("~/.config").expanduser()
-    return base / "lgrep" / "config.yaml"
 
 
 def load_settings(
@@ -253,14 +231,14 @@ def load_settings(
     user_path = user_config if user_config is not None else default_user_config_path(env)
     if user_config is None and env.get("LGREP_CONFIG") and not user_path.is_file():
         raise ConfigError(f"LGREP_CONFIG names {user_path}, which is not a file")
-    _merge(merged, sources, _read_yaml(user_path), str(user_path))
+    merge(merged, sources, read_yaml(user_path), str(user_path))
     if project_root is not None:
         project_path = project_root / PROJECT_CONFIG_NAME
-        project_layer = _read_yaml(project_path, untrusted=True)
+        project_layer = read_yaml(project_path, untrusted=True)
         _check_project_keys(project_layer, project_path)
-        _merge(merged, sources, project_layer, str(project_path))
-    for origin, layer in _env_layers(env):
-        _merge(merged, sources, layer, origin)
+        merge(merged, sources, project_layer, str(project_path))
+    for origin, layer in env_layers(env):
+        merge(merged, sources, layer, origin)
 
     try:
         settings = LgrepSettings(**merged)
@@ -278,7 +256,7 @@ def _check_project_keys(layer: Mapping[str, Any], path: Path) -> None:
     """Raises ConfigError for a key that a repository's own file may not set."""
     refused = [
         key
-        for key in _flatten(layer)
+        for key in flatten(layer)
         if key.split(".", 1)[0] in LgrepSettings.model_fields  # unknown keys: "unknown setting" later
         and not is_project_key(key)
     ]
@@ -289,103 +267,6 @@ def _check_project_keys(layer: Mapping[str, Any], path: Path) -> None:
             "uses and which keys it reads belong in your own config file "
             f"({default_user_config_path({})}) or the environment"
         )
-
-
-def _read_yaml(path: Path, *, untrusted: bool = False) -> dict[str, Any]:
-    """Read a settings file. An `untrusted` one (a repository's) must be a regular file inside the
-    repository: a symlink could make lgrep read, and echo in an error, a file elsewhere."""
-    try:
-        if untrusted:
-            text = _read_regular_file(path)
-        else:
-            text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"config file {path} is not UTF-8 text") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must hold a mapping of settings, not {type(data).__name__}")
-    return data  # pyright: ignore[reportUnknownVariableType]
-
-
-def _read_regular_file(path: Path) -> str:
-    """A file's text, refusing symlinks, anything that is not a regular file, and files over 1 MB."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise ConfigError(f"config file {path} is a symbolic link; lgrep does not follow it") from None
-        raise
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"config file {path} is not a regular file")
-        if st.st_size > _MAX_CONFIG_BYTES:
-            raise ConfigError(f"config file {path} is larger than {_MAX_CONFIG_BYTES} bytes")
-        return f.read(_MAX_CONFIG_BYTES).decode("utf-8")
-
-
-def _env_layers(env: Mapping[str, str]) -> list[tuple[str, dict[str, Any]]]:
-    sections = {
-        name
-        for name, f in LgrepSettings.model_fields.items()
-        if isinstance(f.annotation, type) and issubclass(f.annotation, _Section)
-    }
-    layers: list[tuple[str, dict[str, Any]]] = []
-    for name in sorted(env):
-        if not name.startswith(_ENV_PREFIX) or name == "LGREP_CONFIG":
-            continue
-        value: Any = env[name]
-        if name in _ENV_ALIASES:
-            keys = _ENV_ALIASES[name]
-        else:
-            rest = name[len(_ENV_PREFIX) :].lower()
-            section, sep, key = rest.replace("__", "_", 1).partition("_")
-            if not sep or section not in sections:
-                continue  # LGREP_* variables that are not settings (e.g. test switches) are ignored
-            keys = (section, key)
-        if keys[-1] == "ignore_patterns":
-            value = [p for p in value.split(",") if p.strip()] if value else []
-        layer: dict[str, Any] = {}
-        node = layer
-        for key in keys[:-1]:
-            node = node.setdefault(key, {})
-        node[keys[-1]] = value
-        layers.append((f"env {name}", layer))
-    return layers
-
-
-def _merge(target: dict[str, Any], sources: dict[str, str], layer: Mapping[str, Any], origin: str) -> None:
-    for dotted, value in _flatten(layer).items():
-        node = target
-        parts = dotted.split(".")
-        for part in parts[:-1]:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = {}
-                node[part] = child
-            node = child  # pyright: ignore[reportUnknownVariableType]
-        node[parts[-1]] = value
-        sources[dotted] = origin
-
-
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            out.update(_flatten(value, dotted + "."))  # pyright: ignore[reportUnknownArgumentType]
-        else:
-            out[dotted] = value
-    return out
 
 
 def _describe(exc: ValidationError, sources: Mapping[str, str]) -> str:
