@@ -28,7 +28,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,6 +48,7 @@ from lgrep_core.errors import (
     SchemaVersionMismatchError,
     StorageError,
 )
+from lgrep_core.models import ProjectState
 from lgrep_core.storage.schema import (
     CHUNKS_TABLE,
     SCHEMA_VERSION,
@@ -171,14 +171,9 @@ def _storage_errors(method: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-class IndexState(StrEnum):
-    """Where a project's index stands, as a reader sees it."""
-
-    READY = "ready"  # a published generation: searchable
-    BUILDING = "building"  # no published generation yet; an indexer is building the first one
-    INTERRUPTED = "interrupted"  # no published generation; a build was started and its process stopped
-    OUTDATED = "outdated"  # an index in the layout of an older lgrep (no generations)
-    ABSENT = "absent"  # never indexed
+# Where a project's index stands, as a reader sees it. The enum is a domain type (it crosses the wire
+# as lgrep.v1.ProjectState); this name stays for the storage code and its callers.
+IndexState = ProjectState
 
 
 class ProjectStore:
