@@ -92,10 +92,20 @@ def test_grpc_floors_are_not_older_than_the_gencode() -> None:
 
 
 def test_generated_modules_import_on_the_installed_runtimes() -> None:
-    from lgrep.v1 import common_pb2, index_pb2, index_pb2_grpc, search_pb2, search_pb2_grpc
+    from lgrep.v1 import (
+        common_pb2,
+        index_pb2,
+        index_pb2_grpc,
+        search_pb2,
+        search_pb2_grpc,
+        server_pb2,
+        server_pb2_grpc,
+    )
 
     assert common_pb2.DESCRIPTOR.package == "lgrep.v1"
     assert set(index_pb2.DESCRIPTOR.services_by_name) == {"IndexService"}
     assert set(search_pb2.DESCRIPTOR.services_by_name) == {"SearchService"}
+    assert set(server_pb2.DESCRIPTOR.services_by_name) == {"ServerService"}
     assert hasattr(index_pb2_grpc, "IndexServiceStub")
     assert hasattr(search_pb2_grpc, "SearchServiceStub")
+    assert hasattr(server_pb2_grpc, "ServerServiceStub")

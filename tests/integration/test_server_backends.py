@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from lgrep_core.config import load_settings
 from lgrep_core.errors import IndexMismatchError, InvalidRequestError, NotFoundError
-from lgrep_core.models import SearchRequest
+from lgrep_core.models import IndexProgress, IndexSummary, SearchRequest
 from lgrep_core.testing import FakeEmbedder
 from lgrep_index import pipeline
 from lgrep_index.jobs import IndexJobs
-from lgrep_index.pipeline import Indexer, IndexProgress, IndexSummary
+from lgrep_index.pipeline import Indexer
 from lgrep_search.projects import ProjectSearchers
 
 

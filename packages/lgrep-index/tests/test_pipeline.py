@@ -120,3 +120,21 @@ def test_a_file_that_turns_binary_after_the_walk_loses_its_chunks(tmp_path: Path
     Indexer(settings, root, FakeEmbedder()).run()
     store = ProjectStore(settings.cache_dir, root)
     assert set(store.indexed_path_keys().values()) == {"b.go"}
+
+
+def test_progress_events_are_snapshots_that_end_in_done(tmp_path: Path) -> None:
+    from lgrep_core.models import IndexPhase, IndexProgress, IndexSummary
+
+    root = _repo(tmp_path)
+    events: list[IndexProgress] = []
+    summary = Indexer(_settings(tmp_path), root, FakeEmbedder(), progress=events.append).run()
+
+    assert isinstance(summary, IndexSummary)
+    assert events[0].phase is IndexPhase.WALK
+    assert events[-1] == IndexProgress(IndexPhase.DONE, 2, 2)
+    chunking = [e for e in events if e.phase is IndexPhase.CHUNK]
+    assert chunking[0].files_done == 0 and chunking[-1].files_done == 2  # kept objects were not changed later
+    embedding = [e for e in events if e.phase is IndexPhase.EMBED]
+    assert embedding[-1].chunks_done == embedding[-1].chunks_total == summary.vectors_embedded > 0
+    assert embedding[-1].rate > 0 and embedding[-1].eta_seconds == 0.0
+    assert all(e.rate >= 0 for e in events)

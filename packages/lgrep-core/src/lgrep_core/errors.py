@@ -1,9 +1,16 @@
-"""The one error tree of lgrep. Every expected failure is an LgrepError with a readable message."""
+"""The one error tree of lgrep. Every expected failure is an LgrepError with a readable message.
+
+Each class has an lgrep.v1.ErrorCode (lgrep_core.wire) and a gRPC status code (lgrep_core.grpc_support),
+so an error raised in a server reaches the client as the same class with the same message.
+"""
 
 from __future__ import annotations
 
 __all__ = [
+    "AuthenticationError",
     "ConfigError",
+    "ContractMismatchError",
+    "DeadlineExceededError",
     "EmbeddingError",
     "IndexBusyError",
     "IndexMismatchError",
@@ -14,6 +21,7 @@ __all__ = [
     "ProviderUnavailableError",
     "SchemaVersionMismatchError",
     "SearchError",
+    "ServerUnavailableError",
     "StorageError",
 ]
 
@@ -68,3 +76,19 @@ class NotFoundError(LgrepError):
 
 class InvalidRequestError(LgrepError):
     """The request itself is malformed."""
+
+
+class ServerUnavailableError(LgrepError):
+    """The lgrep server cannot be reached: not running, another socket or port, or shutting down."""
+
+
+class DeadlineExceededError(LgrepError):
+    """A call to the lgrep server did not finish within its deadline."""
+
+
+class AuthenticationError(LgrepError):
+    """A call over TCP came without the server's bearer token, or with another one."""
+
+
+class ContractMismatchError(LgrepError):
+    """Client and server were built with different revisions of the lgrep.v1 contract."""

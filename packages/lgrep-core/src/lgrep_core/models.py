@@ -1,26 +1,59 @@
-"""Domain types shared by the indexer and the searcher (no wire or storage types here)."""
+"""Domain types shared by the indexer, the searcher and every front end (no wire or storage types here).
+
+lgrep_core.wire converts each of them to and from its lgrep.v1 message; field names follow the proto
+except where noted. Requests validate themselves (`validate()` raises InvalidRequestError), so the CLI,
+the gRPC servers and the MCP server reject the same things with the same words.
+"""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
+from pathlib import PurePath
 
 from lgrep_core.errors import InvalidRequestError
 from lgrep_core.text import identifier_parts
 
 __all__ = [
     "EMBEDDING_TEXT_VERSION",
+    "MAX_DEBOUNCE_MS",
+    "MAX_LIMIT",
+    "MAX_QUERY_CHARS",
+    "MAX_SYMBOL_CHARS",
     "Chunk",
     "ChunkKind",
     "ContentType",
+    "FileChanges",
+    "FileSlice",
+    "FindRelatedRequest",
+    "FindSymbolRequest",
+    "GetFileRequest",
+    "IndexPhase",
+    "IndexProgress",
+    "IndexProjectRequest",
+    "IndexSummary",
+    "Location",
     "MatchType",
+    "ProjectInfo",
+    "ProjectState",
+    "ProjectStatus",
+    "RelatedResult",
+    "RemoveResult",
     "SearchHit",
     "SearchRequest",
     "SearchResponse",
     "SearchType",
+    "ServerInfo",
+    "ServerRole",
+    "SymbolMatch",
+    "WatchProjectRequest",
+    "WatchResult",
+    "check_project_path",
+    "check_project_root",
     "embedding_text",
 ]
 
@@ -182,3 +215,343 @@ class SearchResponse:
     query_kind: str = ""  # "symbol" or "natural": how the query was read (it sets the channel weights)
     search_type: SearchType | None = None  # None only when a newer server named channels this version does not know
     files_changed: int = 0  # files changed on disk since the index was last updated (0 when not checked)
+
+
+# --- checks every request shares -------------------------------------------------------------------
+
+MAX_SYMBOL_CHARS = 512
+MAX_DEBOUNCE_MS = 3_600_000  # an hour: longer than that is a typo, not a debounce
+_MAX_PATH_CHARS = 4096
+
+
+def check_project_root(project_root: str) -> str:
+    """The project root itself, or InvalidRequestError: a server resolves roots in its own working
+    directory, so a request must name an absolute path."""
+    if not project_root:
+        raise InvalidRequestError("project_root is empty: name the project's root directory as an absolute path")
+    if "\x00" in project_root or len(project_root) > _MAX_PATH_CHARS:
+        raise InvalidRequestError("project_root is not a usable path (a NUL character, or too long)")
+    if not PurePath(project_root).is_absolute():
+        raise InvalidRequestError(f"project_root must be an absolute path, got {project_root!r}")
+    return project_root
+
+
+def check_project_path(path: str) -> str:
+    """A path inside a project as requests name it (relative to the root, '/'-separated), or
+    InvalidRequestError. Lexical only: the server still resolves symlinks before reading."""
+    if not path:
+        raise InvalidRequestError("path is empty: name a file relative to the project root")
+    if "\x00" in path or len(path) > _MAX_PATH_CHARS:
+        raise InvalidRequestError("path is not a usable path (a NUL character, or too long)")
+    if path.startswith("/"):
+        raise InvalidRequestError(f"path must be relative to the project root, got {path!r}")
+    if ".." in path.split("/"):
+        raise InvalidRequestError(f"path must stay inside the project root, got {path!r}")
+    return path
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and not 1 <= limit <= MAX_LIMIT:
+        raise InvalidRequestError(f"limit must be 1 to {MAX_LIMIT}, got {limit}")
+
+
+# --- where chunks are -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where a chunk sits in a project and what it is (`lgrep.v1.Location`). Lines are 1-based and
+    inclusive; `scope` ends with `symbol` when there is one."""
+
+    path: str  # relative to the project root, '/'-separated
+    start_line: int
+    end_line: int
+    symbol: str = ""
+    kind: ChunkKind | None = None  # None: unset, or a kind a newer server sent that this version does not know
+    language: str = ""
+    scope: tuple[str, ...] = ()
+    signature: str = ""
+    content_type: ContentType | None = ContentType.CODE  # None: a type a newer server sent
+
+
+# --- indexing ---------------------------------------------------------------------------------------
+
+
+class ProjectState(StrEnum):
+    """Where a project's index stands, as a reader sees it (lgrep_core.storage.store.IndexState is
+    this enum). Values are stable: `lgrep status --json` prints them."""
+
+    READY = "ready"  # a published generation: searchable
+    BUILDING = "building"  # no published generation yet; an indexer is building the first one
+    INTERRUPTED = "interrupted"  # no published generation; a build was started and its process stopped
+    OUTDATED = "outdated"  # an index in the layout of an older lgrep (no generations)
+    ABSENT = "absent"  # never indexed
+
+
+class IndexPhase(StrEnum):
+    """A stage of an indexing run."""
+
+    WALK = "walk"  # walking the tree, applying ignore rules
+    CHUNK = "chunk"  # parsing changed files into chunks and writing them (BM25-searchable after)
+    EMBED = "embed"  # computing and writing vectors
+    DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexProjectRequest:
+    """Index one project: incrementally, or from scratch with `force`. With `wait_for_vectors` False
+    the run ends once the project is BM25-searchable and embedding goes on in the background."""
+
+    project_root: str
+    force: bool = False
+    wait_for_vectors: bool = True
+
+    def validate(self) -> IndexProjectRequest:
+        check_project_root(self.project_root)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class IndexProgress:
+    """One progress event of an indexing run. Each event is a new object: a consumer may keep it
+    (queue it to another thread, send it later) while the run goes on."""
+
+    phase: IndexPhase | None  # None only for a phase a newer server sent that this version does not know
+    files_done: int = 0
+    files_total: int = 0  # 0 while unknown
+    chunks_done: int = 0
+    chunks_total: int = 0  # 0 while unknown
+    rate: float = 0.0  # items per second in this phase (files in WALK/CHUNK, chunks in EMBED); 0 while unknown
+    eta_seconds: float | None = None  # time left for the whole run; None while unknown
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSummary:
+    """What an indexing run did (`lgrep.v1.IndexSummary`; `root` is its project_root, `skipped` its
+    files_skipped, the seconds its Durations)."""
+
+    root: str
+    files_seen: int = 0  # files in the project after ignore rules
+    files_indexed: int = 0  # (re)chunked in this run
+    files_unchanged: int = 0
+    files_deleted: int = 0  # dropped because they disappeared or became ignored
+    skipped: Mapping[str, int] = field(default_factory=dict)  # files left out, by reason ("binary", "secret")
+    chunks_written: int = 0
+    chunks_total: int = 0  # in the index after this run
+    vectors_embedded: int = 0
+    vectors_pending: int = 0
+    seconds_bm25: float = 0.0  # until BM25-searchable
+    seconds_vectors: float = 0.0  # embedding
+    created: bool = False  # the run started a new index generation (first index, force, or a repair)
+
+
+@dataclass(frozen=True, slots=True)
+class FileChanges:
+    """Files changed on disk since the last indexing run."""
+
+    added: int = 0
+    modified: int = 0
+    deleted: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.added + self.modified + self.deleted
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectStatus:
+    """Where one project's index stands, what it holds and how fresh it is (`GetStatusResponse`).
+
+    When the state is not READY only `project_root`, `state`, `index_dir`, `watched` and `detail`
+    (why, and what to run) are meaningful.
+    """
+
+    project_root: str
+    state: ProjectState | None  # None only for a state a newer server sent that this version does not know
+    index_dir: str = ""
+    watched: bool = False
+    files: int = 0
+    chunks: int = 0
+    vectors_pending: int = 0
+    languages: Mapping[str, int] = field(default_factory=dict)  # files per language
+    provider: str = ""
+    model: str = ""
+    dimension: int = 0
+    chunker_version: str = ""
+    last_indexed: datetime | None = None  # timezone-aware (UTC)
+    changes: FileChanges | None = None  # None when the server did not count them
+    detail: str = ""
+
+    @property
+    def indexed(self) -> bool:
+        """The index is searchable."""
+        return self.state is ProjectState.READY
+
+    @property
+    def files_changed_since(self) -> int:
+        return self.changes.total if self.changes is not None else 0
+
+
+@dataclass(frozen=True, slots=True)
+class WatchProjectRequest:
+    """Keep one project's index fresh; `debounce_ms` None takes the server's setting."""
+
+    project_root: str
+    debounce_ms: int | None = None
+
+    def validate(self) -> WatchProjectRequest:
+        check_project_root(self.project_root)
+        if self.debounce_ms is not None and not 0 <= self.debounce_ms <= MAX_DEBOUNCE_MS:
+            raise InvalidRequestError(f"debounce_ms must be 0 to {MAX_DEBOUNCE_MS}, got {self.debounce_ms}")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class WatchResult:
+    watched: bool  # the project is now watched
+    already_watched: bool  # it was before the call
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveResult:
+    removed: bool  # an index existed and was removed
+    bytes_freed: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectInfo:
+    """One project a server knows about (`ListProjects`)."""
+
+    project_root: str
+    state: ProjectState | None  # None only for a state a newer server sent that this version does not know
+    files: int = 0
+    chunks: int = 0
+    vectors_pending: int = 0
+    watched: bool = False
+    resident: bool = False  # its search snapshot is loaded in the server's memory
+    last_indexed: datetime | None = None  # timezone-aware (UTC)
+    index_dir: str = ""
+
+
+# --- reading files, symbols, related code ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GetFileRequest:
+    """Read a file of a project, or lines of it. Lines are 1-based and inclusive; 0 means the first
+    line (`start_line`) or the end of the file (`end_line`)."""
+
+    project_root: str
+    path: str  # relative to the project root, '/'-separated
+    start_line: int = 0
+    end_line: int = 0
+
+    def validate(self) -> GetFileRequest:
+        check_project_root(self.project_root)
+        check_project_path(self.path)
+        if self.start_line < 0 or self.end_line < 0:
+            raise InvalidRequestError(
+                f"lines are 1-based (0 for the whole file), got {self.start_line}-{self.end_line}"
+            )
+        if self.start_line and self.end_line and self.end_line < self.start_line:
+            raise InvalidRequestError(f"end_line {self.end_line} is before start_line {self.start_line}")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class FileSlice:
+    """Lines of a file as they are on disk now (`GetFileResponse`)."""
+
+    path: str
+    language: str  # "" when unknown
+    content: str
+    start_line: int
+    end_line: int  # the last line in `content`
+    total_lines: int  # lines in the whole file
+    stale: bool = False  # the file changed on disk since it was indexed
+    truncated: bool = False  # `content` was cut to the server's byte budget (at a line end)
+
+
+@dataclass(frozen=True, slots=True)
+class FindSymbolRequest:
+    """Find definitions by name; filters as in SearchRequest (`kinds` empty means all)."""
+
+    project_root: str
+    name: str  # "verify" or qualified, "Auth.verify"
+    limit: int | None = None
+    kinds: tuple[ChunkKind, ...] = ()
+    languages: tuple[str, ...] = ()
+    path_glob: str | None = None
+
+    def validate(self) -> FindSymbolRequest:
+        check_project_root(self.project_root)
+        if not self.name.strip():
+            raise InvalidRequestError("the symbol name is empty")
+        if len(self.name) > MAX_SYMBOL_CHARS:
+            raise InvalidRequestError(
+                f"the symbol name is {len(self.name)} characters long; the limit is {MAX_SYMBOL_CHARS}"
+            )
+        _check_limit(self.limit)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolMatch:
+    """A definition found by name. Its signature is `location.signature`."""
+
+    location: Location
+    score: float  # higher is better; comparable within one answer
+    exact: bool  # the name is the queried name exactly (not a typo-tolerant or partial match)
+
+
+@dataclass(frozen=True, slots=True)
+class FindRelatedRequest:
+    """Find the chunks most related to the chunk that spans `line` of `path`."""
+
+    project_root: str
+    path: str  # relative to the project root, '/'-separated
+    line: int  # 1-based
+    limit: int | None = None
+
+    def validate(self) -> FindRelatedRequest:
+        check_project_root(self.project_root)
+        check_project_path(self.path)
+        if self.line < 1:
+            raise InvalidRequestError(f"line must be 1 or more, got {self.line}")
+        _check_limit(self.limit)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedResult:
+    anchor: Location  # the chunk that spans the requested line
+    related: tuple[SearchHit, ...]  # best first; never the anchor itself
+
+
+# --- servers ----------------------------------------------------------------------------------------
+
+
+class ServerRole(StrEnum):
+    """A service an lgrep server hosts besides ServerService."""
+
+    INDEX = "index"
+    SEARCH = "search"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """Who is answering (`GetServerInfoResponse`): the version handshake and diagnostics."""
+
+    version: str
+    contract_revision: int
+    pid: int
+    started_at: datetime | None  # timezone-aware (UTC)
+    roles: tuple[ServerRole, ...]  # roles a newer server names that this version does not know are dropped
+    cache_dir: str
+    embedding_provider: str = ""
+    embedding_model: str = ""
+    embedding_dimension: int = 0
+    resident_projects: int = 0
+    unix_socket_path: str = ""  # "" when it listens on no unix socket
+    tcp_host: str = ""  # "" when it listens on no TCP port
+    tcp_port: int = 0

@@ -4,32 +4,64 @@ Servicers and clients call these functions at the edge; nothing else touches bot
 
 Conventions:
 - Domain -> wire never loses information the contract can carry; a domain value the contract has
-  no name for (an unknown chunk kind or match channel) is a programming error (`ValueError`).
+  no name for (an unknown chunk kind or match channel, a naive datetime) is a programming error
+  (`ValueError`).
 - Wire -> domain accepts anything a newer peer may send. Enum numbers this reader does not know
   become the "unknown" value of the domain field where it has one (`SearchHit.kind is None`,
-  dropped match channels, `ErrorDetail` -> plain `LgrepError`). A `Chunk` cannot be built without
-  a kind, so an unset or unknown kind there is an `InvalidRequestError`.
+  `ProjectStatus.state is None`, dropped match channels and server roles, `ErrorDetail` -> plain
+  `LgrepError`). A `Chunk` cannot be built without a kind, so an unset or unknown kind there is an
+  `InvalidRequestError`.
+- Requests are what a server receives from other processes: `*_request_from_proto` validates them
+  (an absolute project root, a path that stays inside it, limits in range, known enum values) and
+  raises `InvalidRequestError` naming what is wrong. Requests that hold only a project root convert
+  to and from that string; requests without fields (ListProjects, GetServerInfo) need no conversion.
+- Times are timezone-aware `datetime`s (UTC) and seconds as `float`; on the wire, `Timestamp` and
+  `Duration` (nanosecond resolution).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 
-from lgrep.v1 import common_pb2, search_pb2
+from google.protobuf import duration_pb2, timestamp_pb2
+from lgrep.v1 import common_pb2, index_pb2, search_pb2, server_pb2
 
 from lgrep_core import errors
 from lgrep_core.models import (
     Chunk,
     ChunkKind,
     ContentType,
+    FileChanges,
+    FileSlice,
+    FindRelatedRequest,
+    FindSymbolRequest,
+    GetFileRequest,
+    IndexPhase,
+    IndexProgress,
+    IndexProjectRequest,
+    IndexSummary,
+    Location,
     MatchType,
+    ProjectInfo,
+    ProjectState,
+    ProjectStatus,
+    RelatedResult,
+    RemoveResult,
     SearchHit,
     SearchRequest,
     SearchResponse,
     SearchType,
+    ServerInfo,
+    ServerRole,
+    SymbolMatch,
+    WatchProjectRequest,
+    WatchResult,
+    check_project_root,
 )
 
 __all__ = [
+    "CONTRACT_REVISION",
     "ERROR_METADATA_KEY",
     "TIMING_KEYS",
     "chunk_from_proto",
@@ -40,6 +72,44 @@ __all__ = [
     "content_type_to_proto",
     "error_from_proto",
     "error_to_proto",
+    "file_slice_from_proto",
+    "file_slice_to_proto",
+    "find_related_request_from_proto",
+    "find_related_request_to_proto",
+    "find_symbol_request_from_proto",
+    "find_symbol_request_to_proto",
+    "find_symbol_response_from_proto",
+    "find_symbol_response_to_proto",
+    "get_file_request_from_proto",
+    "get_file_request_to_proto",
+    "get_status_request_from_proto",
+    "get_status_request_to_proto",
+    "index_event_from_proto",
+    "index_event_to_proto",
+    "index_phase_from_proto",
+    "index_phase_to_proto",
+    "index_progress_from_proto",
+    "index_progress_to_proto",
+    "index_project_request_from_proto",
+    "index_project_request_to_proto",
+    "index_summary_from_proto",
+    "index_summary_to_proto",
+    "list_projects_response_from_proto",
+    "list_projects_response_to_proto",
+    "location_from_proto",
+    "location_to_proto",
+    "project_info_from_proto",
+    "project_info_to_proto",
+    "project_state_from_proto",
+    "project_state_to_proto",
+    "project_status_from_proto",
+    "project_status_to_proto",
+    "related_result_from_proto",
+    "related_result_to_proto",
+    "remove_project_request_from_proto",
+    "remove_project_request_to_proto",
+    "remove_result_from_proto",
+    "remove_result_to_proto",
     "search_hit_from_proto",
     "search_hit_to_proto",
     "search_request_from_proto",
@@ -48,7 +118,30 @@ __all__ = [
     "search_response_to_proto",
     "search_type_from_proto",
     "search_type_to_proto",
+    "server_info_from_proto",
+    "server_info_to_proto",
+    "server_role_from_proto",
+    "server_role_to_proto",
+    "symbol_match_from_proto",
+    "symbol_match_to_proto",
+    "unwatch_project_request_from_proto",
+    "unwatch_project_request_to_proto",
+    "unwatch_result_from_proto",
+    "unwatch_result_to_proto",
+    "watch_project_request_from_proto",
+    "watch_project_request_to_proto",
+    "watch_result_from_proto",
+    "watch_result_to_proto",
 ]
+
+CONTRACT_REVISION = 1
+"""The revision of the lgrep.v1 contract this code was generated from and speaks.
+
+Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.client` refuses a server
+whose revision differs. Bump it with every change to `proto/lgrep/v1` that alters the descriptors
+(a new field, message, value or RPC; comments do not count): tests/contract/test_contract_revision.py
+fails until the bump and the new fingerprint are recorded together.
+"""
 
 ERROR_METADATA_KEY = "lgrep-error-bin"
 """Trailing-metadata key that carries a serialized `lgrep.v1.ErrorDetail` next to a non-OK status."""
@@ -78,6 +171,18 @@ _SEARCH_TYPE_TO_PB: dict[SearchType, search_pb2.SearchType.ValueType] = {
     st: search_pb2.SearchType.Value(f"SEARCH_TYPE_{st.name}") for st in SearchType
 }
 _SEARCH_TYPE_FROM_PB: dict[int, SearchType] = {number: st for st, number in _SEARCH_TYPE_TO_PB.items()}
+_STATE_TO_PB: dict[ProjectState, index_pb2.ProjectState.ValueType] = {
+    state: index_pb2.ProjectState.Value(f"PROJECT_STATE_{state.name}") for state in ProjectState
+}
+_STATE_FROM_PB: dict[int, ProjectState] = {number: state for state, number in _STATE_TO_PB.items()}
+_PHASE_TO_PB: dict[IndexPhase, index_pb2.IndexPhase.ValueType] = {
+    phase: index_pb2.IndexPhase.Value(f"INDEX_PHASE_{phase.name}") for phase in IndexPhase
+}
+_PHASE_FROM_PB: dict[int, IndexPhase] = {number: phase for phase, number in _PHASE_TO_PB.items()}
+_ROLE_TO_PB: dict[ServerRole, server_pb2.ServerRole.ValueType] = {
+    role: server_pb2.ServerRole.Value(f"SERVER_ROLE_{role.name}") for role in ServerRole
+}
+_ROLE_FROM_PB: dict[int, ServerRole] = {number: role for role, number in _ROLE_TO_PB.items()}
 
 # error_to_proto walks the exception's MRO, so subclasses defined elsewhere map to their ancestor.
 _ERROR_TO_PB: dict[type[errors.LgrepError], common_pb2.ErrorCode.ValueType] = {
@@ -93,6 +198,10 @@ _ERROR_TO_PB: dict[type[errors.LgrepError], common_pb2.ErrorCode.ValueType] = {
     errors.SearchError: common_pb2.ERROR_CODE_SEARCH,
     errors.NotFoundError: common_pb2.ERROR_CODE_NOT_FOUND,
     errors.InvalidRequestError: common_pb2.ERROR_CODE_INVALID_REQUEST,
+    errors.ServerUnavailableError: common_pb2.ERROR_CODE_SERVER_UNAVAILABLE,
+    errors.DeadlineExceededError: common_pb2.ERROR_CODE_DEADLINE_EXCEEDED,
+    errors.AuthenticationError: common_pb2.ERROR_CODE_UNAUTHENTICATED,
+    errors.ContractMismatchError: common_pb2.ERROR_CODE_CONTRACT_MISMATCH,
 }
 _ERROR_FROM_PB: dict[int, type[errors.LgrepError]] = {number: cls for cls, number in _ERROR_TO_PB.items()}
 
@@ -311,8 +420,9 @@ def search_request_to_proto(request: SearchRequest) -> search_pb2.SearchRequest:
 def search_request_from_proto(message: search_pb2.SearchRequest) -> SearchRequest:
     """An `lgrep.v1.SearchRequest` as a validated domain request.
 
-    Raises InvalidRequestError for what a request may not hold (an unknown search or content type,
-    an empty query, a limit out of range, a negative weight)."""
+    Raises InvalidRequestError for what a request may not hold (a relative project root, an unknown
+    search or content type, an empty query, a limit out of range, a negative weight)."""
+    check_project_root(message.project_root)
     search_type = search_type_from_proto(message.search_type)
     if search_type is None:
         raise errors.InvalidRequestError(f"unknown search type (enum value {message.search_type})")
@@ -352,3 +462,537 @@ def error_from_proto(detail: common_pb2.ErrorDetail) -> errors.LgrepError:
     """The lgrep error an `lgrep.v1.ErrorDetail` describes (a plain LgrepError for unknown codes)."""
     cls = _ERROR_FROM_PB.get(detail.code, errors.LgrepError)
     return cls(detail.message)
+
+
+# --- times ---------------------------------------------------------------------------------------
+
+
+def _timestamp(value: datetime) -> timestamp_pb2.Timestamp:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"naive datetime {value.isoformat()}: the contract carries instants, give it a timezone")
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromDatetime(value)
+    return stamp
+
+
+def _datetime(stamp: timestamp_pb2.Timestamp) -> datetime:
+    return stamp.ToDatetime(tzinfo=UTC)
+
+
+def _duration(seconds: float) -> duration_pb2.Duration:
+    duration = duration_pb2.Duration()
+    duration.FromNanoseconds(round(seconds * 1e9))
+    return duration
+
+
+def _seconds(duration: duration_pb2.Duration) -> float:
+    return duration.ToNanoseconds() / 1e9
+
+
+# --- locations -----------------------------------------------------------------------------------
+
+
+def location_to_proto(location: Location) -> common_pb2.Location:
+    """A domain location as `lgrep.v1.Location` (an unknown kind or content type stays unset)."""
+    return common_pb2.Location(
+        path=location.path,
+        start_line=location.start_line,
+        end_line=location.end_line,
+        symbol=location.symbol,
+        kind=chunk_kind_to_proto(location.kind),
+        language=location.language,
+        scope=list(location.scope),
+        signature=location.signature,
+        content_type=common_pb2.CONTENT_TYPE_UNSPECIFIED
+        if location.content_type is None
+        else content_type_to_proto(location.content_type),
+    )
+
+
+def location_from_proto(message: common_pb2.Location) -> Location:
+    """An `lgrep.v1.Location` as a domain location (unknown kinds and content types become None)."""
+    return Location(
+        path=message.path,
+        start_line=message.start_line,
+        end_line=message.end_line,
+        symbol=message.symbol,
+        kind=chunk_kind_from_proto(message.kind),
+        language=message.language,
+        scope=tuple(message.scope),
+        signature=message.signature,
+        content_type=content_type_from_proto(message.content_type),
+    )
+
+
+# --- indexing ------------------------------------------------------------------------------------
+
+
+def project_state_to_proto(state: ProjectState | None) -> index_pb2.ProjectState.ValueType:
+    """A domain project state as the wire enum (None: unspecified)."""
+    return index_pb2.PROJECT_STATE_UNSPECIFIED if state is None else _STATE_TO_PB[ProjectState(state)]
+
+
+def project_state_from_proto(number: int) -> ProjectState | None:
+    """The domain project state of a wire enum number; None when unset or unknown to this reader."""
+    return _STATE_FROM_PB.get(number)
+
+
+def index_phase_to_proto(phase: IndexPhase | None) -> index_pb2.IndexPhase.ValueType:
+    """A domain index phase as the wire enum (None: unspecified)."""
+    return index_pb2.INDEX_PHASE_UNSPECIFIED if phase is None else _PHASE_TO_PB[IndexPhase(phase)]
+
+
+def index_phase_from_proto(number: int) -> IndexPhase | None:
+    """The domain index phase of a wire enum number; None when unset or unknown to this reader."""
+    return _PHASE_FROM_PB.get(number)
+
+
+def index_project_request_to_proto(request: IndexProjectRequest) -> index_pb2.IndexProjectRequest:
+    """A domain index request as `lgrep.v1.IndexProjectRequest`."""
+    return index_pb2.IndexProjectRequest(
+        project_root=request.project_root, force=request.force, wait_for_vectors=request.wait_for_vectors
+    )
+
+
+def index_project_request_from_proto(message: index_pb2.IndexProjectRequest) -> IndexProjectRequest:
+    """An `lgrep.v1.IndexProjectRequest` as a validated domain request (InvalidRequestError if not)."""
+    return IndexProjectRequest(
+        project_root=message.project_root, force=message.force, wait_for_vectors=message.wait_for_vectors
+    ).validate()
+
+
+def index_progress_to_proto(progress: IndexProgress) -> index_pb2.IndexProgress:
+    """A domain progress event as `lgrep.v1.IndexProgress` (an unknown ETA stays unset)."""
+    message = index_pb2.IndexProgress(
+        phase=index_phase_to_proto(progress.phase),
+        files_done=progress.files_done,
+        files_total=progress.files_total,
+        chunks_done=progress.chunks_done,
+        chunks_total=progress.chunks_total,
+        rate=progress.rate,
+    )
+    if progress.eta_seconds is not None:
+        message.eta.CopyFrom(_duration(progress.eta_seconds))
+    return message
+
+
+def index_progress_from_proto(message: index_pb2.IndexProgress) -> IndexProgress:
+    """An `lgrep.v1.IndexProgress` as a domain progress event (an unknown phase becomes None)."""
+    return IndexProgress(
+        phase=index_phase_from_proto(message.phase),
+        files_done=message.files_done,
+        files_total=message.files_total,
+        chunks_done=message.chunks_done,
+        chunks_total=message.chunks_total,
+        rate=message.rate,
+        eta_seconds=_seconds(message.eta) if message.HasField("eta") else None,
+    )
+
+
+def index_summary_to_proto(summary: IndexSummary) -> index_pb2.IndexSummary:
+    """A domain run summary as `lgrep.v1.IndexSummary`."""
+    return index_pb2.IndexSummary(
+        project_root=summary.root,
+        files_seen=summary.files_seen,
+        files_indexed=summary.files_indexed,
+        files_unchanged=summary.files_unchanged,
+        files_deleted=summary.files_deleted,
+        files_skipped=dict(summary.skipped),
+        chunks_written=summary.chunks_written,
+        chunks_total=summary.chunks_total,
+        vectors_embedded=summary.vectors_embedded,
+        vectors_pending=summary.vectors_pending,
+        bm25_elapsed=_duration(summary.seconds_bm25),
+        vectors_elapsed=_duration(summary.seconds_vectors),
+        created=summary.created,
+    )
+
+
+def index_summary_from_proto(message: index_pb2.IndexSummary) -> IndexSummary:
+    """An `lgrep.v1.IndexSummary` as a domain run summary."""
+    return IndexSummary(
+        root=message.project_root,
+        files_seen=message.files_seen,
+        files_indexed=message.files_indexed,
+        files_unchanged=message.files_unchanged,
+        files_deleted=message.files_deleted,
+        skipped=dict(message.files_skipped),
+        chunks_written=message.chunks_written,
+        chunks_total=message.chunks_total,
+        vectors_embedded=message.vectors_embedded,
+        vectors_pending=message.vectors_pending,
+        seconds_bm25=_seconds(message.bm25_elapsed),
+        seconds_vectors=_seconds(message.vectors_elapsed),
+        created=message.created,
+    )
+
+
+def index_event_to_proto(event: IndexProgress | IndexSummary) -> index_pb2.IndexProjectResponse:
+    """A progress event or the final summary as one message of the IndexProject stream."""
+    if isinstance(event, IndexSummary):
+        return index_pb2.IndexProjectResponse(summary=index_summary_to_proto(event))
+    return index_pb2.IndexProjectResponse(progress=index_progress_to_proto(event))
+
+
+def index_event_from_proto(message: index_pb2.IndexProjectResponse) -> IndexProgress | IndexSummary | None:
+    """One message of the IndexProject stream; None for an event this reader does not know (skip it)."""
+    which = message.WhichOneof("event")
+    if which == "summary":
+        return index_summary_from_proto(message.summary)
+    if which == "progress":
+        return index_progress_from_proto(message.progress)
+    return None
+
+
+def get_status_request_to_proto(project_root: str) -> index_pb2.GetStatusRequest:
+    """The GetStatus request for one project root."""
+    return index_pb2.GetStatusRequest(project_root=project_root)
+
+
+def get_status_request_from_proto(message: index_pb2.GetStatusRequest) -> str:
+    """The validated project root of a GetStatus request (InvalidRequestError if not absolute)."""
+    return check_project_root(message.project_root)
+
+
+def project_status_to_proto(status: ProjectStatus) -> index_pb2.GetStatusResponse:
+    """A domain project status as `lgrep.v1.GetStatusResponse`."""
+    message = index_pb2.GetStatusResponse(
+        project_root=status.project_root,
+        indexed=status.indexed,
+        files=status.files,
+        chunks=status.chunks,
+        vectors_pending=status.vectors_pending,
+        languages=dict(status.languages),
+        provider=status.provider,
+        model=status.model,
+        dimension=status.dimension,
+        files_changed_since=status.files_changed_since,
+        state=project_state_to_proto(status.state),
+        index_dir=status.index_dir,
+        watched=status.watched,
+        chunker_version=status.chunker_version,
+        detail=status.detail,
+    )
+    if status.last_indexed is not None:
+        message.last_indexed.CopyFrom(_timestamp(status.last_indexed))
+    if status.changes is not None:
+        message.changes.CopyFrom(
+            index_pb2.FileChanges(
+                added=status.changes.added, modified=status.changes.modified, deleted=status.changes.deleted
+            )
+        )
+    return message
+
+
+def project_status_from_proto(message: index_pb2.GetStatusResponse) -> ProjectStatus:
+    """An `lgrep.v1.GetStatusResponse` as a domain project status (an unknown state becomes None)."""
+    changes = message.changes
+    return ProjectStatus(
+        project_root=message.project_root,
+        state=project_state_from_proto(message.state),
+        index_dir=message.index_dir,
+        watched=message.watched,
+        files=message.files,
+        chunks=message.chunks,
+        vectors_pending=message.vectors_pending,
+        languages=dict(message.languages),
+        provider=message.provider,
+        model=message.model,
+        dimension=message.dimension,
+        chunker_version=message.chunker_version,
+        last_indexed=_datetime(message.last_indexed) if message.HasField("last_indexed") else None,
+        changes=FileChanges(changes.added, changes.modified, changes.deleted) if message.HasField("changes") else None,
+        detail=message.detail,
+    )
+
+
+def watch_project_request_to_proto(request: WatchProjectRequest) -> index_pb2.WatchProjectRequest:
+    """A domain watch request as `lgrep.v1.WatchProjectRequest` (an unset debounce stays unset)."""
+    message = index_pb2.WatchProjectRequest(project_root=request.project_root)
+    if request.debounce_ms is not None:
+        message.debounce_ms = request.debounce_ms
+    return message
+
+
+def watch_project_request_from_proto(message: index_pb2.WatchProjectRequest) -> WatchProjectRequest:
+    """An `lgrep.v1.WatchProjectRequest` as a validated domain request (InvalidRequestError if not)."""
+    return WatchProjectRequest(
+        project_root=message.project_root,
+        debounce_ms=message.debounce_ms if message.HasField("debounce_ms") else None,
+    ).validate()
+
+
+def watch_result_to_proto(result: WatchResult) -> index_pb2.WatchProjectResponse:
+    """The outcome of WatchProject as its response."""
+    return index_pb2.WatchProjectResponse(watched=result.watched, already_watched=result.already_watched)
+
+
+def watch_result_from_proto(message: index_pb2.WatchProjectResponse) -> WatchResult:
+    """A WatchProject response as a domain result."""
+    return WatchResult(watched=message.watched, already_watched=message.already_watched)
+
+
+def unwatch_project_request_to_proto(project_root: str) -> index_pb2.UnwatchProjectRequest:
+    """The UnwatchProject request for one project root."""
+    return index_pb2.UnwatchProjectRequest(project_root=project_root)
+
+
+def unwatch_project_request_from_proto(message: index_pb2.UnwatchProjectRequest) -> str:
+    """The validated project root of an UnwatchProject request (InvalidRequestError if not absolute)."""
+    return check_project_root(message.project_root)
+
+
+def unwatch_result_to_proto(was_watched: bool) -> index_pb2.UnwatchProjectResponse:
+    """The outcome of UnwatchProject (whether the project was watched) as its response."""
+    return index_pb2.UnwatchProjectResponse(was_watched=was_watched)
+
+
+def unwatch_result_from_proto(message: index_pb2.UnwatchProjectResponse) -> bool:
+    """Whether the project was watched before the UnwatchProject call."""
+    return message.was_watched
+
+
+def project_info_to_proto(info: ProjectInfo) -> index_pb2.ProjectInfo:
+    """A domain project summary as `lgrep.v1.ProjectInfo`."""
+    message = index_pb2.ProjectInfo(
+        project_root=info.project_root,
+        state=project_state_to_proto(info.state),
+        files=info.files,
+        chunks=info.chunks,
+        vectors_pending=info.vectors_pending,
+        watched=info.watched,
+        resident=info.resident,
+        index_dir=info.index_dir,
+    )
+    if info.last_indexed is not None:
+        message.last_indexed.CopyFrom(_timestamp(info.last_indexed))
+    return message
+
+
+def project_info_from_proto(message: index_pb2.ProjectInfo) -> ProjectInfo:
+    """An `lgrep.v1.ProjectInfo` as a domain project summary (an unknown state becomes None)."""
+    return ProjectInfo(
+        project_root=message.project_root,
+        state=project_state_from_proto(message.state),
+        files=message.files,
+        chunks=message.chunks,
+        vectors_pending=message.vectors_pending,
+        watched=message.watched,
+        resident=message.resident,
+        last_indexed=_datetime(message.last_indexed) if message.HasField("last_indexed") else None,
+        index_dir=message.index_dir,
+    )
+
+
+def list_projects_response_to_proto(projects: Iterable[ProjectInfo]) -> index_pb2.ListProjectsResponse:
+    """Projects as the ListProjects response, in the order given (servers sort by project_root)."""
+    return index_pb2.ListProjectsResponse(projects=[project_info_to_proto(p) for p in projects])
+
+
+def list_projects_response_from_proto(message: index_pb2.ListProjectsResponse) -> list[ProjectInfo]:
+    """The projects of a ListProjects response, in the server's order."""
+    return [project_info_from_proto(p) for p in message.projects]
+
+
+def remove_project_request_to_proto(project_root: str) -> index_pb2.RemoveProjectRequest:
+    """The RemoveProject request for one project root."""
+    return index_pb2.RemoveProjectRequest(project_root=project_root)
+
+
+def remove_project_request_from_proto(message: index_pb2.RemoveProjectRequest) -> str:
+    """The validated project root of a RemoveProject request (InvalidRequestError if not absolute)."""
+    return check_project_root(message.project_root)
+
+
+def remove_result_to_proto(result: RemoveResult) -> index_pb2.RemoveProjectResponse:
+    """The outcome of RemoveProject as its response."""
+    return index_pb2.RemoveProjectResponse(removed=result.removed, bytes_freed=result.bytes_freed)
+
+
+def remove_result_from_proto(message: index_pb2.RemoveProjectResponse) -> RemoveResult:
+    """A RemoveProject response as a domain result."""
+    return RemoveResult(removed=message.removed, bytes_freed=message.bytes_freed)
+
+
+# --- files, symbols, related code ------------------------------------------------------------------
+
+
+def get_file_request_to_proto(request: GetFileRequest) -> search_pb2.GetFileRequest:
+    """A domain file request as `lgrep.v1.GetFileRequest`."""
+    return search_pb2.GetFileRequest(
+        project_root=request.project_root, path=request.path, start_line=request.start_line, end_line=request.end_line
+    )
+
+
+def get_file_request_from_proto(message: search_pb2.GetFileRequest) -> GetFileRequest:
+    """An `lgrep.v1.GetFileRequest` as a validated domain request (InvalidRequestError if not)."""
+    return GetFileRequest(
+        project_root=message.project_root, path=message.path, start_line=message.start_line, end_line=message.end_line
+    ).validate()
+
+
+def file_slice_to_proto(file: FileSlice) -> search_pb2.GetFileResponse:
+    """Lines of a file as `lgrep.v1.GetFileResponse`."""
+    return search_pb2.GetFileResponse(
+        path=file.path,
+        language=file.language,
+        content=file.content,
+        start_line=file.start_line,
+        end_line=file.end_line,
+        total_lines=file.total_lines,
+        stale=file.stale,
+        truncated=file.truncated,
+    )
+
+
+def file_slice_from_proto(message: search_pb2.GetFileResponse) -> FileSlice:
+    """An `lgrep.v1.GetFileResponse` as a domain file slice."""
+    return FileSlice(
+        path=message.path,
+        language=message.language,
+        content=message.content,
+        start_line=message.start_line,
+        end_line=message.end_line,
+        total_lines=message.total_lines,
+        stale=message.stale,
+        truncated=message.truncated,
+    )
+
+
+def find_symbol_request_to_proto(request: FindSymbolRequest) -> search_pb2.FindSymbolRequest:
+    """A domain symbol request as `lgrep.v1.FindSymbolRequest` (unset limit and glob stay unset)."""
+    return search_pb2.FindSymbolRequest(
+        project_root=request.project_root,
+        name=request.name,
+        limit=request.limit or 0,
+        kinds=[chunk_kind_to_proto(kind) for kind in request.kinds],
+        languages=list(request.languages),
+        path_glob=request.path_glob or "",
+    )
+
+
+def find_symbol_request_from_proto(message: search_pb2.FindSymbolRequest) -> FindSymbolRequest:
+    """An `lgrep.v1.FindSymbolRequest` as a validated domain request.
+
+    Raises InvalidRequestError for a relative root, an empty name, a limit out of range or a kind
+    filter this server does not know (filtering by it would silently match nothing)."""
+    kinds: list[ChunkKind] = []
+    for number in message.kinds:
+        kind = chunk_kind_from_proto(number)
+        if kind is None:
+            raise errors.InvalidRequestError(f"unknown chunk kind (enum value {number})")
+        kinds.append(kind)
+    if message.limit < 0:
+        raise errors.InvalidRequestError(f"limit must be 1 to 1000 (0 for the default), got {message.limit}")
+    return FindSymbolRequest(
+        project_root=message.project_root,
+        name=message.name,
+        limit=message.limit or None,
+        kinds=tuple(kinds),
+        languages=tuple(message.languages),
+        path_glob=message.path_glob or None,
+    ).validate()
+
+
+def symbol_match_to_proto(match: SymbolMatch) -> search_pb2.SymbolMatch:
+    """A domain symbol match as `lgrep.v1.SymbolMatch`."""
+    return search_pb2.SymbolMatch(location=location_to_proto(match.location), score=match.score, exact=match.exact)
+
+
+def symbol_match_from_proto(message: search_pb2.SymbolMatch) -> SymbolMatch:
+    """An `lgrep.v1.SymbolMatch` as a domain symbol match."""
+    return SymbolMatch(location=location_from_proto(message.location), score=message.score, exact=message.exact)
+
+
+def find_symbol_response_to_proto(matches: Iterable[SymbolMatch]) -> search_pb2.FindSymbolResponse:
+    """Symbol matches, best first, as the FindSymbol response."""
+    return search_pb2.FindSymbolResponse(matches=[symbol_match_to_proto(m) for m in matches])
+
+
+def find_symbol_response_from_proto(message: search_pb2.FindSymbolResponse) -> list[SymbolMatch]:
+    """The matches of a FindSymbol response, best first."""
+    return [symbol_match_from_proto(m) for m in message.matches]
+
+
+def find_related_request_to_proto(request: FindRelatedRequest) -> search_pb2.FindRelatedRequest:
+    """A domain related-code request as `lgrep.v1.FindRelatedRequest` (an unset limit stays unset)."""
+    return search_pb2.FindRelatedRequest(
+        project_root=request.project_root, path=request.path, line=request.line, limit=request.limit or 0
+    )
+
+
+def find_related_request_from_proto(message: search_pb2.FindRelatedRequest) -> FindRelatedRequest:
+    """An `lgrep.v1.FindRelatedRequest` as a validated domain request (InvalidRequestError if not)."""
+    if message.limit < 0:
+        raise errors.InvalidRequestError(f"limit must be 1 to 1000 (0 for the default), got {message.limit}")
+    return FindRelatedRequest(
+        project_root=message.project_root, path=message.path, line=message.line, limit=message.limit or None
+    ).validate()
+
+
+def related_result_to_proto(result: RelatedResult) -> search_pb2.FindRelatedResponse:
+    """A domain related-code result as `lgrep.v1.FindRelatedResponse`."""
+    return search_pb2.FindRelatedResponse(
+        anchor=location_to_proto(result.anchor), related=[search_hit_to_proto(hit) for hit in result.related]
+    )
+
+
+def related_result_from_proto(message: search_pb2.FindRelatedResponse) -> RelatedResult:
+    """An `lgrep.v1.FindRelatedResponse` as a domain related-code result."""
+    return RelatedResult(
+        anchor=location_from_proto(message.anchor),
+        related=tuple(search_hit_from_proto(hit) for hit in message.related),
+    )
+
+
+# --- servers -------------------------------------------------------------------------------------
+
+
+def server_role_to_proto(role: ServerRole) -> server_pb2.ServerRole.ValueType:
+    """A domain server role as the wire enum."""
+    return _ROLE_TO_PB[ServerRole(role)]
+
+
+def server_role_from_proto(number: int) -> ServerRole | None:
+    """The domain server role of a wire enum number; None when unset or unknown to this reader."""
+    return _ROLE_FROM_PB.get(number)
+
+
+def server_info_to_proto(info: ServerInfo) -> server_pb2.GetServerInfoResponse:
+    """A domain server description as `lgrep.v1.GetServerInfoResponse`."""
+    message = server_pb2.GetServerInfoResponse(
+        version=info.version,
+        contract_revision=info.contract_revision,
+        pid=info.pid,
+        roles=[server_role_to_proto(role) for role in info.roles],
+        cache_dir=info.cache_dir,
+        embedding_provider=info.embedding_provider,
+        embedding_model=info.embedding_model,
+        embedding_dimension=info.embedding_dimension,
+        resident_projects=info.resident_projects,
+        unix_socket_path=info.unix_socket_path,
+        tcp_host=info.tcp_host,
+        tcp_port=info.tcp_port,
+    )
+    if info.started_at is not None:
+        message.started_at.CopyFrom(_timestamp(info.started_at))
+    return message
+
+
+def server_info_from_proto(message: server_pb2.GetServerInfoResponse) -> ServerInfo:
+    """An `lgrep.v1.GetServerInfoResponse` as a domain server description (unknown roles are dropped)."""
+    return ServerInfo(
+        version=message.version,
+        contract_revision=message.contract_revision,
+        pid=message.pid,
+        started_at=_datetime(message.started_at) if message.HasField("started_at") else None,
+        roles=tuple(role for n in message.roles if (role := server_role_from_proto(n)) is not None),
+        cache_dir=message.cache_dir,
+        embedding_provider=message.embedding_provider,
+        embedding_model=message.embedding_model,
+        embedding_dimension=message.embedding_dimension,
+        resident_projects=message.resident_projects,
+        unix_socket_path=message.unix_socket_path,
+        tcp_host=message.tcp_host,
+        tcp_port=message.tcp_port,
+    )

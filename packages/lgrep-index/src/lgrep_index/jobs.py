@@ -18,8 +18,9 @@ from pathlib import Path
 from lgrep_core.config import LgrepSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import IndexingError, LgrepError
+from lgrep_core.models import IndexProgress, IndexSummary
 
-from .pipeline import Indexer, IndexProgress, IndexSummary
+from .pipeline import Indexer
 
 __all__ = ["IndexJobs"]
 

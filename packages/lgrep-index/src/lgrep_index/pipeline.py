@@ -15,7 +15,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +22,7 @@ import pyarrow as pa
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import IndexingError, NotFoundError
-from lgrep_core.models import Chunk, ChunkKind, embedding_text
+from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import sanitize
 from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
 from lgrep_core.storage.store import FileRecord, IndexState, ProjectStore
@@ -32,9 +31,6 @@ from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, det
 from lgrep_index.walker import SKIP_SECRET, SkippedFile, WalkedFile, WalkOptions, read_text, walk
 
 __all__ = [
-    "IndexPhase",
-    "IndexProgress",
-    "IndexSummary",
     "Indexer",
     "identity_for",
     "vector_key",
@@ -49,27 +45,13 @@ FILES_PER_COMMIT = 400
 # Chunks read back per scan step of phase 2.
 SCAN_ROWS = 4096
 
-ProgressCallback = Callable[["IndexProgress"], None]
-
-
-class IndexPhase(StrEnum):
-    WALK = "walk"
-    CHUNK = "chunk"
-    EMBED = "embed"
-    DONE = "done"
+ProgressCallback = Callable[[IndexProgress], None]
 
 
 @dataclass(slots=True)
-class IndexProgress:
-    phase: IndexPhase
-    files_done: int = 0
-    files_total: int = 0
-    chunks_done: int = 0
-    chunks_total: int = 0
+class _Tally:
+    """The counts of one run as it goes; `summary()` is the frozen result (lgrep_core.models.IndexSummary)."""
 
-
-@dataclass(slots=True)
-class IndexSummary:
     root: str
     files_seen: int = 0
     files_indexed: int = 0
@@ -83,6 +65,57 @@ class IndexSummary:
     seconds_bm25: float = 0.0
     seconds_vectors: float = 0.0
     created: bool = False
+
+    def summary(self) -> IndexSummary:
+        return IndexSummary(
+            root=self.root,
+            files_seen=self.files_seen,
+            files_indexed=self.files_indexed,
+            files_unchanged=self.files_unchanged,
+            files_deleted=self.files_deleted,
+            skipped=dict(self.skipped),
+            chunks_written=self.chunks_written,
+            chunks_total=self.chunks_total,
+            vectors_embedded=self.vectors_embedded,
+            vectors_pending=self.vectors_pending,
+            seconds_bm25=self.seconds_bm25,
+            seconds_vectors=self.seconds_vectors,
+            created=self.created,
+        )
+
+
+@dataclass(slots=True)
+class _PhaseProgress:
+    """The running counts of one phase; `event()` is the frozen snapshot a progress callback gets.
+
+    The rate counts this phase's own work (files chunked, chunks embedded), not files found unchanged.
+    The embedding phase is the last long one, so its time left is the run's; before it, unknown.
+    """
+
+    phase: IndexPhase
+    files_done: int = 0
+    files_total: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+    started: float = field(default_factory=time.monotonic)
+    files_at_start: int = -1  # files_done when the phase started (set by __post_init__)
+
+    def __post_init__(self) -> None:
+        self.files_at_start = self.files_done
+
+    def event(self) -> IndexProgress:
+        elapsed = time.monotonic() - self.started
+        rate = 0.0
+        eta: float | None = None
+        if elapsed > 0 and self.phase is IndexPhase.CHUNK:
+            rate = (self.files_done - self.files_at_start) / elapsed
+        elif elapsed > 0 and self.phase is IndexPhase.EMBED:
+            rate = self.chunks_done / elapsed
+            if rate > 0:
+                eta = max(self.chunks_total - self.chunks_done, 0) / rate
+        return IndexProgress(
+            self.phase, self.files_done, self.files_total, self.chunks_done, self.chunks_total, rate, eta
+        )
 
 
 def identity_for(settings: LgrepSettings, embedder: EmbeddingProvider) -> IndexIdentity:
@@ -154,7 +187,7 @@ class Indexer:
         lock = self.store.lock()
         lock.acquire(self.settings.index.lock_timeout_s if lock_timeout_s is None else lock_timeout_s, self.root)
         try:
-            summary = IndexSummary(root=str(self.root))
+            summary = _Tally(root=str(self.root))
             summary.created = self.store.begin_write(self.identity, force=force)
             replacing = summary.created and self.store.state() is IndexState.READY
             started = time.monotonic()
@@ -177,14 +210,14 @@ class Indexer:
             summary.chunks_total = self.store.count_chunks()
             self.store.publish()
             self._progress(IndexProgress(IndexPhase.DONE, summary.files_seen, summary.files_seen))
-            return summary
+            return summary.summary()
         finally:
             self.store.end_write()
             lock.release()
 
     # ------------------------------------------------------------------ phases
 
-    def _phase_chunks(self, summary: IndexSummary) -> None:
+    def _phase_chunks(self, summary: _Tally) -> None:
         self._progress(IndexProgress(IndexPhase.WALK))
         options = walk_options(self.settings)
 
@@ -198,8 +231,8 @@ class Indexer:
         candidates = [f for f in files if _changed(f, known.get(f.path))]
         summary.files_unchanged = len(files) - len(candidates)
 
-        progress = IndexProgress(IndexPhase.CHUNK, summary.files_unchanged, len(files))
-        self._progress(progress)
+        progress = _PhaseProgress(IndexPhase.CHUNK, summary.files_unchanged, len(files))
+        self._progress(progress.event())
         for start in range(0, len(candidates), FILES_PER_COMMIT):
             batch = candidates[start : start + FILES_PER_COMMIT]
             written, changed, withheld = self._index_batch(batch, known, indexed)
@@ -210,7 +243,7 @@ class Indexer:
             summary.files_unchanged += len(batch) - changed - withheld
             progress.files_done += len(batch)
             progress.chunks_done += written
-            self._progress(progress)
+            self._progress(progress.event())
 
         # The table is the truth about what is searchable: drop whatever it holds for files that are
         # gone (or are now ignored, too large, binary...), including rows a killed run left behind.
@@ -321,10 +354,10 @@ class Indexer:
             columns["vec_key"].append(vkey)
             columns["file_hash"].append(digest)
 
-    def _phase_vectors(self, summary: IndexSummary) -> None:
+    def _phase_vectors(self, summary: _Tally) -> None:
         pending = self.store.pending_vector_keys()
-        progress = IndexProgress(IndexPhase.EMBED, chunks_total=len(pending))
-        self._progress(progress)
+        progress = _PhaseProgress(IndexPhase.EMBED, chunks_total=len(pending))
+        self._progress(progress.event())
         if not pending:
             return
         governor = _MemoryGovernor(self.settings.index.memory_budget_mb, self.settings.index.embed_batch_chunks)
@@ -359,7 +392,7 @@ class Indexer:
             if not remaining:
                 return
 
-    def _embed_commit(self, keys: list[str], texts: list[str], summary: IndexSummary, progress: IndexProgress) -> None:
+    def _embed_commit(self, keys: list[str], texts: list[str], summary: _Tally, progress: _PhaseProgress) -> None:
         vectors = np.asarray(self.embedder.embed_documents(texts), dtype=np.float32)
         if vectors.shape != (len(texts), self.identity.dimension):
             raise IndexingError(
@@ -368,7 +401,7 @@ class Indexer:
         self.store.add_vectors(keys, vectors)
         summary.vectors_embedded += len(keys)
         progress.chunks_done += len(keys)
-        self._progress(progress)
+        self._progress(progress.event())
 
 
 class _MemoryGovernor:

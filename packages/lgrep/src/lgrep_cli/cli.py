@@ -21,11 +21,11 @@ from lgrep_core.config import LgrepSettings, LoadedSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import make_embedder
 from lgrep_core.errors import LgrepError, NotFoundError
-from lgrep_core.models import ContentType, SearchRequest, SearchType
+from lgrep_core.models import ContentType, IndexPhase, IndexProgress, IndexSummary, SearchRequest, SearchType
 from lgrep_core.serialize import search_response_json
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.store import IndexState, ProjectStore
-from lgrep_index.pipeline import Indexer, IndexPhase, IndexProgress, IndexSummary, identity_for, walk_options
+from lgrep_index.pipeline import Indexer, identity_for, walk_options
 from lgrep_index.walker import walk
 from lgrep_search.searcher import Searcher
 from lgrep_search.snapshot import Snapshots
@@ -268,7 +268,7 @@ def _run_index(
         started: dict[IndexPhase, float] = {}
 
         def on_progress(p: IndexProgress) -> None:
-            if p.phase in (IndexPhase.WALK, IndexPhase.DONE):
+            if p.phase is None or p.phase in (IndexPhase.WALK, IndexPhase.DONE):
                 return
             now = time.monotonic()
             if p.phase not in tasks:

@@ -140,6 +140,14 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     """A project, index, version or file does not exist."""
     ERROR_CODE_INVALID_REQUEST: _ErrorCode.ValueType  # 11
     """The request itself is malformed."""
+    ERROR_CODE_SERVER_UNAVAILABLE: _ErrorCode.ValueType  # 12
+    """The server cannot be reached (not running, wrong socket or port, shutting down)."""
+    ERROR_CODE_DEADLINE_EXCEEDED: _ErrorCode.ValueType  # 13
+    """The call did not finish within its deadline."""
+    ERROR_CODE_UNAUTHENTICATED: _ErrorCode.ValueType  # 14
+    """A TCP call came without the server's bearer token, or with another one."""
+    ERROR_CODE_CONTRACT_MISMATCH: _ErrorCode.ValueType  # 15
+    """Client and server were built with different revisions of this contract."""
 
 class ErrorCode(_ErrorCode, metaclass=_ErrorCodeEnumTypeWrapper):
     """Which lgrep error a failed call raised. Mirrors the lgrep_core.errors tree."""
@@ -168,6 +176,14 @@ ERROR_CODE_NOT_FOUND: ErrorCode.ValueType  # 10
 """A project, index, version or file does not exist."""
 ERROR_CODE_INVALID_REQUEST: ErrorCode.ValueType  # 11
 """The request itself is malformed."""
+ERROR_CODE_SERVER_UNAVAILABLE: ErrorCode.ValueType  # 12
+"""The server cannot be reached (not running, wrong socket or port, shutting down)."""
+ERROR_CODE_DEADLINE_EXCEEDED: ErrorCode.ValueType  # 13
+"""The call did not finish within its deadline."""
+ERROR_CODE_UNAUTHENTICATED: ErrorCode.ValueType  # 14
+"""A TCP call came without the server's bearer token, or with another one."""
+ERROR_CODE_CONTRACT_MISMATCH: ErrorCode.ValueType  # 15
+"""Client and server were built with different revisions of this contract."""
 Global___ErrorCode: _TypeAlias = ErrorCode  # noqa: Y015
 
 @_typing.final

@@ -46,10 +46,25 @@ class IndexServiceStub:
                 request_serializer=lgrep_dot_v1_dot_index__pb2.GetStatusRequest.SerializeToString,
                 response_deserializer=lgrep_dot_v1_dot_index__pb2.GetStatusResponse.FromString,
                 _registered_method=True)
-        self.CleanProject = channel.unary_unary(
-                '/lgrep.v1.IndexService/CleanProject',
-                request_serializer=lgrep_dot_v1_dot_index__pb2.CleanProjectRequest.SerializeToString,
-                response_deserializer=lgrep_dot_v1_dot_index__pb2.CleanProjectResponse.FromString,
+        self.WatchProject = channel.unary_unary(
+                '/lgrep.v1.IndexService/WatchProject',
+                request_serializer=lgrep_dot_v1_dot_index__pb2.WatchProjectRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_index__pb2.WatchProjectResponse.FromString,
+                _registered_method=True)
+        self.UnwatchProject = channel.unary_unary(
+                '/lgrep.v1.IndexService/UnwatchProject',
+                request_serializer=lgrep_dot_v1_dot_index__pb2.UnwatchProjectRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_index__pb2.UnwatchProjectResponse.FromString,
+                _registered_method=True)
+        self.ListProjects = channel.unary_unary(
+                '/lgrep.v1.IndexService/ListProjects',
+                request_serializer=lgrep_dot_v1_dot_index__pb2.ListProjectsRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_index__pb2.ListProjectsResponse.FromString,
+                _registered_method=True)
+        self.RemoveProject = channel.unary_unary(
+                '/lgrep.v1.IndexService/RemoveProject',
+                request_serializer=lgrep_dot_v1_dot_index__pb2.RemoveProjectRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_index__pb2.RemoveProjectResponse.FromString,
                 _registered_method=True)
 
 
@@ -66,14 +81,35 @@ class IndexServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetStatus(self, request, context):
-        """Reports what the index of a project holds and how fresh it is.
+        """Reports where the index of a project stands, what it holds and how fresh it is.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def CleanProject(self, request, context):
-        """Deletes a project's index from the cache directory.
+    def WatchProject(self, request, context):
+        """Starts keeping a project's index fresh: the server watches the tree and re-indexes what changes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UnwatchProject(self, request, context):
+        """Stops watching a project. Its index stays.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListProjects(self, request, context):
+        """Lists the projects that have an index in the server's cache directory, or that it watches.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveProject(self, request, context):
+        """Deletes a project's index from the cache directory (and stops watching it).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -92,10 +128,25 @@ def add_IndexServiceServicer_to_server(servicer, server):
                     request_deserializer=lgrep_dot_v1_dot_index__pb2.GetStatusRequest.FromString,
                     response_serializer=lgrep_dot_v1_dot_index__pb2.GetStatusResponse.SerializeToString,
             ),
-            'CleanProject': grpc.unary_unary_rpc_method_handler(
-                    servicer.CleanProject,
-                    request_deserializer=lgrep_dot_v1_dot_index__pb2.CleanProjectRequest.FromString,
-                    response_serializer=lgrep_dot_v1_dot_index__pb2.CleanProjectResponse.SerializeToString,
+            'WatchProject': grpc.unary_unary_rpc_method_handler(
+                    servicer.WatchProject,
+                    request_deserializer=lgrep_dot_v1_dot_index__pb2.WatchProjectRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_index__pb2.WatchProjectResponse.SerializeToString,
+            ),
+            'UnwatchProject': grpc.unary_unary_rpc_method_handler(
+                    servicer.UnwatchProject,
+                    request_deserializer=lgrep_dot_v1_dot_index__pb2.UnwatchProjectRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_index__pb2.UnwatchProjectResponse.SerializeToString,
+            ),
+            'ListProjects': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListProjects,
+                    request_deserializer=lgrep_dot_v1_dot_index__pb2.ListProjectsRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_index__pb2.ListProjectsResponse.SerializeToString,
+            ),
+            'RemoveProject': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveProject,
+                    request_deserializer=lgrep_dot_v1_dot_index__pb2.RemoveProjectRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_index__pb2.RemoveProjectResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -164,7 +215,7 @@ class IndexService:
             _registered_method=True)
 
     @staticmethod
-    def CleanProject(request,
+    def WatchProject(request,
             target,
             options=(),
             channel_credentials=None,
@@ -177,9 +228,90 @@ class IndexService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/lgrep.v1.IndexService/CleanProject',
-            lgrep_dot_v1_dot_index__pb2.CleanProjectRequest.SerializeToString,
-            lgrep_dot_v1_dot_index__pb2.CleanProjectResponse.FromString,
+            '/lgrep.v1.IndexService/WatchProject',
+            lgrep_dot_v1_dot_index__pb2.WatchProjectRequest.SerializeToString,
+            lgrep_dot_v1_dot_index__pb2.WatchProjectResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UnwatchProject(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.IndexService/UnwatchProject',
+            lgrep_dot_v1_dot_index__pb2.UnwatchProjectRequest.SerializeToString,
+            lgrep_dot_v1_dot_index__pb2.UnwatchProjectResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListProjects(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.IndexService/ListProjects',
+            lgrep_dot_v1_dot_index__pb2.ListProjectsRequest.SerializeToString,
+            lgrep_dot_v1_dot_index__pb2.ListProjectsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveProject(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.IndexService/RemoveProject',
+            lgrep_dot_v1_dot_index__pb2.RemoveProjectRequest.SerializeToString,
+            lgrep_dot_v1_dot_index__pb2.RemoveProjectResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -41,6 +41,21 @@ class SearchServiceStub:
                 request_serializer=lgrep_dot_v1_dot_search__pb2.SearchRequest.SerializeToString,
                 response_deserializer=lgrep_dot_v1_dot_search__pb2.SearchResponse.FromString,
                 _registered_method=True)
+        self.GetFile = channel.unary_unary(
+                '/lgrep.v1.SearchService/GetFile',
+                request_serializer=lgrep_dot_v1_dot_search__pb2.GetFileRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_search__pb2.GetFileResponse.FromString,
+                _registered_method=True)
+        self.FindSymbol = channel.unary_unary(
+                '/lgrep.v1.SearchService/FindSymbol',
+                request_serializer=lgrep_dot_v1_dot_search__pb2.FindSymbolRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_search__pb2.FindSymbolResponse.FromString,
+                _registered_method=True)
+        self.FindRelated = channel.unary_unary(
+                '/lgrep.v1.SearchService/FindRelated',
+                request_serializer=lgrep_dot_v1_dot_search__pb2.FindRelatedRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_search__pb2.FindRelatedResponse.FromString,
+                _registered_method=True)
 
 
 class SearchServiceServicer:
@@ -54,6 +69,27 @@ class SearchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetFile(self, request, context):
+        """Reads a file of an indexed project, or a range of its lines, from disk.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FindSymbol(self, request, context):
+        """Finds definitions by name (exact first, then typo-tolerant matches).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FindRelated(self, request, context):
+        """Finds the chunks most related to the chunk at a given line of a file.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SearchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -61,6 +97,21 @@ def add_SearchServiceServicer_to_server(servicer, server):
                     servicer.Search,
                     request_deserializer=lgrep_dot_v1_dot_search__pb2.SearchRequest.FromString,
                     response_serializer=lgrep_dot_v1_dot_search__pb2.SearchResponse.SerializeToString,
+            ),
+            'GetFile': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetFile,
+                    request_deserializer=lgrep_dot_v1_dot_search__pb2.GetFileRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_search__pb2.GetFileResponse.SerializeToString,
+            ),
+            'FindSymbol': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindSymbol,
+                    request_deserializer=lgrep_dot_v1_dot_search__pb2.FindSymbolRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_search__pb2.FindSymbolResponse.SerializeToString,
+            ),
+            'FindRelated': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindRelated,
+                    request_deserializer=lgrep_dot_v1_dot_search__pb2.FindRelatedRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_search__pb2.FindRelatedResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -91,6 +142,87 @@ class SearchService:
             '/lgrep.v1.SearchService/Search',
             lgrep_dot_v1_dot_search__pb2.SearchRequest.SerializeToString,
             lgrep_dot_v1_dot_search__pb2.SearchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetFile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.SearchService/GetFile',
+            lgrep_dot_v1_dot_search__pb2.GetFileRequest.SerializeToString,
+            lgrep_dot_v1_dot_search__pb2.GetFileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindSymbol(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.SearchService/FindSymbol',
+            lgrep_dot_v1_dot_search__pb2.FindSymbolRequest.SerializeToString,
+            lgrep_dot_v1_dot_search__pb2.FindSymbolResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindRelated(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.SearchService/FindRelated',
+            lgrep_dot_v1_dot_search__pb2.FindRelatedRequest.SerializeToString,
+            lgrep_dot_v1_dot_search__pb2.FindRelatedResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -15,11 +15,11 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from lgrep_core.errors import NotFoundError, StorageError
+from lgrep_core.models import ProjectState
 
 __all__ = [
     "CHANGES_FILE",
@@ -57,14 +57,9 @@ class FileRecord:
     chunks: int
 
 
-class IndexState(StrEnum):
-    """Where a project's index stands, as a reader sees it."""
-
-    READY = "ready"  # a published generation: searchable
-    BUILDING = "building"  # no published generation yet; an indexer is building the first one
-    INTERRUPTED = "interrupted"  # no published generation; a build was started and its process stopped
-    OUTDATED = "outdated"  # an index in the layout of an older lgrep (no generations)
-    ABSENT = "absent"  # never indexed
+# Where a project's index stands, as a reader sees it. The enum is a domain type (it crosses the wire
+# as lgrep.v1.ProjectState); this name stays for the storage code and its callers.
+IndexState = ProjectState
 
 
 def is_generation_name(name: str) -> bool:

@@ -1,0 +1,53 @@
+"""wire.CONTRACT_REVISION names one exact lgrep.v1 contract: changing the protos without bumping it fails.
+
+The fingerprint covers the descriptors protoc generated (messages, fields, numbers, types, enum values,
+services, RPCs), not the comments, so documentation edits need no bump. When this test fails after a
+proto change: bump CONTRACT_REVISION in packages/lgrep-core/src/lgrep_core/wire.py and record the new
+revision with the fingerprint the failure prints. A client refuses a server of another revision
+(lgrep_core.client), so a bump tells users to restart a daemon left running from the old version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from lgrep.v1 import common_pb2, index_pb2, search_pb2, server_pb2
+from lgrep_core import wire
+
+# revision -> sha256 of the serialized lgrep.v1 file descriptors. Never edit an old entry.
+FINGERPRINTS = {
+    1: "016830f84aa6ed41b2f7e5dc6d07cce01ad14138b1f41e440f02349ee31309d4",
+}
+
+
+def contract_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for module in sorted((common_pb2, index_pb2, search_pb2, server_pb2), key=lambda m: m.DESCRIPTOR.name):
+        digest.update(module.DESCRIPTOR.name.encode())
+        digest.update(b"\x00")
+        digest.update(module.DESCRIPTOR.serialized_pb)
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def test_every_lgrep_v1_file_is_fingerprinted() -> None:
+    protos = sorted(p.name for p in (Path(__file__).resolve().parents[2] / "proto" / "lgrep" / "v1").glob("*.proto"))
+    assert protos == sorted(
+        m.DESCRIPTOR.name.rsplit("/", 1)[1] for m in (common_pb2, index_pb2, search_pb2, server_pb2)
+    )
+
+
+def test_contract_revision_is_the_newest_recorded() -> None:
+    assert max(FINGERPRINTS) == wire.CONTRACT_REVISION, (
+        f"CONTRACT_REVISION is {wire.CONTRACT_REVISION}, but revisions up to {max(FINGERPRINTS)} are recorded"
+    )
+
+
+def test_the_protos_are_those_of_the_contract_revision() -> None:
+    found = contract_fingerprint()
+    assert FINGERPRINTS[wire.CONTRACT_REVISION] == found, (
+        f"proto/lgrep/v1 changed since contract revision {wire.CONTRACT_REVISION} was recorded: set "
+        f"CONTRACT_REVISION = {wire.CONTRACT_REVISION + 1} in lgrep_core/wire.py and add "
+        f'{wire.CONTRACT_REVISION + 1}: "{found}" to FINGERPRINTS in {__file__}'
+    )
