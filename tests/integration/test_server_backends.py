@@ -123,3 +123,83 @@ def test_a_failed_job_raises_to_every_caller(tmp_path: Path, monkeypatch) -> Non
         jobs.run(root)
     assert jobs.run(root, force=True).files_indexed == 5
     jobs.close()
+
+
+def _indexed_searchers(tmp_path: Path, monkeypatch):
+    settings = _settings(tmp_path, monkeypatch)
+    root = tmp_path / "proj"
+    (root / "auth").mkdir(parents=True)
+    # Methods long enough that the chunker gives each its own chunk (a small class stays one chunk).
+    body = "".join(f"        step_{i} = token.claims.get('field_{i}', None)\n" for i in range(40))
+    (root / "auth" / "tokens.py").write_text(
+        "import hmac\n\n\nclass Verifier:\n    def verify_token(self, token):\n"
+        f"{body}        return hmac.compare_digest(token, 'x')\n\n"
+        f"    def refresh_token(self, token):\n{body}        return token + 'r'\n"
+    )
+    (root / "auth" / "config.py").write_text(
+        'DATABASE_URL = "postgres://admin:Sup3rS3cretPassw0rd@db.internal:5432/app"\n\n\ndef load_settings():\n'
+        "    return {'debug': False}\n"
+    )
+    (root / "billing.py").write_text("def charge_card(card, amount):\n    return card.charge(amount)\n")
+    (root / ".env").write_text("API_KEY=abc\n")
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    return ProjectSearchers(settings, embedder, background=False), root.resolve()
+
+
+def test_get_file_serves_indexed_files_redacted_and_in_ranges(tmp_path: Path, monkeypatch) -> None:
+    from lgrep_core.models import GetFileRequest
+
+    searchers, root = _indexed_searchers(tmp_path, monkeypatch)
+    whole = searchers.get_file(GetFileRequest(str(root), "auth/tokens.py"))
+    assert whole.total_lines == 89 and whole.start_line == 1 and whole.end_line == 89 and not whole.stale
+    assert whole.language == "python" and "class Verifier" in whole.content
+    part = searchers.get_file(GetFileRequest(str(root), "auth/tokens.py", start_line=4, end_line=5))
+    assert part.content == "class Verifier:\n    def verify_token(self, token):\n"
+    config = searchers.get_file(GetFileRequest(str(root), "auth/config.py")).content
+    assert "Sup3rS3cretPassw0rd" not in config and "def load_settings" in config
+    with pytest.raises(NotFoundError, match="not in the index"):
+        searchers.get_file(GetFileRequest(str(root), ".env"))
+    with pytest.raises(InvalidRequestError, match="inside the project"):
+        searchers.get_file(GetFileRequest(str(root), "../outside.py"))
+    (root / "billing.py").write_text("def charge_card(card, amount):\n    return card.charge(amount * 2)\n")
+    assert searchers.get_file(GetFileRequest(str(root), "billing.py")).stale
+
+
+def test_get_file_does_not_follow_a_symlink_planted_after_indexing(tmp_path: Path, monkeypatch) -> None:
+    from lgrep_core.models import GetFileRequest
+
+    searchers, root = _indexed_searchers(tmp_path, monkeypatch)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside the project\n")
+    (root / "billing.py").unlink()
+    (root / "billing.py").symlink_to(secret)
+    with pytest.raises(InvalidRequestError, match="symbolic link"):
+        searchers.get_file(GetFileRequest(str(root), "billing.py"))
+
+
+def test_find_symbol_is_typo_tolerant_and_understands_qualified_names(tmp_path: Path, monkeypatch) -> None:
+    from lgrep_core.models import ChunkKind, FindSymbolRequest
+
+    searchers, root = _indexed_searchers(tmp_path, monkeypatch)
+    exact = searchers.find_symbol(FindSymbolRequest(str(root), "verify_token"))
+    assert exact[0].exact and exact[0].location.path == "auth/tokens.py" and exact[0].location.kind is ChunkKind.METHOD
+    assert exact[0].location.scope == ("Verifier", "verify_token")
+    typo = searchers.find_symbol(FindSymbolRequest(str(root), "verfy_token"))
+    assert typo[0].location.symbol == "verify_token" and not typo[0].exact
+    assert searchers.find_symbol(FindSymbolRequest(str(root), "Verifier.refresh_token"))[0].location.symbol == (
+        "refresh_token"
+    )
+    assert searchers.find_symbol(FindSymbolRequest(str(root), "Other.refresh_token")) == []
+    assert searchers.find_symbol(FindSymbolRequest(str(root), "Verifier", kinds=(ChunkKind.FUNCTION,))) == []
+
+
+def test_find_related_starts_from_the_chunk_at_a_line(tmp_path: Path, monkeypatch) -> None:
+    from lgrep_core.models import FindRelatedRequest
+
+    searchers, root = _indexed_searchers(tmp_path, monkeypatch)
+    related = searchers.find_related(FindRelatedRequest(str(root), "auth/tokens.py", 8))
+    assert related.anchor.symbol == "verify_token"
+    assert related.related and all(h.symbol != "verify_token" for h in related.related)
+    with pytest.raises(NotFoundError):
+        searchers.find_related(FindRelatedRequest(str(root), "missing.py", 1))

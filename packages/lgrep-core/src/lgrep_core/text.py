@@ -8,12 +8,14 @@ identifier in a query matches more strongly than its pieces.
 
 from __future__ import annotations
 
+import codecs
 import re
 from functools import lru_cache
 
 __all__ = [
     "QUERY_STOPWORDS",
     "analyze",
+    "decode_text",
     "identifier_parts",
     "identifier_terms",
     "path_terms",
@@ -193,3 +195,29 @@ def path_terms(path: str) -> list[str]:
     head, _, name = path.rpartition("/")
     stem_name = name.split(".", 1)[0] if not name.startswith(".") else name
     return analyze(f"{head} {stem_name}")
+
+
+_UTF32_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_NON_ASCII_DECODED = re.compile("[^\x00-\x7f\ufffd]")
+
+
+def decode_text(data: bytes) -> str:
+    """A source file's bytes as text, the one way the indexer and file reads both use (so line
+    numbers agree): a UTF-32/16 BOM decides; else UTF-8 (a BOM dropped), keeping a few bad bytes as
+    U+FFFD when the rest is non-ASCII UTF-8; else Windows-1252, or Latin-1 as the last resort."""
+    for bom, encoding in (*((b, "utf-32") for b in _UTF32_BOMS), *((b, "utf-16") for b in _UTF16_BOMS)):
+        if data.startswith(bom):
+            return data.decode(encoding, errors="replace")
+    data = data.removeprefix(codecs.BOM_UTF8)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    text = data.decode("utf-8", errors="replace")
+    if _NON_ASCII_DECODED.search(text):
+        return text  # mostly UTF-8 with a few bad bytes
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")

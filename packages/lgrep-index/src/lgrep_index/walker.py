@@ -61,6 +61,7 @@ from pathlib import Path
 import re2
 from lgrep_core.errors import NotFoundError
 from lgrep_core.pathnames import collides, display_name, display_path, is_utf8
+from lgrep_core.text import decode_text
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 __all__ = [
@@ -330,7 +331,6 @@ _ENV_TEMPLATE_PARTS = frozenset({"example", "sample", "template", "dist"})
 _TEXT_BYTES = bytes({7, 8, 9, 10, 11, 12, 13, 27} | set(range(0x20, 0x100)) - {0x7F})
 _UTF32_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-_NON_ASCII_DECODED = re.compile("[^\x00-\x7f\ufffd]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,7 +404,7 @@ def read_text(file: WalkedFile, max_file_bytes: int) -> str | None:
         os.close(fd)
     if len(data) > max_file_bytes or _looks_binary(data[:_SNIFF_BYTES]):
         return None
-    return _decode(data)
+    return decode_text(data)
 
 
 def is_secret_path(path: str) -> bool:
@@ -825,32 +825,14 @@ def _looks_binary(head: bytes) -> bool:
     return control > len(head) * _BINARY_CONTROL_RATIO
 
 
-def _decode(data: bytes) -> str:
-    for bom, encoding in (*((b, "utf-32") for b in _UTF32_BOMS), *((b, "utf-16") for b in _UTF16_BOMS)):
-        if data.startswith(bom):
-            return data.decode(encoding, errors="replace")
-    data = data.removeprefix(codecs.BOM_UTF8)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    text = data.decode("utf-8", errors="replace")
-    if _NON_ASCII_DECODED.search(text):
-        return text  # mostly UTF-8 with a few bad bytes
-    try:
-        return data.decode("cp1252")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
-
-
 def _has_generated_banner(head: bytes) -> bool:
     if head.startswith(_UTF32_BOMS) or head.startswith(_UTF16_BOMS):
-        header = "\n".join(_decode(head).splitlines()[:_GENERATED_HEADER_LINES])
+        header = "\n".join(decode_text(head).splitlines()[:_GENERATED_HEADER_LINES])
     else:
         raw = b"\n".join(head.split(b"\n", _GENERATED_HEADER_LINES)[:_GENERATED_HEADER_LINES])
         if b"generated" not in raw.lower():  # every banner says "generated"; skip the regex
             return False
-        header = _decode(raw)
+        header = decode_text(raw)
     return _GENERATED_BANNER.search(header) is not None
 
 

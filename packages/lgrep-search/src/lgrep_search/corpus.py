@@ -29,6 +29,8 @@ COLUMNS = [
     "start_line",
     "end_line",
     "symbol",
+    "scope",
+    "signature",
     "kind",
     "language",
     "content_type",
@@ -51,6 +53,8 @@ class Corpus:
     start_line: np.ndarray
     end_line: np.ndarray
     symbols: list[str]
+    scopes: list[tuple[str, ...]]  # enclosing definitions, outermost first
+    signatures: list[str]
     kinds: list[str]
     languages: list[str]
     content_types: list[str]
@@ -103,6 +107,11 @@ class Corpus:
             if hits:
                 counts[np.unique(np.concatenate([index[h] for h in hits]))] += 1
         return counts
+
+    @cached_property
+    def file_numbers(self) -> dict[str, int]:
+        """File path -> its index in `files`."""
+        return {f: i for i, f in enumerate(self.files)}
 
     @cached_property
     def language_array(self) -> np.ndarray:
@@ -188,6 +197,8 @@ class Corpus:
             "start_line": self.start_line[kept].tolist() + new["start_line"],
             "end_line": self.end_line[kept].tolist() + new["end_line"],
             "symbol": [self.symbols[i] for i in kept] + [x or "" for x in new["symbol"]],
+            "scope": [self.scopes[i] for i in kept] + [tuple(x or ()) for x in new["scope"]],
+            "signature": [self.signatures[i] for i in kept] + [x or "" for x in new["signature"]],
             "kind": [self.kinds[i] for i in kept] + [x or "" for x in new["kind"]],
             "language": [self.languages[i] for i in kept] + [x or "" for x in new["language"]],
             "content_type": [self.content_types[i] for i in kept] + [x or "code" for x in new["content_type"]],
@@ -255,6 +266,8 @@ class Corpus:
             start_line=np.asarray(cols["start_line"], dtype=np.int32),
             end_line=np.asarray(cols["end_line"], dtype=np.int32),
             symbols=symbols,
+            scopes=[tuple(x or ()) for x in cols["scope"]],
+            signatures=[x or "" for x in cols["signature"]],
             kinds=[k or "" for k in cols["kind"]],
             languages=[lang or "" for lang in cols["language"]],
             content_types=[t or "code" for t in cols["content_type"]],

@@ -18,10 +18,21 @@ from pathlib import Path
 from lgrep_core.config import LgrepSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import IndexMismatchError, InvalidRequestError, NotFoundError
-from lgrep_core.models import SearchRequest, SearchResponse
+from lgrep_core.models import (
+    FileSlice,
+    FindRelatedRequest,
+    FindSymbolRequest,
+    GetFileRequest,
+    RelatedResult,
+    SearchRequest,
+    SearchResponse,
+    SymbolMatch,
+)
 from lgrep_core.storage.reader import ProjectReader
 
-from .searcher import Searcher
+from . import reads
+from .pathfilter import relative_to_root
+from .searcher import DEFAULT_LIMIT, Searcher
 from .snapshot import Snapshots
 
 __all__ = ["ProjectSearchers", "ResidentProject", "project_root"]
@@ -96,6 +107,34 @@ class ProjectSearchers:
             bm25_weight=request.bm25_weight if request.bm25_weight is not None else search.bm25_weight,
         )
         return project.searcher.search(request)
+
+    def get_file(self, request: GetFileRequest) -> FileSlice:
+        """Lines of an indexed file (reads.get_file)."""
+        request.validate()
+        project = self._project(project_root(request.project_root))
+        return reads.get_file(project.snapshots.reader, project.snapshots.current(), request)
+
+    def find_symbol(self, request: FindSymbolRequest) -> list[SymbolMatch]:
+        """Definitions by name (reads.find_symbol); the project's search.limit when the request sets none."""
+        request.validate()
+        root = project_root(request.project_root)
+        project = self._project(root)
+        glob = relative_to_root(request.path_glob, root) if request.path_glob else None
+        return reads.find_symbol(
+            project.snapshots.current(),
+            request.name,
+            limit=request.limit or project.settings.search.limit or DEFAULT_LIMIT,
+            kinds=request.kinds,
+            languages=request.languages,
+            path_glob=glob or None,
+        )
+
+    def find_related(self, request: FindRelatedRequest) -> RelatedResult:
+        """Code related to a place (reads.find_related)."""
+        request.validate()
+        project = self._project(project_root(request.project_root))
+        limit = request.limit or project.settings.search.limit or DEFAULT_LIMIT
+        return reads.find_related(project.snapshots.current(), request.path, request.line, limit=limit)
 
     def snapshots(self, root: Path) -> Snapshots:
         """The snapshots of a project (opened on first use), for the other read calls."""

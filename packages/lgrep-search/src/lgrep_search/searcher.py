@@ -28,7 +28,7 @@ from .lexical import query_terms
 from .pathfilter import path_matcher, relative_to_root
 from .snapshot import Snapshots
 
-__all__ = ["DEFAULT_LIMIT", "RRF_K", "SIGNALS", "Searcher"]
+__all__ = ["DEFAULT_LIMIT", "RRF_K", "SIGNALS", "Searcher", "snippet"]
 
 log = logging.getLogger(__name__)
 
@@ -328,7 +328,7 @@ class Searcher:
 
     def _hit(self, corpus: Corpus, i: int, c: _Cand, stale: set[str]) -> SearchHit:
         content = corpus.contents[i]
-        snippet, truncated = _snippet(content)
+        shown, truncated = snippet(content)
         truncated = truncated or bool(corpus.cut[i])
         scores: dict[str, float] = {}
         for name, rank in c.ranks.items():
@@ -346,7 +346,7 @@ class Searcher:
             kind=ChunkKind(corpus.kinds[i]) if corpus.kinds[i] in _KINDS else None,
             language=corpus.languages[i],
             score=round(c.score, 6),
-            content=snippet,
+            content=shown,
             match=tuple(MatchType(ch) for ch in sorted(c.ranks))
             or ((MatchType.DEFINITION,) if c.signals.get("definition") else ()),
             scores=scores,
@@ -441,7 +441,7 @@ def _select(corpus: Corpus, cands: dict[int, _Cand], limit: int, diversify: bool
     return [(i, c) for _, i, c in selected[:limit]]
 
 
-def _snippet(content: str) -> tuple[str, bool]:
+def snippet(content: str) -> tuple[str, bool]:
     lines = content.splitlines()
     cut = "\n".join(lines[:SNIPPET_MAX_LINES])
     if len(cut) > SNIPPET_MAX_CHARS:

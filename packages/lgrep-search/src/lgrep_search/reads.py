@@ -1,0 +1,246 @@
+"""The read calls beside search: a file's lines, definitions by name, code related to a place.
+
+Each answers from the project's snapshot and, for file contents, from the file on disk. Only files
+the index holds are served (so nothing the walker leaves out — ignored, binary, secret, outside the
+root — can be read through them), and their text goes through the same secret redaction as the index.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+from lgrep_core.errors import InvalidRequestError, NotFoundError
+from lgrep_core.models import (
+    ChunkKind,
+    ContentType,
+    FileSlice,
+    GetFileRequest,
+    Location,
+    MatchType,
+    RelatedResult,
+    SearchHit,
+    SymbolMatch,
+)
+from lgrep_core.pathnames import disk_path
+from lgrep_core.secrets import sanitize
+from lgrep_core.storage.reader import ProjectReader
+from lgrep_core.text import decode_text
+
+from .corpus import Corpus
+from .pathfilter import path_matcher
+from .searcher import snippet
+
+__all__ = ["MAX_FILE_BYTES", "find_related", "find_symbol", "get_file", "location"]
+
+# A GetFile answer carries at most this much text; longer files are cut at a line end (`truncated`).
+MAX_FILE_BYTES = 1_000_000
+# FindRelated: neighbours by vector come from this many candidates before the per-file cap.
+RELATED_DEPTH = 200
+RELATED_PER_FILE = 2
+_KINDS = frozenset(k.value for k in ChunkKind)
+_CONTENT_TYPES = frozenset(t.value for t in ContentType)
+
+
+def location(corpus: Corpus, i: int) -> Location:
+    """Where chunk `i` of a snapshot is and what it is."""
+    kind = corpus.kinds[i]
+    content_type = corpus.content_types[i]
+    return Location(
+        path=corpus.paths[i],
+        start_line=int(corpus.start_line[i]),
+        end_line=int(corpus.end_line[i]),
+        symbol=corpus.symbols[i],
+        kind=ChunkKind(kind) if kind in _KINDS else None,
+        language=corpus.languages[i],
+        scope=corpus.scopes[i],
+        signature=corpus.signatures[i],
+        content_type=ContentType(content_type) if content_type in _CONTENT_TYPES else None,
+    )
+
+
+# ------------------------------------------------------------------------------------ GetFile
+
+
+def get_file(reader: ProjectReader, corpus: Corpus, request: GetFileRequest) -> FileSlice:
+    """Lines of an indexed file as they are on disk now.
+
+    Raises:
+        NotFoundError: the file is not in the index, or is gone from disk.
+        InvalidRequestError: the path leads outside the project (a symlink) or is not a regular file.
+    """
+    path = request.path
+    if path not in corpus.file_numbers:
+        raise NotFoundError(
+            f"{path} is not in the index of {reader.root} (not a file there, or one lgrep leaves out: ignored, "
+            "binary, too large or a credential)"
+        )
+    data = _read_inside(reader.root, path)
+    text = decode_text(data)
+    clean = sanitize(text).text
+    if clean is None:
+        raise NotFoundError(f"{path} holds credentials; lgrep does not serve it")
+    lines = clean.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    total = len(lines)
+    start = max(1, request.start_line or 1)
+    end = min(total, request.end_line or total)
+    if start > max(total, 1):
+        raise InvalidRequestError(f"{path} has {total} lines; line {start} is past its end")
+    picked: list[str] = []
+    size = 0
+    truncated = False
+    for line in lines[start - 1 : end]:
+        size += len(line.encode("utf-8", "surrogateescape")) + 1
+        if size > MAX_FILE_BYTES and picked:
+            truncated = True
+            break
+        picked.append(line)
+    last = start + len(picked) - 1
+    records = reader.manifest(corpus.version, [path]) if corpus.version is not None else {}
+    rec = records.get(path)
+    st = disk_path(reader.root, path).lstat()
+    stale = rec is None or rec.size != st.st_size or rec.mtime_ns != st.st_mtime_ns
+    return FileSlice(
+        path=path,
+        language=rec.language if rec is not None else _language_of(corpus, path),
+        content="\n".join(picked) + ("\n" if picked else ""),
+        start_line=start,
+        end_line=max(last, start - 1) if picked else start - 1,
+        total_lines=total,
+        stale=stale,
+        truncated=truncated,
+    )
+
+
+def _read_inside(root: Path, path: str) -> bytes:
+    """A project file's bytes, refusing anything that resolves outside the root or is not a regular file."""
+    target = disk_path(root, path)
+    try:
+        resolved = target.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise NotFoundError(f"{path} no longer exists in {root}") from None
+    if resolved != target or not resolved.is_relative_to(root):
+        raise InvalidRequestError(f"{path} is a symbolic link or lies under one; lgrep does not follow it")
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise NotFoundError(f"cannot open {path} in {root}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise InvalidRequestError(f"{path} is not a regular file")
+        return f.read(4 * MAX_FILE_BYTES + 1)
+
+
+def _language_of(corpus: Corpus, path: str) -> str:
+    chunks = corpus.chunks_of(corpus.file_numbers[path])
+    return corpus.languages[chunks.start] if len(chunks) else ""
+
+
+# --------------------------------------------------------------------------------- FindSymbol
+
+
+def find_symbol(
+    corpus: Corpus,
+    name: str,
+    *,
+    limit: int,
+    kinds: tuple[ChunkKind, ...] = (),
+    languages: tuple[str, ...] = (),
+    path_glob: str | None = None,
+) -> list[SymbolMatch]:
+    """Definitions named `name` (typo-tolerant; `Auth.verify` also checks the enclosing scope),
+    best first: exact names before near ones, definitions before anchors."""
+    parts = [p for p in name.replace("::", ".").replace("->", ".").split(".") if p]
+    if not parts:
+        raise InvalidRequestError(f"{name!r} is not a symbol name")
+    last, qualifiers = parts[-1], [q.lower() for q in parts[:-1]]
+    wanted_kinds = {k.value for k in kinds}
+    wanted_langs = {lang.lower() for lang in languages}
+    matches_path = path_matcher(path_glob) if path_glob else None
+    found: list[tuple[float, int, bool]] = []
+    for m in corpus.symbol_index.match(last):
+        for i in corpus.symbol_index.chunks_defining(m.name).tolist():
+            if wanted_kinds and corpus.kinds[i] not in wanted_kinds:
+                continue
+            if wanted_langs and corpus.languages[i] not in wanted_langs:
+                continue
+            if matches_path is not None and not matches_path(corpus.paths[i]):
+                continue
+            scope = [s.lower() for s in corpus.scopes[i][:-1]]
+            if qualifiers and scope[-len(qualifiers) :] != qualifiers:
+                continue
+            exact = corpus.symbols[i] == last
+            score = m.score + (0.05 if exact else 0.0) - (0.1 if corpus.kinds[i] == ChunkKind.ANCHOR.value else 0.0)
+            found.append((score, i, exact or m.how == "exact"))
+    found.sort(key=lambda t: (-t[0], corpus.paths[t[1]], int(corpus.start_line[t[1]])))
+    return [SymbolMatch(location(corpus, i), round(score, 6), exact) for score, i, exact in found[:limit]]
+
+
+# -------------------------------------------------------------------------------- FindRelated
+
+
+def anchor_chunk(corpus: Corpus, path: str, line: int) -> int:
+    """The chunk that spans `line` of `path` most tightly (a method rather than its class).
+
+    Raises NotFoundError when the file is not indexed or no chunk spans the line."""
+    file_no = corpus.file_numbers.get(path)
+    if file_no is None:
+        raise NotFoundError(f"{path} is not in the index")
+    best = -1
+    for i in corpus.chunks_of(file_no):
+        if corpus.start_line[i] <= line <= corpus.end_line[i] and corpus.kinds[i] != ChunkKind.ANCHOR.value:
+            span = int(corpus.end_line[i] - corpus.start_line[i])
+            if best < 0 or span < int(corpus.end_line[best] - corpus.start_line[best]):
+                best = i
+    if best < 0:
+        raise NotFoundError(f"no indexed code spans line {line} of {path}")
+    return best
+
+
+def find_related(corpus: Corpus, path: str, line: int, *, limit: int) -> RelatedResult:
+    """The chunks most similar in meaning to the one at `path:line` (by their vectors), at most a
+    few per file, never the anchor itself; by shared terms (BM25) while its vector is pending."""
+    anchor = anchor_chunk(corpus, path, line)
+    row = int(corpus.vec_row[anchor])
+    if row >= 0 and len(corpus.matrix):
+        sims = np.full(len(corpus), -np.inf, dtype=np.float32)
+        has = corpus.vec_row >= 0
+        sims[has] = (corpus.matrix @ corpus.matrix[row])[corpus.vec_row[has]]
+        channel = MatchType.VECTOR
+    else:
+        terms = [*corpus.symbols[anchor].split(), *corpus.contents[anchor].split()[:64]]
+        sims = corpus.lexical.scores([t.lower() for t in terms])
+        sims[sims <= 0] = -np.inf
+        channel = MatchType.BM25
+    sims[anchor] = -np.inf
+    order = np.argsort(-sims, kind="stable")[:RELATED_DEPTH]
+    per_file: dict[int, int] = {}
+    hits: list[SearchHit] = []
+    for i in order.tolist():
+        if not np.isfinite(sims[i]) or len(hits) >= limit:
+            break
+        f = int(corpus.file_of[i])
+        if per_file.get(f, 0) >= RELATED_PER_FILE:
+            continue
+        per_file[f] = per_file.get(f, 0) + 1
+        kind = corpus.kinds[i]
+        text, cut = snippet(corpus.contents[i])
+        hits.append(
+            SearchHit(
+                path=corpus.paths[i],
+                start_line=int(corpus.start_line[i]),
+                end_line=int(corpus.end_line[i]),
+                symbol=corpus.symbols[i],
+                kind=ChunkKind(kind) if kind in _KINDS else None,
+                language=corpus.languages[i],
+                score=round(float(sims[i]), 6),
+                content=text,
+                match=(channel,),
+                truncated=cut or bool(corpus.cut[i]),
+            )
+        )
+    return RelatedResult(anchor=location(corpus, anchor), related=tuple(hits))
