@@ -188,6 +188,22 @@ class ProjectReader:
             for i in range(0, len(values), _KEYS_PER_FILTER)
         ]
 
+    def vector_keys(self, version: IndexVersion) -> set[str]:
+        """The embedding keys that have a stored vector at `version`."""
+        _, vectors = self._tables(version)
+        keys: set[str] = set()
+        try:
+            for batch in vectors.search().select(["vec_key"]).to_batches(65536):
+                keys.update(batch.column("vec_key").to_pylist())
+        except Exception as exc:
+            raise self.damaged(exc) from None
+        return keys
+
+    def count_pending(self, version: IndexVersion) -> int:
+        """Chunks whose vector is not stored yet (BM25 finds them meanwhile)."""
+        stored = self.vector_keys(version)
+        return sum(1 for k in self.read_chunks(version, ["vec_key"])["vec_key"] if k not in stored)
+
     def count_chunks(self, version: IndexVersion) -> int:
         chunks, _ = self._tables(version)
         try:

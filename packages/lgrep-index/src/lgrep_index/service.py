@@ -1,0 +1,118 @@
+"""IndexService over gRPC: the wire edge of IndexJobs, the project use cases and the watcher.
+
+Each method converts the request (lgrep_core.wire validates it), calls the backend and converts the
+answer. Errors are LgrepErrors raised as they are: the server's error interceptor maps each to its
+status code and detail, once, for every method (lgrep_core.grpc_support).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from lgrep.v1 import index_pb2, index_pb2_grpc
+from lgrep_core import wire
+from lgrep_core.config import LgrepSettings
+from lgrep_core.errors import InvalidRequestError, NotFoundError
+from lgrep_core.models import ProjectInfo, WatchResult
+
+from .jobs import IndexJobs
+from .projects import list_projects, project_status, remove_project
+
+__all__ = ["IndexServicer", "WatchRegistry", "add_index_service", "existing_root"]
+
+log = logging.getLogger(__name__)
+
+# RemoveProject waits this long for a running job of the project to finish before failing.
+REMOVE_LOCK_WAIT_S = 30.0
+
+
+class WatchRegistry(Protocol):
+    """What the index server needs of the watcher side."""
+
+    def watch(self, root: Path, debounce_ms: int | None) -> WatchResult: ...
+    def unwatch(self, root: Path) -> bool: ...
+    def watched(self) -> set[Path]: ...
+
+
+def existing_root(text: str) -> Path:
+    """A project root from a request: absolute (the wire checked that), an existing directory, resolved."""
+    path = Path(text)
+    if not path.is_absolute():
+        raise InvalidRequestError(f"project_root must be an absolute path, got {text!r}")
+    if not path.is_dir():
+        raise NotFoundError(f"{text} is not a directory")
+    return path.resolve()
+
+
+class IndexServicer(index_pb2_grpc.IndexServiceServicer):
+    def __init__(
+        self,
+        settings: LgrepSettings,
+        jobs: IndexJobs,
+        watches: WatchRegistry,
+        *,
+        resident: Callable[[], set[Path]] = set,
+        forget: Callable[[Path], object] = lambda root: None,
+    ) -> None:
+        """`resident()` names the projects whose snapshot this process holds; `forget(root)` drops
+        one (RemoveProject), when the search role runs in the same process."""
+        self.settings = settings
+        self.jobs = jobs
+        self.watches = watches
+        self.resident = resident
+        self.forget = forget
+
+    def IndexProject(
+        self, request: index_pb2.IndexProjectRequest, context: Any
+    ) -> Iterator[index_pb2.IndexProjectResponse]:
+        req = wire.index_project_request_from_proto(request)
+        root = existing_root(req.project_root)
+        for event in self.jobs.index(root, force=req.force, wait_vectors=req.wait_for_vectors):
+            if context is not None and not context.is_active():
+                log.info("the client of an index of %s went away; the job goes on", root)
+                return
+            yield wire.index_event_to_proto(event)
+
+    def GetStatus(self, request: index_pb2.GetStatusRequest, context: Any) -> index_pb2.GetStatusResponse:
+        root = existing_root(wire.get_status_request_from_proto(request))
+        status = project_status(self.settings, root)
+        if root in self.watches.watched():
+            status = replace(status, watched=True)
+        return wire.project_status_to_proto(status)
+
+    def WatchProject(self, request: index_pb2.WatchProjectRequest, context: Any) -> index_pb2.WatchProjectResponse:
+        req = wire.watch_project_request_from_proto(request)
+        return wire.watch_result_to_proto(self.watches.watch(existing_root(req.project_root), req.debounce_ms))
+
+    def UnwatchProject(
+        self, request: index_pb2.UnwatchProjectRequest, context: Any
+    ) -> index_pb2.UnwatchProjectResponse:
+        root = Path(wire.unwatch_project_request_from_proto(request))
+        was = self.watches.unwatch(root.resolve() if root.is_dir() else root)
+        return wire.unwatch_result_to_proto(was)
+
+    def ListProjects(self, request: index_pb2.ListProjectsRequest, context: Any) -> index_pb2.ListProjectsResponse:
+        watched = {str(p) for p in self.watches.watched()}
+        resident = {str(p) for p in self.resident()}
+        projects: list[ProjectInfo] = [
+            replace(p, watched=p.project_root in watched, resident=p.project_root in resident)
+            for p in list_projects(self.settings.cache_dir)
+        ]
+        return wire.list_projects_response_to_proto(projects)
+
+    def RemoveProject(self, request: index_pb2.RemoveProjectRequest, context: Any) -> index_pb2.RemoveProjectResponse:
+        root = Path(wire.remove_project_request_from_proto(request))
+        root = root.resolve() if root.is_dir() else root
+        self.watches.unwatch(root)
+        self.forget(root)
+        return wire.remove_result_to_proto(remove_project(self.settings, root, lock_timeout_s=REMOVE_LOCK_WAIT_S))
+
+
+def add_index_service(server: Any, servicer: IndexServicer) -> str:
+    """Register IndexService on a grpc server; returns its full name (for health and reflection)."""
+    index_pb2_grpc.add_IndexServiceServicer_to_server(servicer, server)
+    return index_pb2.DESCRIPTOR.services_by_name["IndexService"].full_name
