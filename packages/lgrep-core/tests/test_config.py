@@ -188,7 +188,7 @@ def test_a_project_file_may_not_choose_the_daemon_or_the_model(tmp_path: Path) -
 def test_the_socket_and_token_default_to_the_cache_dir(tmp_path: Path) -> None:
     settings = load_settings(None, env={"LGREP_CACHE_DIR": str(tmp_path)}, user_config=tmp_path / "none").settings
     assert settings.socket_path == tmp_path.resolve() / "lgrep.sock"
-    assert settings.token_path == tmp_path.resolve() / "server.token"
+    assert settings.token_path == tmp_path.resolve() / "lgrep.token"
     with pytest.raises(ConfigError, match="relative"):
         load_settings(None, env={"LGREP_SERVER__SOCKET": "rel/sock"}, user_config=tmp_path / "none")
 
@@ -199,3 +199,18 @@ def test_the_light_sources_know_every_settings_section() -> None:
 
     nested = {n for n, f in LgrepSettings.model_fields.items() if hasattr(f.annotation, "model_fields")}
     assert nested == SECTIONS
+
+
+@pytest.mark.parametrize("quantized", [True, False])
+def test_the_settings_name_the_model_as_the_provider_built_from_them_does(tmp_path: Path, quantized: bool) -> None:
+    from lgrep_core.embeddings.base import model_label
+    from lgrep_core.embeddings.registry import make_embedder
+
+    env = {"LGREP_CACHE_DIR": str(tmp_path), "LGREP_EMBEDDING__QUANTIZED": str(quantized).lower()}
+    settings = load_settings(None, env=env, user_config=tmp_path / "none").settings
+    embedder = make_embedder(settings.embedding, settings.cache_dir)  # builds nothing until first used
+    assert settings.embedding_fingerprint() == {
+        "provider": embedder.provider,
+        "model": model_label(embedder),
+        "dimension": embedder.dimension,
+    }

@@ -78,6 +78,14 @@ class EmbeddingSettings(_Section):
         description="Local model: tokens per inference batch (bounds memory).",
     )
 
+    @property
+    def label(self) -> str:
+        """The model as indexes and servers name it (embeddings.base.model_label of the provider built
+        from these settings): the local model's name carries its variant, `all-MiniLM-L6-v2 (int8)`."""
+        if self.provider == "local":
+            return f"{self.model} ({'int8' if self.quantized else 'fp32'})"
+        return self.model
+
 
 class ChunkingSettings(_Section):
     max_tokens: int = Field(default=512, ge=32, le=8192, description="Largest chunk, in approximate tokens.")
@@ -139,7 +147,7 @@ class ServerSettings(_Section):
         default=0, ge=0, le=65535, description="Also listen on 127.0.0.1 at this port, with a token (0: no TCP)."
     )
     token_file: Path | None = Field(
-        default=None, description="File holding the TCP token (default: server.token in the cache dir, mode 0600)."
+        default=None, description="File holding the TCP token (default: lgrep.token in the cache dir, mode 0600)."
     )
     autostart: bool = Field(
         default=True, description="Commands start the daemon when it is not running (false: they work in-process)."
@@ -187,13 +195,13 @@ class LgrepSettings(BaseModel):
 
     @property
     def token_path(self) -> Path:
-        return self.server.token_file.expanduser() if self.server.token_file else self.cache_dir / "server.token"
+        return self.server.token_file.expanduser() if self.server.token_file else self.cache_dir / "lgrep.token"
 
     def embedding_fingerprint(self) -> dict[str, object]:
-        """The process settings that decide what vectors mean: a client and the daemon serving it
-        must agree on them, or the client's results would come from another model."""
+        """The process settings that decide what vectors mean, as a server's handshake names them: a
+        client and the daemon serving it must agree on them, or its results come from another model."""
         e = self.embedding
-        return {"provider": e.provider, "model": e.model, "dimensions": e.dimensions, "quantized": e.quantized}
+        return {"provider": e.provider, "model": e.label, "dimension": e.dimensions}
 
 
 class LoadedSettings(BaseModel):

@@ -70,11 +70,14 @@ def _interpret(merged: dict[str, Any]) -> ClientSettings:
         socket_path = Path(socket_text).expanduser()
     else:
         raise ValueError("socket needs the full loader's message")
+    provider = _text(embedding.get("provider", "local"), {"local"})
+    model = _text(embedding.get("model", "all-MiniLM-L6-v2"))
+    quantized = _bool(embedding.get("quantized", True))
     fingerprint = {
-        "provider": _text(embedding.get("provider", "local"), {"local"}),
-        "model": _text(embedding.get("model", "all-MiniLM-L6-v2")),
-        "dimensions": _int(embedding.get("dimensions", 384), 1, 8192),
-        "quantized": _bool(embedding.get("quantized", True)),
+        # as config.EmbeddingSettings.label names it
+        "provider": provider,
+        "model": f"{model} ({'int8' if quantized else 'fp32'})" if provider == "local" else model,
+        "dimension": _int(embedding.get("dimensions", 384), 1, 8192),
     }
     log_level = _text(merged.get("log_level", "WARNING"), {"DEBUG", "INFO", "WARNING", "ERROR"})
     for section, known in (("server", _SERVER_KEYS), ("index", _INDEX_KEYS), ("embedding", _EMBEDDING_KEYS)):

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from lgrep_core.config import LgrepSettings
-from lgrep_core.embeddings.base import EmbeddingProvider
+from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.errors import IndexingError, NotFoundError
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import sanitize
@@ -120,10 +120,9 @@ class _PhaseProgress:
 
 def identity_for(settings: LgrepSettings, embedder: EmbeddingProvider) -> IndexIdentity:
     chunking = settings.chunking
-    variant = getattr(embedder, "variant", "")
     return IndexIdentity(
         provider=embedder.provider,
-        model=f"{embedder.model} ({variant})" if variant else embedder.model,
+        model=model_label(embedder),
         dimension=embedder.dimension,
         chunker_version=CHUNKER_VERSION,
         chunking=f"{chunking.max_tokens}/{chunking.overlap_tokens}/{'ast' if chunking.use_ast else 'lines'}",

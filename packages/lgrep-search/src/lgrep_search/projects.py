@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lgrep_core.config import LgrepSettings, load_settings
-from lgrep_core.embeddings.base import EmbeddingProvider
+from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.errors import IndexMismatchError, InvalidRequestError, NotFoundError
 from lgrep_core.models import (
     FileSlice,
@@ -163,10 +163,10 @@ class ProjectSearchers:
     def _check_model(self, reader: ProjectReader) -> None:
         identity = reader.meta(reader.version()).get("identity") or {}
         model = str(identity.get("model", ""))
-        served = self.embedder.model
+        served = model_label(self.embedder)
         same = (
             identity.get("provider") == self.embedder.provider
-            and (model == served or model.startswith(f"{served} ("))
+            and model == served
             and int(identity.get("dimension") or 0) == self.embedder.dimension
         )
         if not same:

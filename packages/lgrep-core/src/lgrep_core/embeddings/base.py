@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["EmbeddingProvider", "Vectors"]
+__all__ = ["EmbeddingProvider", "Vectors", "model_label"]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -37,3 +37,10 @@ class EmbeddingProvider(Protocol):
     def embed_query(self, text: str) -> Vectors:
         """Embed one search query; returns shape (dimension,)."""
         ...
+
+
+def model_label(embedder: EmbeddingProvider) -> str:
+    """The model as an index's identity and a server's handshake name it: `all-MiniLM-L6-v2 (int8)`
+    for a provider with variants of one model (their vectors differ), else the model's name."""
+    variant = getattr(embedder, "variant", "")
+    return f"{embedder.model} ({variant})" if variant else embedder.model
