@@ -1,0 +1,314 @@
+"""A typed Python client of a running lgrep server (`lgrep serve`): domain types in, domain types out.
+
+    from lgrep_core.client import LgrepClient
+    from lgrep_core.models import SearchRequest
+
+    with LgrepClient.connect(socket_path="~/.cache/lgrep/lgrep.sock") as client:
+        client.server_info()  # the handshake: refuses a server of another contract revision
+        response = client.search(SearchRequest(query="where are tokens verified?", project_root="."))
+
+Every failed call raises an LgrepError whose message a CLI can print as it is: the error the server
+raised (same class, same message), or ServerUnavailableError, DeadlineExceededError,
+AuthenticationError, ContractMismatchError. Relative project roots and paths are resolved here, in
+the client's working directory, before they are sent.
+
+It imports grpc, protobuf and lgrep_core's wire code only, no numpy, LanceDB, pyarrow or model
+runtime, so that a CLI call or an MCP server starts in a few tens of milliseconds (import-linter
+and tests/contract/test_client.py keep it so).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import grpc
+from lgrep.v1 import index_pb2, index_pb2_grpc, search_pb2_grpc, server_pb2, server_pb2_grpc
+
+from lgrep_core import grpc_support, wire
+from lgrep_core.errors import ConfigError, ContractMismatchError, InvalidRequestError, LgrepError
+from lgrep_core.models import (
+    ChunkKind,
+    FileSlice,
+    FindRelatedRequest,
+    FindSymbolRequest,
+    GetFileRequest,
+    IndexProgress,
+    IndexProjectRequest,
+    IndexSummary,
+    ProjectInfo,
+    ProjectStatus,
+    RelatedResult,
+    RemoveResult,
+    SearchRequest,
+    SearchResponse,
+    ServerInfo,
+    SymbolMatch,
+    WatchProjectRequest,
+    WatchResult,
+)
+
+__all__ = ["DEFAULT_TIMEOUT_S", "LgrepClient"]
+
+DEFAULT_TIMEOUT_S = 30.0
+"""Deadline of each call but IndexProject (whose stream lasts as long as the run)."""
+
+
+class LgrepClient:
+    """One channel to one lgrep server. Thread-safe (gRPC channels are); close it when done."""
+
+    def __init__(
+        self,
+        channel: grpc.Channel,
+        *,
+        target: str,
+        timeout: float | None = DEFAULT_TIMEOUT_S,
+        token: str | None = None,
+    ) -> None:
+        """Wrap a channel made elsewhere (custom options); most callers use `connect`. With a `token`,
+        every call carries it. `target` names the server in error messages."""
+        self.target = target
+        self.timeout = timeout
+        self._channel = channel
+        self._closed = False
+        calls = (
+            channel if token is None else grpc.intercept_channel(channel, grpc_support.BearerTokenInterceptor(token))
+        )
+        self._server = server_pb2_grpc.ServerServiceStub(calls)
+        self._index = index_pb2_grpc.IndexServiceStub(calls)
+        self._search = search_pb2_grpc.SearchServiceStub(calls)
+
+    @classmethod
+    def connect(
+        cls,
+        socket_path: str | os.PathLike[str] | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        token: str | None = None,
+        token_file: str | os.PathLike[str] | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT_S,
+    ) -> LgrepClient:
+        """A client of the server on a unix socket (`socket_path`), or on loopback TCP (`port`, with
+        the server's `token` or the `token_file` it wrote). No call is made yet: `server_info()`
+        is the first, and says whether a server answers and whether it speaks this contract.
+
+        Raises ConfigError for an unusable endpoint (both or neither given, a socket path too long
+        for the OS, a host that is not loopback, TCP without a token, a token file that is not
+        private).
+        """
+        if (socket_path is None) == (port is None):
+            raise ConfigError("connect to an lgrep server through either socket_path or port (with a token)")
+        if token is None and token_file is not None:
+            token = grpc_support.read_token_file(token_file)
+        if socket_path is not None:
+            target = grpc_support.unix_target(socket_path)
+        else:
+            assert port is not None
+            target = grpc_support.tcp_target(port, host)
+            if token is None:
+                raise ConfigError(
+                    f"the lgrep server at {target} needs its token over TCP: pass token= or token_file= "
+                    "(or connect through its unix socket)"
+                )
+        if token is not None:
+            grpc_support.bearer_metadata(token)  # a malformed token is a ConfigError now, not at the first call
+        channel = grpc.insecure_channel(target, options=grpc_support.channel_options())
+        return cls(channel, target=target, timeout=timeout, token=token)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Close the channel; calls in flight are cancelled, later calls raise LgrepError."""
+        self._closed = True
+        self._channel.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LgrepClient({self.target!r})"
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _open(self) -> None:
+        if self._closed:
+            raise LgrepError(f"this client of the lgrep server at {self.target} is closed")
+
+    def _call(self, method: Any, request: Any, timeout: float | None = None) -> Any:
+        self._open()
+        try:
+            return method(request, timeout=self.timeout if timeout is None else timeout)
+        except grpc.RpcError as exc:
+            raise grpc_support.error_from_rpc(exc, target=self.target) from exc
+
+    @staticmethod
+    def _root(project_root: str | os.PathLike[str]) -> str:
+        if not os.fspath(project_root):
+            raise InvalidRequestError("project_root is empty: name the project's root directory")
+        return str(Path(project_root).expanduser().resolve())
+
+    @staticmethod
+    def _path(root: str, path: str | os.PathLike[str]) -> str:
+        """A path relative to the root, '/'-separated; an absolute path must lie inside the root."""
+        given = Path(path).expanduser()
+        if not given.is_absolute():
+            return given.as_posix()
+        try:
+            return given.resolve().relative_to(root).as_posix()
+        except ValueError:
+            raise InvalidRequestError(f"{given} is not inside the project {root}") from None
+
+    # ------------------------------------------------------------------ ServerService
+
+    def server_info(self, *, check_contract: bool = True) -> ServerInfo:
+        """Who is answering. With `check_contract` (the default), raises ContractMismatchError when the
+        server speaks another revision of the lgrep.v1 contract than this client, saying which side is
+        older and what to do."""
+        info = wire.server_info_from_proto(self._call(self._server.GetServerInfo, server_pb2.GetServerInfoRequest()))
+        if check_contract and info.contract_revision != wire.CONTRACT_REVISION:
+            raise ContractMismatchError(_mismatch_message(info, self.target))
+        return info
+
+    # ------------------------------------------------------------------ SearchService
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        """Run one query. A relative (or `~`) project root is resolved here first."""
+        request = replace(request, project_root=self._root(request.project_root)).validate()
+        message = self._call(self._search.Search, wire.search_request_to_proto(request))
+        return wire.search_response_from_proto(message)
+
+    def get_file(
+        self, project_root: str | os.PathLike[str], path: str | os.PathLike[str], start_line: int = 0, end_line: int = 0
+    ) -> FileSlice:
+        """Lines `start_line`..`end_line` (1-based, inclusive; 0 = from the start / to the end) of a
+        file, as it is on disk now. `path` is relative to the root, or absolute inside it."""
+        root = self._root(project_root)
+        request = GetFileRequest(root, self._path(root, path), start_line, end_line).validate()
+        return wire.file_slice_from_proto(self._call(self._search.GetFile, wire.get_file_request_to_proto(request)))
+
+    def find_symbol(
+        self,
+        project_root: str | os.PathLike[str],
+        name: str,
+        *,
+        limit: int | None = None,
+        kinds: Sequence[ChunkKind] = (),
+        languages: Sequence[str] = (),
+        path_glob: str | None = None,
+    ) -> list[SymbolMatch]:
+        """Definitions named `name` (exact matches first, then typo-tolerant ones)."""
+        request = FindSymbolRequest(
+            self._root(project_root), name, limit, tuple(kinds), tuple(languages), path_glob
+        ).validate()
+        message = self._call(self._search.FindSymbol, wire.find_symbol_request_to_proto(request))
+        return wire.find_symbol_response_from_proto(message)
+
+    def find_related(
+        self, project_root: str | os.PathLike[str], path: str | os.PathLike[str], line: int, *, limit: int | None = None
+    ) -> RelatedResult:
+        """The chunks most related to the one that spans `line` of `path`."""
+        root = self._root(project_root)
+        request = FindRelatedRequest(root, self._path(root, path), line, limit).validate()
+        message = self._call(self._search.FindRelated, wire.find_related_request_to_proto(request))
+        return wire.related_result_from_proto(message)
+
+    # ------------------------------------------------------------------ IndexService
+
+    def index(
+        self,
+        project_root: str | os.PathLike[str],
+        *,
+        force: bool = False,
+        wait_vectors: bool = True,
+        timeout: float | None = None,
+    ) -> Iterator[IndexProgress | IndexSummary]:
+        """Index a project: yields progress events, then the summary, last. The run starts at once;
+        stopping the iteration early (or closing the iterator) cancels the call. `timeout` bounds the
+        whole run (default: none, a first index of a large repository takes minutes).
+
+        Raises LgrepError (IndexBusyError, NotFoundError, ...) while iterating, and LgrepError if the
+        stream ends without its summary."""
+        request = IndexProjectRequest(self._root(project_root), force=force, wait_for_vectors=wait_vectors).validate()
+        self._open()
+        try:
+            call = self._index.IndexProject(wire.index_project_request_to_proto(request), timeout=timeout)
+        except grpc.RpcError as exc:
+            raise grpc_support.error_from_rpc(exc, target=self.target) from exc
+        return self._index_events(call, request.project_root)
+
+    def _index_events(self, call: Any, root: str) -> Iterator[IndexProgress | IndexSummary]:
+        summary = False
+        try:
+            for message in call:
+                event = wire.index_event_from_proto(message)
+                if event is None:
+                    continue  # an event a newer server sends that this client does not know
+                summary = isinstance(event, IndexSummary)
+                yield event
+        except grpc.RpcError as exc:
+            raise grpc_support.error_from_rpc(exc, target=self.target) from exc
+        finally:
+            call.cancel()  # nothing to do after a finished stream; stops the run if the caller stopped early
+        if not summary:
+            raise LgrepError(f"the lgrep server at {self.target} ended indexing {root} without its summary")
+
+    def status(self, project_root: str | os.PathLike[str]) -> ProjectStatus:
+        """Where a project's index stands, what it holds, how fresh it is."""
+        request = wire.get_status_request_to_proto(self._root(project_root))
+        return wire.project_status_from_proto(self._call(self._index.GetStatus, request))
+
+    def watch(self, project_root: str | os.PathLike[str], *, debounce_ms: int | None = None) -> WatchResult:
+        """Have the server keep a project's index fresh as files change."""
+        request = WatchProjectRequest(self._root(project_root), debounce_ms).validate()
+        message = self._call(self._index.WatchProject, wire.watch_project_request_to_proto(request))
+        return wire.watch_result_from_proto(message)
+
+    def unwatch(self, project_root: str | os.PathLike[str]) -> bool:
+        """Stop watching a project; True if it was watched."""
+        request = wire.unwatch_project_request_to_proto(self._root(project_root))
+        return wire.unwatch_result_from_proto(self._call(self._index.UnwatchProject, request))
+
+    def list_projects(self) -> list[ProjectInfo]:
+        """The projects the server has indexes for or watches, by root."""
+        message = self._call(self._index.ListProjects, index_pb2.ListProjectsRequest())
+        return wire.list_projects_response_from_proto(message)
+
+    def remove(self, project_root: str | os.PathLike[str]) -> RemoveResult:
+        """Delete a project's index from the server's cache directory."""
+        request = wire.remove_project_request_to_proto(self._root(project_root))
+        return wire.remove_result_from_proto(self._call(self._index.RemoveProject, request))
+
+
+def _client_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lgrep-core")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without metadata
+        return "unknown"
+
+
+def _mismatch_message(info: ServerInfo, target: str) -> str:
+    server = f"the lgrep server at {target} (lgrep {info.version or 'unknown'}, pid {info.pid})"
+    ours = f"this client (lgrep {_client_version()}) speaks revision {wire.CONTRACT_REVISION}"
+    if info.contract_revision <= 0:
+        return f"{server} did not report a contract revision; {ours}: is it an lgrep server of this kind?"
+    if info.contract_revision < wire.CONTRACT_REVISION:
+        return (
+            f"{server} speaks contract revision {info.contract_revision}, {ours}: the server is older. "
+            "Stop it and start it again from this version (`lgrep serve`)"
+        )
+    return (
+        f"{server} speaks contract revision {info.contract_revision}, {ours}: the server is newer. "
+        "Upgrade lgrep where this client runs, or run the server of this version"
+    )

@@ -1,0 +1,319 @@
+"""lgrep_core.client.LgrepClient against the fake lgrep services on a real gRPC server: every call,
+the handshake, streamed indexing, error mapping, and auth over unix sockets and loopback TCP."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lgrep_core import errors, wire
+from lgrep_core.client import LgrepClient
+from lgrep_core.models import (
+    ChunkKind,
+    FileChanges,
+    IndexPhase,
+    IndexProgress,
+    IndexSummary,
+    MatchType,
+    ProjectState,
+    SearchRequest,
+    SearchType,
+    ServerRole,
+)
+from lgrep_core.testing.grpc_fakes import (
+    BOOM_PATH,
+    BUSY_ROOT,
+    HANG_LINE,
+    MISSING_ROOT,
+    NO_SUMMARY_ROOT,
+    SLOW_ROOT,
+    RunningServer,
+)
+
+
+@pytest.fixture
+def client(lgrep_server: RunningServer) -> Iterator[LgrepClient]:
+    with LgrepClient.connect(socket_path=lgrep_server.socket_path, timeout=10) as connected:
+        yield connected
+
+
+def _seen(server: RunningServer, name: str) -> list[object]:
+    return [request for rpc, request in server.fake.requests if rpc == name]
+
+
+# --- handshake ------------------------------------------------------------------------------------
+
+
+def test_server_info_is_the_handshake(client: LgrepClient) -> None:
+    info = client.server_info()
+    assert info.contract_revision == wire.CONTRACT_REVISION
+    assert info.roles == (ServerRole.INDEX, ServerRole.SEARCH)
+    assert (info.embedding_model, info.embedding_dimension, info.pid) == ("all-MiniLM-L6-v2", 384, 1234)
+    assert info.started_at is not None and info.started_at.tzinfo is not None
+
+
+@pytest.mark.parametrize(
+    ("revision", "words"),
+    [
+        (2, "the server is older. Stop it and start it again"),
+        (4, "the server is newer. Upgrade lgrep"),
+        (0, "did not report a contract revision"),
+    ],
+)
+def test_a_server_of_another_contract_revision_is_refused(
+    lgrep_server: RunningServer, client: LgrepClient, monkeypatch: pytest.MonkeyPatch, revision: int, words: str
+) -> None:
+    monkeypatch.setattr(wire, "CONTRACT_REVISION", 3)  # this client, as if built from revision 3
+    lgrep_server.fake.contract_revision = revision
+    with pytest.raises(errors.ContractMismatchError) as caught:
+        client.server_info()
+    message = caught.value.message
+    assert words in message
+    assert "speaks revision 3" in message and client.target in message
+    if revision > 0:
+        assert f"speaks contract revision {revision}," in message
+    assert client.server_info(check_contract=False).contract_revision == revision
+
+
+# --- search and reads -----------------------------------------------------------------------------
+
+
+def test_search_round_trip(lgrep_server: RunningServer, client: LgrepClient) -> None:
+    response = client.search(SearchRequest(query="where are tokens verified?", project_root="/p", limit=5))
+    assert [h.path for h in response.results] == ["src/auth.py", "src/session.py"]
+    assert response.results[0].match == (MatchType.BM25, MatchType.VECTOR)
+    assert response.timings_ms == {"total_ms": 3.5}
+    assert response.search_type is SearchType.HYBRID
+    (sent,) = _seen(lgrep_server, "Search")
+    assert sent == SearchRequest(query="where are tokens verified?", project_root="/p", limit=5)
+
+
+def test_relative_roots_and_paths_are_resolved_by_the_client(
+    lgrep_server: RunningServer, client: LgrepClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    client.search(SearchRequest(query="verify", project_root="project"))
+    client.get_file("project", project / "src" / "a.py")
+    (search,) = _seen(lgrep_server, "Search")
+    (get_file,) = _seen(lgrep_server, "GetFile")
+    assert search.project_root == str(project.resolve())  # type: ignore[attr-defined]
+    assert (get_file.project_root, get_file.path) == (str(project.resolve()), "src/a.py")  # type: ignore[attr-defined]
+    with pytest.raises(errors.InvalidRequestError, match="is not inside the project"):
+        client.get_file("project", tmp_path / "elsewhere.py")
+    with pytest.raises(errors.InvalidRequestError, match="project_root is empty"):
+        client.status("")
+
+
+def test_a_request_the_client_can_tell_is_wrong_never_leaves(lgrep_server: RunningServer, client: LgrepClient) -> None:
+    with pytest.raises(errors.InvalidRequestError, match="query is empty"):
+        client.search(SearchRequest(query=" ", project_root="/p"))
+    with pytest.raises(errors.InvalidRequestError, match="inside the project root"):
+        client.get_file("/p", "../etc/passwd")
+    with pytest.raises(errors.InvalidRequestError, match="line must be 1 or more"):
+        client.find_related("/p", "a.py", 0)
+    with pytest.raises(errors.InvalidRequestError, match="debounce_ms"):
+        client.watch("/p", debounce_ms=-5)
+    assert lgrep_server.fake.requests == []
+
+
+def test_get_file(client: LgrepClient) -> None:
+    whole = client.get_file("/p", "src/a.py")
+    assert (whole.start_line, whole.end_line, whole.total_lines, whole.stale) == (1, 10, 10, True)
+    part = client.get_file("/p", "src/a.py", 3, 4)
+    assert part.content == "line 3\nline 4\n"
+    assert (part.path, part.language) == ("src/a.py", "python")
+
+
+def test_find_symbol(lgrep_server: RunningServer, client: LgrepClient) -> None:
+    matches = client.find_symbol("/p", "verify", kinds=[ChunkKind.FUNCTION], languages=["python"], path_glob="src/**")
+    assert [(m.location.symbol, m.exact) for m in matches] == [("verify", True), ("verifys", False)]
+    assert matches[0].location.signature == "def verify():"
+    assert len(client.find_symbol("/p", "verify", limit=1)) == 1
+    first = _seen(lgrep_server, "FindSymbol")[0]
+    assert first.kinds == (ChunkKind.FUNCTION,) and first.path_glob == "src/**"  # type: ignore[attr-defined]
+
+
+def test_find_related(client: LgrepClient) -> None:
+    result = client.find_related("/p", "src/auth.py", 12, limit=3)
+    assert (result.anchor.path, result.anchor.start_line, result.anchor.kind) == ("src/auth.py", 12, ChunkKind.FUNCTION)
+    assert [h.path for h in result.related] == ["src/jwt.py"]
+
+
+# --- indexing -------------------------------------------------------------------------------------
+
+
+def test_index_streams_progress_then_the_summary(lgrep_server: RunningServer, client: LgrepClient) -> None:
+    events = list(client.index("/p", force=True, wait_vectors=False))
+    assert [type(e) for e in events] == [IndexProgress, IndexProgress, IndexProgress, IndexSummary]
+    assert [e.phase for e in events[:3]] == [IndexPhase.WALK, IndexPhase.CHUNK, IndexPhase.EMBED]  # type: ignore[union-attr]
+    assert events[2] == IndexProgress(IndexPhase.EMBED, 2, 2, 5, 10, rate=2.5, eta_seconds=2.0)
+    summary = events[-1]
+    assert isinstance(summary, IndexSummary)
+    assert (summary.root, summary.created, summary.vectors_pending, summary.skipped) == ("/p", True, 10, {"binary": 1})
+    (sent,) = _seen(lgrep_server, "IndexProject")
+    assert (sent.force, sent.wait_for_vectors) == (True, False)  # type: ignore[attr-defined]
+
+
+def test_an_error_during_indexing_is_raised_while_iterating(client: LgrepClient) -> None:
+    events = client.index(BUSY_ROOT)
+    assert next(events) == IndexProgress(IndexPhase.WALK)
+    with pytest.raises(errors.IndexBusyError, match="another lgrep"):
+        next(events)
+
+
+def test_a_stream_without_its_summary_is_an_error(client: LgrepClient) -> None:
+    with pytest.raises(errors.LgrepError, match="without its summary"):
+        list(client.index(NO_SUMMARY_ROOT))
+
+
+def test_stopping_early_cancels_the_run(lgrep_server: RunningServer, client: LgrepClient) -> None:
+    events = client.index(SLOW_ROOT)
+    assert next(events).phase is IndexPhase.WALK  # type: ignore[union-attr]
+    events.close()  # type: ignore[attr-defined]
+    assert lgrep_server.fake.cancelled.wait(10), "the server never saw the call end"
+
+
+# --- index management -----------------------------------------------------------------------------
+
+
+def test_status(client: LgrepClient) -> None:
+    status = client.status("/p")
+    assert status.state is ProjectState.READY and status.indexed
+    assert status.changes == FileChanges(added=1) and status.files_changed_since == 1
+    assert (status.files, status.chunks, status.languages) == (2, 10, {"python": 2})
+
+
+def test_watch_then_unwatch(client: LgrepClient) -> None:
+    first = client.watch("/p", debounce_ms=200)
+    again = client.watch("/p")
+    assert (first.watched, first.already_watched, again.already_watched) == (True, False, True)
+    assert client.status("/p").watched
+    assert client.unwatch("/p") is True
+    assert client.unwatch("/p") is False
+
+
+def test_list_and_remove(client: LgrepClient) -> None:
+    projects = client.list_projects()
+    assert [(p.project_root, p.state, p.resident) for p in projects] == [
+        ("/a", ProjectState.READY, True),
+        ("/b", ProjectState.INTERRUPTED, False),
+    ]
+    removed = client.remove("/p")
+    assert (removed.removed, removed.bytes_freed) == (True, 4096)
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.search(SearchRequest(query="q", project_root=MISSING_ROOT)),
+        lambda c: c.status(MISSING_ROOT),
+        lambda c: c.get_file(MISSING_ROOT, "a.py"),
+        lambda c: list(c.index(MISSING_ROOT)),
+        lambda c: c.remove(MISSING_ROOT),
+    ],
+)
+def test_a_server_error_arrives_as_the_same_error(client: LgrepClient, call: object) -> None:
+    with pytest.raises(errors.NotFoundError) as caught:
+        call(client)  # type: ignore[operator]
+    assert caught.value.message == f"{MISSING_ROOT} has no index yet: run `lgrep index {MISSING_ROOT}`"
+
+
+def test_server_side_validation_and_bugs(client: LgrepClient) -> None:
+    with pytest.raises(errors.InvalidRequestError, match="not a valid glob"):
+        client.search(SearchRequest(query="q", project_root="/p", path_glob="["))
+    with pytest.raises(errors.IndexBusyError):
+        client.search(SearchRequest(query="q", project_root=BUSY_ROOT))
+    with pytest.raises(errors.LgrepError, match=r"^internal error in the lgrep server \(RuntimeError"):
+        client.get_file("/p", BOOM_PATH)
+
+
+def test_a_call_past_its_deadline(lgrep_server: RunningServer) -> None:
+    with (
+        LgrepClient.connect(socket_path=lgrep_server.socket_path, timeout=0.5) as quick,
+        pytest.raises(errors.DeadlineExceededError, match="did not answer in time"),
+    ):
+        quick.find_related("/p", "a.py", HANG_LINE)
+    assert lgrep_server.fake.hanging.is_set()  # it reached the server, which did not answer in time
+
+
+def test_no_server_on_the_socket(short_dir: Path) -> None:
+    with (
+        LgrepClient.connect(socket_path=short_dir / "lgrep.sock", timeout=10) as client,
+        pytest.raises(errors.ServerUnavailableError) as caught,
+    ):
+        client.server_info()
+    message = caught.value.message
+    assert f"unix:{short_dir}/lgrep.sock" in message and "is `lgrep serve` running?" in message
+
+
+def test_a_closed_client_says_so(lgrep_server: RunningServer) -> None:
+    client = LgrepClient.connect(socket_path=lgrep_server.socket_path)
+    client.close()
+    with pytest.raises(errors.LgrepError):
+        client.status("/p")
+
+
+# --- endpoints and auth ---------------------------------------------------------------------------
+
+
+def test_tcp_with_the_token(lgrep_server: RunningServer) -> None:
+    with LgrepClient.connect(port=lgrep_server.port, token=lgrep_server.token) as client:
+        assert client.server_info().pid == 1234
+        assert isinstance(list(client.index("/p"))[-1], IndexSummary)
+    with LgrepClient.connect(port=lgrep_server.port, token_file=lgrep_server.token_file) as client:
+        assert client.status("/p").indexed
+
+
+def test_tcp_with_another_token_is_refused(lgrep_server: RunningServer) -> None:
+    with LgrepClient.connect(port=lgrep_server.port, token="A" * 43) as client:
+        with pytest.raises(errors.AuthenticationError, match="not this lgrep server's token"):
+            client.server_info()
+        with pytest.raises(errors.AuthenticationError):
+            list(client.index("/p"))
+    assert lgrep_server.fake.requests == []
+
+
+def test_tcp_without_a_token_is_refused(lgrep_server: RunningServer) -> None:
+    with pytest.raises(errors.ConfigError, match="needs its token over TCP"):
+        LgrepClient.connect(port=lgrep_server.port)
+
+
+def test_the_unix_socket_needs_no_token(lgrep_server: RunningServer) -> None:
+    with LgrepClient.connect(socket_path=lgrep_server.socket_path) as client:
+        assert client.server_info().version == "0.1.0"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({}, "either socket_path or port"),
+        ({"socket_path": "/tmp/x.sock", "port": 7781}, "either socket_path or port"),
+        ({"port": 7781, "host": "10.0.0.2", "token": "A" * 43}, "for this machine only"),
+        ({"port": 7781, "token": "short"}, "16 to 512 characters"),
+        ({"socket_path": "/tmp/" + "x" * 200}, "bytes long"),
+    ],
+)
+def test_unusable_endpoints_are_config_errors(kwargs: dict[str, object], words: str) -> None:
+    with pytest.raises(errors.ConfigError, match=words):
+        LgrepClient.connect(**kwargs)  # type: ignore[arg-type]
+
+
+# --- stays light ----------------------------------------------------------------------------------
+
+
+def test_importing_the_client_loads_no_storage_ml_or_settings_library() -> None:
+    heavy = ["numpy", "lancedb", "pyarrow", "onnxruntime", "tokenizers", "tree_sitter", "pydantic", "yaml", "re2"]
+    code = (
+        "import sys, lgrep_core.client, lgrep_core.grpc_support\n"
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert proc.stdout.strip() == ""
