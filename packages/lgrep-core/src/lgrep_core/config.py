@@ -158,6 +158,11 @@ class ServerSettings(_Section):
     snapshot_budget_mb: int = Field(
         default=1024, ge=64, description="Snapshots beyond this estimated size are dropped, least recently used first."
     )
+    idle_exit_s: float = Field(
+        default=3 * 3600.0,
+        ge=0,
+        description="A daemon with no call for this long and nothing to watch or index stops itself (0: never).",
+    )
     watch_debounce_ms: int = Field(
         default=250, ge=10, le=60_000, description="A watched project is re-indexed this long after its last change."
     )

@@ -21,30 +21,42 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import importlib.metadata
 import logging
 import os
 import signal
 import stat
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent import futures
 from pathlib import Path
 from typing import Any
 
 import grpc
+from lgrep.v1 import server_pb2, server_pb2_grpc
 
-from lgrep_core.errors import ConfigError, IndexBusyError, StorageError
+from lgrep_core import grpc_support, wire
+from lgrep_core.config import LgrepSettings
+from lgrep_core.errors import IndexBusyError, StorageError
+from lgrep_core.models import ServerInfo
 
-__all__ = ["MAX_SOCKET_PATH", "ServerRuntime", "server_pid"]
+__all__ = [
+    "ActivityInterceptor",
+    "ServerInfoServicer",
+    "ServerRuntime",
+    "add_server_service",
+    "run_server",
+    "server_interceptors",
+    "server_pid",
+    "server_version",
+    "tcp_token",
+]
 
 log = logging.getLogger(__name__)
 
-# sockaddr_un.sun_path is 108 bytes on Linux (104 on macOS), including the terminating NUL.
-MAX_SOCKET_PATH = 103
 # Worker threads for calls: searches are short, index streams are long-lived but few.
 MAX_WORKERS = 32
-# Largest message either way: a GetFile of a big file, a search with long snippets.
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
 def server_pid(socket_path: Path) -> int | None:
@@ -80,11 +92,7 @@ class ServerRuntime:
         interceptors: Sequence[grpc.ServerInterceptor] = (),
         what: str = "lgrep server",
     ) -> None:
-        if len(os.fsencode(socket_path)) > MAX_SOCKET_PATH:
-            raise ConfigError(
-                f"the socket path {socket_path} is longer than a unix socket allows ({MAX_SOCKET_PATH} bytes): "
-                "set server.socket (LGREP_SERVER__SOCKET) to a shorter path"
-            )
+        grpc_support.unix_target(socket_path)  # a path the OS cannot bind is a ConfigError now
         self.socket_path = socket_path
         self.tcp_port = tcp_port
         self.bound_tcp_port = 0
@@ -92,6 +100,7 @@ class ServerRuntime:
         self._interceptors = list(interceptors)
         self._lock_fd: int | None = None
         self._server: grpc.Server | None = None
+        self._health: Any = None
         self._stopped = threading.Event()
         self._on_stop: list[Callable[[], None]] = []
 
@@ -144,32 +153,26 @@ class ServerRuntime:
         log.info("removing the socket a stopped server left: %s", self.socket_path)
         self.socket_path.unlink()
 
-    def start(self, install: Callable[[grpc.Server], None]) -> None:
-        """Build the server, let `install` add the servicers, and start listening."""
+    def start(self, install: Callable[[grpc.Server], Sequence[str]]) -> None:
+        """Build the server, let `install` add the servicers (it returns their full names, for health
+        and reflection), and start listening.
+
+        Raises:
+            ConfigError: the socket or the TCP port cannot be used.
+        """
         if self._lock_fd is None:
             self.claim()
         server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="lgrep-rpc"),
             interceptors=self._interceptors,
-            options=[
-                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.so_reuseport", 0),
-            ],
+            options=grpc_support.server_options(),
         )
-        install(server)
-        old_umask = os.umask(0o177)  # the socket is created 0600: only this user may connect
-        try:
-            server.add_insecure_port(f"unix:{self.socket_path}")
-        finally:
-            os.umask(old_umask)
+        names = list(install(server))
+        self._health = grpc_support.add_standard_services(server, names)
+        grpc_support.add_unix_port(server, self.socket_path)
         if self.tcp_port:
-            try:
-                self.bound_tcp_port = server.add_insecure_port(f"127.0.0.1:{self.tcp_port}")
-            except RuntimeError as exc:
-                raise StorageError(f"cannot listen on 127.0.0.1:{self.tcp_port}: {exc}") from None
+            self.bound_tcp_port = grpc_support.add_tcp_port(server, self.tcp_port)
         server.start()
-        self.socket_path.chmod(0o600)
         self._server = server
         log.info("%s listening on %s (pid %d)", self.what, self.socket_path, os.getpid())
 
@@ -193,6 +196,10 @@ class ServerRuntime:
         signal.signal(signal.SIGTERM, handle)
         signal.signal(signal.SIGINT, handle)
 
+    @property
+    def stopped(self) -> threading.Event:
+        return self._stopped
+
     def wait(self) -> None:
         """Block until the server has stopped."""
         self._stopped.wait()
@@ -202,6 +209,8 @@ class ServerRuntime:
         if self._stopped.is_set():
             return
         server = self._server
+        if self._health is not None:
+            self._health.enter_graceful_shutdown()  # health checks answer NOT_SERVING from now on
         if server is not None:
             server.stop(grace_s).wait()
         for callback in self._on_stop:
@@ -218,3 +227,96 @@ class ServerRuntime:
             self._lock_fd = None
         self._stopped.set()
         log.info("%s stopped", self.what)
+
+
+class ServerInfoServicer(server_pb2_grpc.ServerServiceServicer):
+    """ServerService: who is answering (the version handshake clients make first)."""
+
+    def __init__(self, info: Callable[[], ServerInfo]) -> None:
+        self._info = info
+
+    def GetServerInfo(self, request: server_pb2.GetServerInfoRequest, context: Any) -> server_pb2.GetServerInfoResponse:
+        return wire.server_info_to_proto(self._info())
+
+
+def add_server_service(server: grpc.Server, info: Callable[[], ServerInfo]) -> str:
+    """Register ServerService; returns its full name (for health and reflection)."""
+    server_pb2_grpc.add_ServerServiceServicer_to_server(ServerInfoServicer(info), server)
+    return grpc_support.SERVER_SERVICE_NAME
+
+
+class ActivityInterceptor(grpc.ServerInterceptor):
+    """Notes when the last call arrived, so an idle server can stop itself."""
+
+    def __init__(self) -> None:
+        self.last_call = time.monotonic()
+
+    def idle_s(self) -> float:
+        return time.monotonic() - self.last_call
+
+    def intercept_service(self, continuation: Callable[[Any], Any], handler_call_details: Any) -> Any:
+        self.last_call = time.monotonic()
+        return continuation(handler_call_details)
+
+
+def server_interceptors(settings: LgrepSettings, activity: ActivityInterceptor) -> list[grpc.ServerInterceptor]:
+    """Token check first (TCP only), then the activity note, then the error mapping."""
+    interceptors: list[grpc.ServerInterceptor] = []
+    if settings.server.tcp_port:
+        interceptors.append(grpc_support.TokenAuthInterceptor(tcp_token(settings), token_file=settings.token_path))
+    return [*interceptors, activity, grpc_support.ErrorInterceptor()]
+
+
+def tcp_token(settings: LgrepSettings) -> str:
+    """The token TCP clients must send: the one in the token file, or a new one written there (0600)."""
+    path = settings.token_path
+    if path.exists() or path.is_symlink():
+        return grpc_support.read_token_file(path)
+    token = grpc_support.new_token()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    grpc_support.write_token_file(path, token)
+    return token
+
+
+def server_version() -> str:
+    try:
+        return importlib.metadata.version("lgrep-core")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+def run_server(
+    runtime: ServerRuntime,
+    install: Callable[[grpc.Server], Sequence[str]],
+    *,
+    ready_fd: int | None = None,
+    maintenance: Callable[[], bool] | None = None,
+    maintenance_interval_s: float = 0.5,
+    on_stop: Sequence[Callable[[], None]] = (),
+) -> None:
+    """Serve until SIGTERM/SIGINT (or `maintenance` returns False: the server is idle and may go).
+
+    `maintenance` runs every `maintenance_interval_s` on its own thread (never on a call's thread):
+    snapshot refreshes, eviction, the idle check."""
+    runtime.claim()
+    runtime.start(install)
+    for callback in on_stop:
+        runtime.on_stop(callback)
+    runtime.install_signal_handlers()
+    if maintenance is not None:
+
+        def loop() -> None:
+            while not runtime.stopped.wait(maintenance_interval_s):
+                try:
+                    keep = maintenance()
+                except Exception:
+                    log.exception("server maintenance failed")
+                    keep = True
+                if not keep:
+                    log.info("%s has been idle: stopping", runtime.what)
+                    runtime.stop()
+                    return
+
+        threading.Thread(target=loop, name="lgrep-maintenance", daemon=True).start()
+    runtime.notify_ready(ready_fd)
+    runtime.wait()

@@ -178,6 +178,23 @@ class ProjectSearchers:
                 "built with"
             )
 
+    def refresh(self, root: Path) -> None:
+        """A writer in this process changed `root`'s index: refresh its snapshot now (in the
+        background), so the next query already sees the change."""
+        with self._lock:
+            project = self._projects.get(root)
+        if project is not None and project.snapshots.loaded is not None:
+            project.snapshots.refresh_soon()
+
+    def poll(self) -> None:
+        """Start a background refresh of every held snapshot whose index moved on (a writer in
+        another process committed). Costs two small file reads per project."""
+        with self._lock:
+            projects = list(self._projects.values())
+        for project in projects:
+            if project.snapshots.loaded is not None:
+                project.snapshots.refresh_soon()
+
     # ------------------------------------------------------------------------------ memory
 
     def resident(self) -> list[ResidentProject]:

@@ -70,6 +70,21 @@ class Snapshots:
         self._refresh_in_background()
         return corpus
 
+    def refresh_soon(self) -> None:
+        """Start a background refresh if the index moved on since the snapshot was taken (or a
+        synchronous one without background refreshes). Errors are logged, not raised: the next
+        query reports them."""
+        corpus = self._corpus
+        try:
+            if corpus is None or self.reader.version() == corpus.version:
+                return
+        except LgrepError:
+            return
+        if self.background:
+            self._refresh_in_background()
+        else:
+            self._background_refresh()
+
     def refresh(self) -> Corpus:
         """Bring the snapshot to the index's newest version now (waits for a running refresh)."""
         return self._refresh()

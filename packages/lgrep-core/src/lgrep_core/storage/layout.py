@@ -11,6 +11,7 @@ building it" stays light. Layout (ADR 0006):
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -31,6 +32,7 @@ __all__ = [
     "index_state",
     "is_generation_name",
     "not_ready_error",
+    "project_dir",
     "read_meta_file",
     "read_pointer",
     "writer_pid",
@@ -60,6 +62,12 @@ class FileRecord:
 # Where a project's index stands, as a reader sees it. The enum is a domain type (it crosses the wire
 # as lgrep.v1.ProjectState); this name stays for the storage code and its callers.
 IndexState = ProjectState
+
+
+def project_dir(cache_dir: Path, root: Path) -> Path:
+    """`<cache>/<sha256(absolute project path)[:12]>` (DESIGN section 3)."""
+    digest = hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
+    return cache_dir / digest[:12]
 
 
 def is_generation_name(name: str) -> bool:

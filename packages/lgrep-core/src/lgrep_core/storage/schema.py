@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import pyarrow as pa
 
 from lgrep_core.models import EMBEDDING_TEXT_VERSION
+from lgrep_core.storage.layout import project_dir
 
 __all__ = [
     "CHUNKS_TABLE",
@@ -27,12 +27,6 @@ CHUNKS_TABLE = "chunks"
 # Vectors are stored once per distinct embedding key (content-addressed), not per chunk: copies,
 # renames and reverted edits reuse them, and the table doubles as the embedding cache.
 VECTORS_TABLE = "vectors"
-
-
-def project_dir(cache_dir: Path, root: Path) -> Path:
-    """`<cache>/<sha256(absolute project path)[:12]>` (DESIGN section 3)."""
-    digest = hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
-    return cache_dir / digest[:12]
 
 
 def path_key(path: str) -> str:

@@ -1,0 +1,102 @@
+"""Commands done in this process, when no daemon serves them (none can be started, autostart is off,
+or --no-daemon): the same use cases the daemon runs, imported only here because they are heavy
+(LanceDB, the model runtime)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from lgrep_core.config import LgrepSettings
+from lgrep_core.models import IndexProgress, IndexSummary, ProjectState, ProjectStatus, SearchRequest, SearchResponse
+
+__all__ = ["index", "remove", "search", "spawn_vector_filler", "status"]
+
+# How long a search that has to build the index first waits for another process building it.
+SEARCH_BUILD_WAIT_S = 3600.0
+
+
+def index(
+    settings: LgrepSettings,
+    root: Path,
+    *,
+    force: bool = False,
+    wait_vectors: bool = True,
+    lock_timeout_s: float | None = None,
+    progress: Callable[[IndexProgress], None] | None = None,
+) -> IndexSummary:
+    from lgrep_core.embeddings.registry import make_embedder
+    from lgrep_index.pipeline import Indexer
+
+    embedder = make_embedder(settings.embedding, settings.cache_dir)
+    return Indexer(settings, root, embedder, progress=progress).run(
+        force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s
+    )
+
+
+def search(
+    settings: LgrepSettings, root: Path, request: SearchRequest, *, notice: Callable[[str], None]
+) -> SearchResponse:
+    """Search in this process, building the index first if there is none (`notice` says so)."""
+    from lgrep_core.embeddings.registry import make_embedder
+    from lgrep_core.storage.reader import ProjectReader
+    from lgrep_core.storage.store import ProjectStore
+    from lgrep_index.pipeline import identity_for
+    from lgrep_search.searcher import Searcher
+    from lgrep_search.snapshot import Snapshots
+
+    store = ProjectStore(settings.cache_dir, root)
+    state = store.state()
+    if state is ProjectState.BUILDING:
+        store.open()  # raises the error that says who is building it
+    if state is not ProjectState.READY:
+        why = {
+            ProjectState.INTERRUPTED: "its first index did not finish; finishing it first",
+            ProjectState.OUTDATED: "its index was written by an older lgrep; rebuilding it first",
+        }.get(state, "has no index yet; building it first")
+        notice(f"{root} {why}")
+        # Another search may have started the same build a moment ago: queue behind it (its run
+        # publishes the index; this one then only checks for changes) instead of failing.
+        index(settings, root, lock_timeout_s=SEARCH_BUILD_WAIT_S)
+    embedder = make_embedder(settings.embedding, settings.cache_dir)
+    store.check_identity(identity_for(settings, embedder))
+    searcher = Searcher(Snapshots(ProjectReader(settings.cache_dir, root), background=False), embedder)
+    return searcher.search(request)
+
+
+def status(settings: LgrepSettings, root: Path) -> ProjectStatus:
+    from lgrep_index.projects import project_status
+
+    return project_status(settings, root)
+
+
+def remove(settings: LgrepSettings, root: Path) -> bool:
+    from lgrep_index.projects import remove_project
+
+    return remove_project(settings, root).removed
+
+
+def spawn_vector_filler(settings: LgrepSettings, root: Path) -> None:
+    """Fill vectors in behind: a detached `lgrep index --vectors-only` that queues on the write lock.
+
+    The child must never import from the project (an untrusted repository may hold a `lgrep_cli.py`
+    or a `numpy.py`): `-P` keeps the working directory off `sys.path`, and the working directory is
+    the project's index folder, which only lgrep writes, so not even a `.` in PYTHONPATH reaches it.
+    """
+    from lgrep_core.storage.store import ProjectStore
+
+    store = ProjectStore(settings.cache_dir, root)
+    log_path = store.dir / "embed.log"
+    with log_path.open("ab") as out:
+        subprocess.Popen(
+            [sys.executable, "-P", "-m", "lgrep_cli", "index", str(root), "--vectors-only", "--quiet", "--no-daemon"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            cwd=str(store.dir),
+            env=os.environ.copy(),
+        )

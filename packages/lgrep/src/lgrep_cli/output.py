@@ -1,0 +1,196 @@
+"""What the `lgrep` command prints, the same whether the answer came from the daemon or from this
+process: human text (terminal-safe) on stdout, notes on stderr, or one JSON object with --json."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from lgrep_core.cli_support import terminal_safe
+from lgrep_core.models import IndexPhase, IndexProgress, IndexSummary, ProjectState, ProjectStatus, SearchResponse
+from lgrep_core.serialize import search_response_json
+
+__all__ = [
+    "print_search",
+    "print_status",
+    "print_summary",
+    "printable",
+    "progress_bar",
+    "status_json",
+    "summary_json",
+]
+
+# Human search output: the first lines of each result, each cut to a terminal's width.
+HUMAN_SNIPPET_LINES = 6
+HUMAN_LINE_CHARS = 160
+
+printable = terminal_safe
+
+
+# ------------------------------------------------------------------------------------- search
+
+
+def print_search(response: SearchResponse, *, query: str, root: str, as_json: bool, explain: bool) -> None:
+    if as_json:
+        payload = search_response_json(response, query=query, root=root, explain=explain)
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return
+    if not response.results:
+        print("no results", file=sys.stderr)
+    for hit in response.results:
+        where = f"{printable(hit.path)}:{hit.start_line}-{hit.end_line}"
+        kind = hit.kind.value if hit.kind is not None else "?"
+        label = f"{printable(hit.symbol)} ({kind})" if hit.symbol else f"({kind})"
+        flag = "  [changed on disk]" if hit.stale else ""
+        print(f"{where}  {label}  score={hit.score:.4f}  via {hit.match_label}{flag}")
+        if explain:
+            print("    " + ", ".join(f"{k}={v:g}" for k, v in sorted(hit.scores.items())))
+            if hit.why:
+                print("    why: " + printable("; ".join(hit.why)))
+        lines = hit.content.splitlines()
+        for line in lines[:HUMAN_SNIPPET_LINES]:
+            shown = printable(line[:HUMAN_LINE_CHARS], keep_tabs=True)
+            print(f"    {shown}{' …' if len(line) > HUMAN_LINE_CHARS else ''}")
+        if len(lines) > HUMAN_SNIPPET_LINES or hit.truncated:
+            print(f"    … (lines {hit.start_line}-{hit.end_line}; --json shows more)")
+        print()
+    if response.vectors_pending:
+        print(
+            f"note: {response.vectors_pending} chunks still wait for vectors; results use BM25 for those",
+            file=sys.stderr,
+        )
+
+
+# ------------------------------------------------------------------------------------ indexing
+
+
+def summary_json(summary: IndexSummary, index_dir: str) -> dict[str, Any]:
+    return {
+        "root": summary.root,
+        "files": summary.files_seen,
+        "files_indexed": summary.files_indexed,
+        "files_unchanged": summary.files_unchanged,
+        "files_deleted": summary.files_deleted,
+        "files_skipped": dict(summary.skipped),
+        "chunks_written": summary.chunks_written,
+        "chunks": summary.chunks_total,
+        "vectors_embedded": summary.vectors_embedded,
+        "vectors_pending": summary.vectors_pending,
+        "seconds_bm25": round(summary.seconds_bm25, 3),
+        "seconds_vectors": round(summary.seconds_vectors, 3),
+        "index_dir": index_dir,
+    }
+
+
+def print_summary(summary: IndexSummary, *, background: bool) -> None:
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.skipped.items()))
+    lines = [
+        f"indexed {printable(summary.root)}",
+        f"  files    {summary.files_seen} seen, {summary.files_indexed} (re)indexed, "
+        f"{summary.files_unchanged} unchanged, {summary.files_deleted} removed"
+        + (f"; skipped: {skipped}" if skipped else ""),
+        f"  chunks   {summary.chunks_total} in the index ({summary.chunks_written} written)",
+        f"  vectors  {summary.vectors_embedded} embedded, {summary.vectors_pending} pending"
+        + (" (filling in the background)" if background and summary.vectors_pending else ""),
+        f"  time     {summary.seconds_bm25:.2f} s to BM25-searchable, {summary.seconds_vectors:.2f} s embedding",
+    ]
+    print("\n".join(lines), file=sys.stderr)
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[Callable[[IndexProgress], None]]:
+    """A callback that draws indexing progress on stderr (nothing when disabled or not a terminal)."""
+    if not enabled:
+        yield lambda event: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        tasks: dict[IndexPhase, TaskID] = {}
+        started: dict[IndexPhase, float] = {}
+
+        def on_progress(p: IndexProgress) -> None:
+            if p.phase is None or p.phase in (IndexPhase.WALK, IndexPhase.DONE):
+                return
+            now = time.monotonic()
+            if p.phase not in tasks:
+                label = "chunking files" if p.phase is IndexPhase.CHUNK else "embedding chunks"
+                tasks[p.phase] = bar.add_task(label, total=None, rate="")
+                started[p.phase] = now
+            elapsed = max(now - started[p.phase], 1e-6)
+            if p.phase is IndexPhase.CHUNK:
+                rate = f"{p.chunks_done / elapsed:,.0f} chunks/s"
+                bar.update(tasks[p.phase], completed=p.files_done, total=p.files_total, rate=rate)
+            else:
+                rate = f"{p.chunks_done / elapsed:,.1f} chunks/s"
+                bar.update(tasks[p.phase], completed=p.chunks_done, total=p.chunks_total, rate=rate)
+
+        yield on_progress
+
+
+# -------------------------------------------------------------------------------------- status
+
+
+def status_json(status: ProjectStatus) -> dict[str, Any]:
+    state = status.state.value if status.state is not None else ""
+    if status.state is not ProjectState.READY:
+        return {"root": status.project_root, "state": state, "index_dir": status.index_dir, "detail": status.detail}
+    changes = status.changes
+    return {
+        "root": status.project_root,
+        "state": state,
+        "index_dir": status.index_dir,
+        "files": status.files,
+        "chunks": status.chunks,
+        "vectors_pending": status.vectors_pending,
+        "languages": dict(status.languages),
+        "provider": status.provider,
+        "model": status.model,
+        "dimension": status.dimension,
+        "chunker_version": status.chunker_version,
+        "last_indexed": status.last_indexed.isoformat() if status.last_indexed else None,
+        "files_changed_since": None
+        if changes is None
+        else {
+            "added": changes.added,
+            "modified": changes.modified,
+            "deleted": changes.deleted,
+            "total": changes.total,
+        },
+        "watched": status.watched,
+    }
+
+
+def print_status(status: ProjectStatus, *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(status_json(status), indent=2))
+        return
+    print(printable(status.project_root))
+    if status.state is not ProjectState.READY:
+        state = status.state.value if status.state is not None else "unknown"
+        print(f"  state     {state}: {printable(status.detail)}")
+        return
+    langs = ", ".join(f"{k} {v}" for k, v in list(status.languages.items())[:8])
+    print(f"  index     {printable(status.index_dir)}")
+    print(f"  files     {status.files} ({langs})")
+    print(f"  chunks    {status.chunks}, {status.vectors_pending} waiting for vectors")
+    print(f"  model     {status.provider}/{status.model} ({status.dimension} d)")
+    print(f"  indexed   {status.last_indexed.isoformat() if status.last_indexed else 'never'}")
+    c = status.changes
+    if c is not None:
+        print(f"  changed   {c.total} files since ({c.added} added, {c.modified} modified, {c.deleted} deleted)")
+    if status.watched:
+        print("  watched   yes: the daemon re-indexes changes as they happen")
