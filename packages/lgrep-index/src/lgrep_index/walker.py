@@ -80,6 +80,7 @@ __all__ = [
     "SkippedFile",
     "WalkOptions",
     "WalkedFile",
+    "is_project_path",
     "is_secret_path",
     "read_text",
     "walk",
@@ -1292,6 +1293,12 @@ class PathRules:
             return _PathEntry.lstat(f"{abs_dir}/{child}")
 
         return self._walker._folder_rules(rel, parent, lookup, is_root=False), True
+
+
+def is_project_path(path: str) -> bool:
+    """Whether `path` has the form of a project-relative path: '/'-separated names, none empty, '.'
+    or '..', not absolute. Anything else never names a file of the project."""
+    return _relative_parts(path) is not None
 
 
 def _relative_parts(path: str) -> list[str] | None:
