@@ -144,3 +144,45 @@ def test_vectors_round_trip_and_pending(tmp_path: Path) -> None:
     assert keys == ["v0"]
     assert matrix.shape == (1, 4)
     assert np.allclose(matrix[0], vecs[0])
+
+
+def test_manifest_paths_under_folders(tmp_path: Path) -> None:
+    from lgrep_core.storage.store import FileRecord
+
+    store = _store(tmp_path)
+    paths = [
+        "lib",
+        "lib/x.py",
+        "lib/sub/y.py",
+        "lib0",
+        "lib-a/x.py",
+        "library/z.py",
+        "lib.py",
+        "a/lib/x.py",
+        "ünï/cödé.py",
+        "ünï/sub/ü.py",
+        "ünïx/no.py",
+        "%_like/x.py",
+        "%_likeX/y.py",
+        "l_b/x.py",
+        *HOSTILE,
+    ]
+    store.manifest_put(FileRecord(p, 1, 1, "h", "python", 1) for p in paths)
+    assert sorted(store.manifest_paths_under(["lib"])) == ["lib/sub/y.py", "lib/x.py"]
+    assert sorted(store.manifest_paths_under(["ünï", "%_like"])) == [
+        "%_like/x.py",
+        "ünï/cödé 🎉.py",
+        "ünï/cödé.py",
+        "ünï/sub/ü.py",
+    ]
+    assert store.manifest_paths_under(["l_b"]) == ["l_b/x.py"]  # no LIKE wildcards
+    assert store.manifest_paths_under(["lib/sub", "a"]) == ["lib/sub/y.py", "a/lib/x.py"]
+    assert store.manifest_paths_under(["nothing", ""]) == []
+
+
+def test_path_keys_with_chunks(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.replace_files(_rows(HOSTILE[:4], "v1"), [path_key(p) for p in HOSTILE[:4]])
+    asked = [path_key(p) for p in HOSTILE]
+    assert store.path_keys_with_chunks(asked) == {path_key(p) for p in HOSTILE[:4]}
+    assert store.path_keys_with_chunks([]) == set()

@@ -3,6 +3,10 @@
 Phase 1 writes chunks and their full-text index in batches of files; the project is searchable by
 BM25 as soon as it ends. Phase 2 embeds every chunk whose embedding key has no stored vector yet,
 in batches that are committed one by one, so a killed run resumes where it stopped.
+
+`Indexer.run` walks the whole project; `Indexer.update` applies a `ChangeBatch` from the file watcher:
+phase 1 then looks only at the paths the batch names (and at what the index holds under the folders
+it says were removed), with the walker's rules (`PathRules`), and phase 2 is the same.
 """
 
 from __future__ import annotations
@@ -27,8 +31,18 @@ from lgrep_core.secrets import sanitize
 from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
 from lgrep_core.storage.store import FileRecord, IndexState, ProjectStore
 
+from lgrep_index.changes import ChangeBatch
 from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, detect_language
-from lgrep_index.walker import SKIP_SECRET, SkippedFile, WalkedFile, WalkOptions, read_text, walk
+from lgrep_index.walker import (
+    SKIP_SECRET,
+    PathRules,
+    SkippedFile,
+    WalkedFile,
+    WalkOptions,
+    is_project_path,
+    read_text,
+    walk,
+)
 
 __all__ = [
     "Indexer",
@@ -181,6 +195,46 @@ class Indexer:
             IndexMismatchError, SchemaVersionMismatchError: the index was built differently (use force).
             StorageError: the index is damaged (use force).
         """
+        return self._write(self._phase_chunks, force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s)
+
+    def update(
+        self, batch: ChangeBatch, *, wait_vectors: bool = True, lock_timeout_s: float | None = None
+    ) -> IndexSummary:
+        """Apply a batch of changes without walking the whole project.
+
+        Every path in `batch.changed`, and every path the index holds under `batch.removed_prefixes`,
+        is judged as the walk would judge it now (`PathRules.check`: ignore rules, stat, size, binary,
+        secrets by name) and compared with the manifest: a new or changed file is chunked again, one
+        that is gone, ignored or no longer indexable loses its chunks and its manifest record. Then the
+        vector phase embeds the new chunks, as in `run`. The result is what `run` would leave for those
+        paths. Paths that are not project-relative ('..', absolute) are ignored.
+
+        A batch with `rescan` (or `config_changed`: the caller reloads the settings first) is a full
+        `run`; so is any batch when there is no usable index to update (a first build, a repair).
+        Locking and index generations are those of `run`.
+
+        Raises:
+            NotFoundError: the root is not a directory (`batch.root_gone`: stop watching it).
+            The rest as `run`.
+        """
+        if batch.root_gone:
+            raise NotFoundError(f"{self.root} is gone: stop watching it")
+        if batch.rescan or batch.config_changed:
+            return self.run(wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s)
+
+        def phase(summary: _Tally) -> None:
+            self._phase_paths(summary, batch)
+
+        return self._write(phase, force=False, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s)
+
+    def _write(
+        self,
+        phase_chunks: Callable[[_Tally], None],
+        *,
+        force: bool,
+        wait_vectors: bool,
+        lock_timeout_s: float | None,
+    ) -> IndexSummary:
         if not self.root.is_dir():
             raise NotFoundError(f"{self.root} is not a directory")
         lock = self.store.lock()
@@ -190,7 +244,8 @@ class Indexer:
             summary.created = self.store.begin_write(self.identity, force=force)
             replacing = summary.created and self.store.state() is IndexState.READY
             started = time.monotonic()
-            self._phase_chunks(summary)
+            # A new generation starts empty: only a walk of everything fills it.
+            (self._phase_chunks if summary.created else phase_chunks)(summary)
             summary.seconds_bm25 = time.monotonic() - started
             if not replacing or not wait_vectors:
                 # Searchable by BM25 now. A rebuild that waits for its vectors stays beside the live
@@ -253,6 +308,57 @@ class Indexer:
         self.store.manifest_delete(sorted(gone_paths))
         summary.files_deleted = len(gone_paths)
         self.store.note_chunk_writes(summary.chunks_written + len(gone))
+        self.store.write_meta(last_indexed_at=time.time())
+
+    def _phase_paths(self, summary: _Tally, batch: ChangeBatch) -> None:
+        """Phase 1 for the paths of a batch: what `_phase_chunks` does, without the walk."""
+        self._progress(IndexProgress(IndexPhase.WALK))
+        rules = PathRules(self.root, walk_options(self.settings))
+        candidates = {p for p in batch.changed if is_project_path(p)}
+        prefixes = sorted(p for p in batch.removed_prefixes if is_project_path(p))
+        if prefixes:
+            candidates.update(self.store.manifest_paths_under(prefixes))
+        paths = sorted(candidates)
+        known = self.store.manifest_get(paths)
+        keys = {path_key(p): p for p in paths}
+        indexed = {k: keys[k] for k in self.store.path_keys_with_chunks(sorted(keys))}
+
+        files: list[WalkedFile] = []
+        gone: list[str] = []
+        for path in paths:
+            outcome = rules.check(path)
+            if isinstance(outcome, WalkedFile):
+                files.append(outcome)
+                continue
+            if isinstance(outcome, SkippedFile):
+                summary.skipped[outcome.reason] += 1
+            gone.append(path)
+        summary.files_seen = len(files)
+        candidates_to_read = [f for f in files if _changed(f, known.get(f.path))]
+        summary.files_unchanged = len(files) - len(candidates_to_read)
+
+        progress = _PhaseProgress(IndexPhase.CHUNK, summary.files_unchanged, len(files))
+        self._progress(progress.event())
+        for start in range(0, len(candidates_to_read), FILES_PER_COMMIT):
+            part = candidates_to_read[start : start + FILES_PER_COMMIT]
+            written, changed, withheld = self._index_batch(part, known, indexed)
+            summary.chunks_written += written
+            summary.files_indexed += changed
+            if withheld:
+                summary.skipped[SKIP_SECRET] += withheld
+            summary.files_unchanged += len(part) - changed - withheld
+            progress.files_done += len(part)
+            progress.chunks_done += written
+            self._progress(progress.event())
+
+        # Gone, ignored, or no longer indexable (binary, too large, a symlink...): drop what the index
+        # holds for it, as a full run would.
+        gone_keys = [k for k in (path_key(p) for p in gone) if k in indexed]
+        self.store.delete_files(gone_keys)
+        gone_known = [p for p in gone if p in known]
+        self.store.manifest_delete(gone_known)
+        summary.files_deleted = len({*gone_known, *(indexed[k] for k in gone_keys)})
+        self.store.note_chunk_writes(summary.chunks_written + len(gone_keys))
         self.store.write_meta(last_indexed_at=time.time())
 
     def _index_batch(

@@ -40,6 +40,10 @@ or a very long average line in a `.js`/`.css` file) and generated files (`*.pb.g
 `vendor/` folders are excluded by default: Go, PHP and Ruby keep third-party code there, which
 drowns a project's own code in search results. Re-include them with `!vendor/` in `.lgrepignore`.
 
+`PathRules` answers the walk's question for one path at a time (would the walk consider it, what
+would it yield for it, is it an ignore file) with the same rule code and a per-folder cache: the file
+watcher filters events with it and `Indexer.update` checks the paths it is given.
+
 `read_text` decodes UTF-8 (a BOM is dropped), UTF-16/UTF-32 with a BOM, and anything else as
 mostly-UTF-8 with replacement characters or, when no valid UTF-8 sequence is present at all, as
 cp1252/latin-1. Line endings are kept as they are (CRLF stays CRLF) so that offsets and line
@@ -57,10 +61,11 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import re2
 from lgrep_core.errors import NotFoundError
-from lgrep_core.pathnames import collides, display_name, display_path, is_utf8
+from lgrep_core.pathnames import collides, disk_path, display_name, display_path, is_utf8
 from lgrep_core.text import decode_text
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
@@ -72,9 +77,11 @@ __all__ = [
     "SKIP_SYMLINK",
     "SKIP_TOO_LARGE",
     "SKIP_UNREADABLE",
+    "PathRules",
     "SkippedFile",
     "WalkOptions",
     "WalkedFile",
+    "is_project_path",
     "is_secret_path",
     "read_text",
     "walk",
@@ -845,6 +852,54 @@ def _looks_minified(head: bytes) -> bool:
 # --- the walk -----------------------------------------------------------------------------------
 
 
+class _Entry(Protocol):
+    """What the walk asks of a folder entry, never following a symlink: an `os.DirEntry` of a
+    listing, or a `_PathEntry` when `PathRules` looks at one path on its own."""
+
+    @property
+    def path(self) -> str: ...
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool: ...
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool: ...
+
+    def is_symlink(self) -> bool: ...
+
+
+class _PathEntry:
+    """An entry known by the `lstat` of its path (what `os.DirEntry` knows from a listing)."""
+
+    __slots__ = ("_mode", "path")
+
+    def __init__(self, path: str, mode: int) -> None:
+        self.path = path
+        self._mode = mode
+
+    @classmethod
+    def lstat(cls, path: str) -> _PathEntry | None:
+        try:
+            return cls(path, os.lstat(path).st_mode)
+        except (OSError, ValueError):  # ValueError: a NUL in the path
+            return None
+
+    def _target_mode(self, follow_symlinks: bool) -> int:
+        if follow_symlinks and stat.S_ISLNK(self._mode):
+            try:
+                return Path(self.path).stat().st_mode
+            except OSError:
+                return 0
+        return self._mode
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        return stat.S_ISDIR(self._target_mode(follow_symlinks))
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        return stat.S_ISREG(self._target_mode(follow_symlinks))
+
+    def is_symlink(self) -> bool:
+        return stat.S_ISLNK(self._mode)
+
+
 class _Walker:
     def __init__(self, root: Path, options: WalkOptions, on_skip: Callable[[SkippedFile], None] | None) -> None:
         self._root = root
@@ -934,20 +989,9 @@ class _Walker:
             self._skip(prefix.rstrip("/") or ".", SKIP_UNREADABLE)
             return None
         by_name = {entry.name: entry for entry in entries}
-        if not is_root:
-            rel = prefix[:-1]
-            if _CACHEDIR_TAG in by_name and self._is_cachedir_tag(by_name[_CACHEDIR_TAG]):
-                return None
-            if _VENV_MARKER in by_name and not rules.reincludes(rel, is_dir=True):
-                return None
-        escaped = "".join(_escape_glob(part) + "/" for part in prefix.split("/")[:-1])
-        git = lgrep = None
-        if self._options.respect_gitignore and GITIGNORE_NAME in by_name:
-            lines = self._read_ignore_entry(by_name[GITIGNORE_NAME], prefix + GITIGNORE_NAME)
-            git = _compile(lines, escaped, prefix + GITIGNORE_NAME) if lines else None
-        if LGREPIGNORE_NAME in by_name:
-            lines = self._read_ignore_entry(by_name[LGREPIGNORE_NAME], prefix + LGREPIGNORE_NAME)
-            lgrep = _compile(lines, escaped, prefix + LGREPIGNORE_NAME) if lines else None
+        inner = self._folder_rules(prefix[:-1], rules, by_name.get, is_root=is_root)
+        if inner is None:
+            return None
         named: list[tuple[str, os.DirEntry[str]]] = []
         for entry in entries:
             if entry.name.isascii():
@@ -959,10 +1003,33 @@ class _Walker:
             else:
                 named.append((display_name(entry.name), entry))
         named.sort(key=_sort_key)
-        return named, rules.extend(git, lgrep)
+        return named, inner
+
+    def _folder_rules(
+        self, rel: str, rules: _Rules, lookup: Callable[[str], _Entry | None], *, is_root: bool
+    ) -> _Rules | None:
+        """The rules in force inside the folder `rel` ('' at the root): its parent's `rules` plus its
+        own ignore files. None when the walk does not enter it: it holds a cache tag, or it is a
+        virtualenv that no lgrep negation re-includes. `lookup` finds an entry of the folder by name."""
+        if not is_root:
+            tag = lookup(_CACHEDIR_TAG)
+            if tag is not None and self._is_cachedir_tag(tag):
+                return None
+            if lookup(_VENV_MARKER) is not None and not rules.reincludes(rel, is_dir=True):
+                return None
+        prefix = rel + "/" if rel else ""
+        escaped = "".join(_escape_glob(part) + "/" for part in prefix.split("/")[:-1])
+        git = lgrep = None
+        if self._options.respect_gitignore and (entry := lookup(GITIGNORE_NAME)) is not None:
+            lines = self._read_ignore_entry(entry, prefix + GITIGNORE_NAME)
+            git = _compile(lines, escaped, prefix + GITIGNORE_NAME) if lines else None
+        if (entry := lookup(LGREPIGNORE_NAME)) is not None:
+            lines = self._read_ignore_entry(entry, prefix + LGREPIGNORE_NAME)
+            lgrep = _compile(lines, escaped, prefix + LGREPIGNORE_NAME) if lines else None
+        return rules.extend(git, lgrep)
 
     @staticmethod
-    def _is_cachedir_tag(entry: os.DirEntry[str]) -> bool:
+    def _is_cachedir_tag(entry: _Entry) -> bool:
         try:
             if not entry.is_file(follow_symlinks=False):
                 return False
@@ -974,7 +1041,7 @@ class _Walker:
         except OSError:
             return False
 
-    def _read_ignore_entry(self, entry: os.DirEntry[str], rel: str) -> list[str]:
+    def _read_ignore_entry(self, entry: _Entry, rel: str) -> list[str]:
         try:
             if not entry.is_file(follow_symlinks=False):
                 return []  # git does not follow a symlinked ignore file either
@@ -997,16 +1064,20 @@ class _Walker:
             os.close(fd)
         return data.removeprefix(codecs.BOM_UTF8).decode("utf-8", errors="replace").splitlines()
 
-    def _check_file(self, entry: os.DirEntry[str], name: str, rel: str, rules: _Rules) -> WalkedFile | None:
-        lower = name.lower()
+    @staticmethod
+    def _ignored_file(name: str, rel: str, rules: _Rules) -> bool:
+        """Whether the ignore rules leave a file out silently: a version-control file, a built-in
+        default that no lgrep negation re-includes, or a file an ignore pattern names."""
         if name in _VCS_FILES:
-            return None
-        if _is_default_file(lower):
-            if not rules.reincludes(rel, is_dir=False):
-                return None
-        elif rules.ignores(rel, is_dir=False):
-            return None
+            return True
+        if _is_default_file(name.lower()):
+            return not rules.reincludes(rel, is_dir=False)
+        return rules.ignores(rel, is_dir=False)
 
+    def _check_file(self, entry: _Entry, name: str, rel: str, rules: _Rules) -> WalkedFile | None:
+        if self._ignored_file(name, rel, rules):
+            return None
+        lower = name.lower()
         if entry.is_symlink():
             self._skip(rel, SKIP_SYMLINK)
             return None
@@ -1076,3 +1147,148 @@ def _sort_key(item: tuple[str, os.DirEntry[str]]) -> str:
         return name + "/" if entry.is_dir(follow_symlinks=False) else name
     except OSError:
         return name
+
+
+# --- one path at a time -------------------------------------------------------------------------
+
+
+class PathRules:
+    """The walk's decision about single project-relative paths, without walking the project.
+
+    It runs the walker's own rule code (`_Walker`): a folder's rules are its parent's plus its own
+    ignore files, each folder is looked at once (`lstat` of its markers and ignore files, not a
+    listing) and its rules are cached, so asking about a path costs a dictionary lookup and the
+    pattern match of its name. For the file watcher (is an event worth reporting?) and for indexing
+    a list of paths (`Indexer.update`).
+
+    Paths are '/'-separated, relative to the root, without '.' or '..' parts, names shown as the
+    walk shows them (`lgrep_core.pathnames`); anything else (absolute, '..', empty) is never
+    considered. A folder that exists but is not a real folder (a symlink to one, say) is never
+    entered, as in the walk, so nothing outside the root is ever considered. A folder that does not
+    exist (deleted) counts as a plain folder of its parent, and is not cached.
+
+    Not thread-safe: one instance per thread. After an ignore file or a folder changes, `forget`
+    what was cached about it (or `clear` everything).
+    """
+
+    def __init__(self, root: Path, options: WalkOptions | None = None) -> None:
+        self.root = Path(os.path.normpath(Path(root).absolute()))
+        self.options = options or WalkOptions()
+        self._skipped: list[SkippedFile] = []
+        self._walker = _Walker(self.root, self.options, self._skipped.append)
+        self._folders: dict[str, _Rules | None] = {}
+
+    def considers(self, path: str, *, is_dir: bool = False) -> bool:
+        """Whether the walk would look at this path: every folder above it is entered and no ignore
+        rule (version-control names, built-in defaults, ignore files, configured patterns, cache
+        tags and virtualenv markers of its folders) leaves it out. Checks by name and rules only: a
+        considered file may still be skipped for its content, size, name (secrets, binary and
+        generated names) or type (`check` says)."""
+        parts = _relative_parts(path)
+        if parts is None:
+            return False
+        if is_dir:
+            return self._folder(parts) is not None
+        rules = self._folder(parts[:-1])
+        return rules is not None and not _Walker._ignored_file(parts[-1], path, rules)
+
+    def check(self, path: str) -> WalkedFile | SkippedFile | None:
+        """What the walk would do with the file at `path` now: the `WalkedFile` it would yield, the
+        `SkippedFile` it would report (too large, binary, secret, symlink, generated, ...), or None
+        when it would not see it at all (ignored, missing, a folder or another non-regular file)."""
+        parts = _relative_parts(path)
+        if parts is None:
+            return None
+        rules = self._folder(parts[:-1])
+        if rules is None:
+            return None
+        entry = _PathEntry.lstat(str(disk_path(self.root, path)))
+        if entry is None or entry.is_dir(follow_symlinks=False):
+            return None
+        self._skipped.clear()
+        walked = self._walker._check_file(entry, parts[-1], path, rules)
+        if walked is not None:
+            return walked
+        return self._skipped[-1] if self._skipped else None
+
+    def is_rule_source(self, path: str) -> bool:
+        """Whether a change to this file can change what the walk considers: an ignore file
+        (`.lgrepignore`, and `.gitignore` unless git's rules are off), `.git/info/exclude`, or the
+        `CACHEDIR.TAG` / `pyvenv.cfg` that make the walk skip a folder, in a folder the walk enters.
+        (The project's `.lgrep.yaml` changes the options themselves: see lgrep_core.config.)"""
+        parts = _relative_parts(path)
+        if parts is None:
+            return False
+        name, folder = parts[-1], parts[:-1]
+        if parts == [".git", "info", "exclude"]:
+            return self.options.respect_gitignore
+        is_source = (
+            name == LGREPIGNORE_NAME
+            or (name == GITIGNORE_NAME and self.options.respect_gitignore)
+            or (name in (_CACHEDIR_TAG, _VENV_MARKER) and bool(folder))
+        )
+        return is_source and self._folder(folder) is not None
+
+    def forget(self, folder: str) -> None:
+        """Drop what is cached about a folder and everything under it ('' for all)."""
+        if not folder:
+            self._folders.clear()
+            return
+        below = folder + "/"
+        for key in [k for k in self._folders if k == folder or k.startswith(below)]:
+            del self._folders[key]
+
+    def clear(self) -> None:
+        self._folders.clear()
+
+    def _folder(self, parts: Sequence[str]) -> _Rules | None:
+        """The rules in force inside a folder, or None when the walk does not enter it."""
+        depth = len(parts)
+        while depth and "/".join(parts[:depth]) not in self._folders:
+            depth -= 1
+        if depth == 0 and "" not in self._folders:
+            root = str(self.root)
+            self._folders[""] = self._walker._folder_rules(
+                "", self._walker._root_rules(), lambda name: _PathEntry.lstat(f"{root}/{name}"), is_root=True
+            )
+        rules = self._folders["/".join(parts[:depth])]
+        while rules is not None and depth < len(parts):
+            rel = "/".join(parts[: depth + 1])
+            rules, exists = self._enter(parts[depth], rel, rules)
+            if exists:
+                self._folders[rel] = rules
+            depth += 1
+        return rules
+
+    def _enter(self, name: str, rel: str, parent: _Rules) -> tuple[_Rules | None, bool]:
+        """(rules inside the folder `rel` or None when the walk does not enter it, whether it exists)."""
+        abs_dir = str(disk_path(self.root, rel))
+        entry = _PathEntry.lstat(abs_dir)
+        if entry is not None and not entry.is_dir(follow_symlinks=False):
+            return None, True  # a symlink or a file: the walk never enters it
+        if not self._walker._keep_dir(name, rel, parent):
+            return None, entry is not None
+        if entry is None:
+            return parent, False
+
+        def lookup(child: str) -> _Entry | None:
+            return _PathEntry.lstat(f"{abs_dir}/{child}")
+
+        return self._walker._folder_rules(rel, parent, lookup, is_root=False), True
+
+
+def is_project_path(path: str) -> bool:
+    """Whether `path` has the form of a project-relative path: '/'-separated names, none empty, '.'
+    or '..', not absolute. Anything else never names a file of the project."""
+    return _relative_parts(path) is not None
+
+
+def _relative_parts(path: str) -> list[str] | None:
+    """The names of a project-relative path, or None when it is not one (absolute, empty names,
+    '.' or '..', a NUL)."""
+    if not path or "\x00" in path:
+        return None
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return None
+    return parts

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-
 from lgrep_core.cli_support import EXIT_OK, run_command, setup_logging
 from lgrep_core.errors import NotFoundError
 
@@ -326,8 +325,12 @@ def unwatch(cs: Any, path: Path) -> int:
 
 
 @cli.command()
-@click.option("--socket", "socket_path", type=click.Path(path_type=Path), help="unix socket (default: in the cache dir)")
-@click.option("--tcp-port", type=click.IntRange(0, 65535), help="also listen on 127.0.0.1:PORT (clients need the token)")
+@click.option(
+    "--socket", "socket_path", type=click.Path(path_type=Path), help="unix socket (default: in the cache dir)"
+)
+@click.option(
+    "--tcp-port", type=click.IntRange(0, 65535), help="also listen on 127.0.0.1:PORT (clients need the token)"
+)
 @click.option("--stop", is_flag=True, help="stop the running daemon")
 @click.option("--status", "show_status", is_flag=True, help="say whether a daemon runs, and what it serves")
 @click.option("--ready-fd", type=int, hidden=True)
@@ -338,7 +341,8 @@ def serve(
     """Run the lgrep daemon: one warm model and index service for every agent and command."""
     from .output import printable
 
-    socket_path = socket_path.expanduser().absolute() if socket_path else cs.socket_path
+    socket_path = socket_path.expanduser().absolute() if socket_path is not None else Path(cs.socket_path)
+    assert socket_path is not None
     if stop:
         from .remote import stop_daemon
 
@@ -378,7 +382,10 @@ def _serve_status(cs: Any, socket_path: Path) -> int:
     with client:
         info = client.server_info()
     print(f"lgrep daemon {info.version}, pid {info.pid}, since {info.started_at}")
-    print(f"  socket    {printable(info.unix_socket_path)}" + (f", tcp 127.0.0.1:{info.tcp_port}" if info.tcp_port else ""))
+    print(
+        f"  socket    {printable(info.unix_socket_path)}"
+        + (f", tcp 127.0.0.1:{info.tcp_port}" if info.tcp_port else "")
+    )
     print(f"  model     {info.embedding_provider}/{info.embedding_model} ({info.embedding_dimension} d)")
     print(f"  projects  {info.resident_projects} in memory")
     return EXIT_OK

@@ -578,6 +578,19 @@ class ProjectStore:
         return out
 
     @_storage_errors
+    def manifest_paths_under(self, folders: Iterable[str]) -> list[str]:
+        """Paths of the manifest inside any of these project-relative folders (at any depth)."""
+        out: list[str] = []
+        for folder in folders:
+            # Every path under `folder/` sorts between `folder/` and `folder0` ('0' follows '/'):
+            # a range scan of the primary key, and no pattern syntax to escape.
+            rows = self.manifest.execute(
+                "SELECT path FROM files WHERE path >= ? AND path < ?", (folder + "/", folder + "0")
+            )
+            out.extend(r[0] for r in rows)
+        return out
+
+    @_storage_errors
     def manifest_put(self, records: Iterable[FileRecord]) -> None:
         conn = self.manifest
         with _transaction(conn):
@@ -629,6 +642,16 @@ class ProjectStore:
         if path_keys:
             self._changed_keys.update(path_keys)
             self.chunks.delete(col("path_key").isin(list(path_keys)))
+
+    @_storage_errors
+    def path_keys_with_chunks(self, path_keys: Sequence[str]) -> set[str]:
+        """Which of these files (by `path_key`) have chunks in the table."""
+        found: set[str] = set()
+        for start in range(0, len(path_keys), 5000):
+            part = list(path_keys[start : start + 5000])
+            rows = self.chunks.search().where(col("path_key").isin(part)).select(["path_key"]).limit(None).to_arrow()
+            found.update(rows.column("path_key").to_pylist())
+        return found
 
     @_storage_errors
     def indexed_path_keys(self) -> dict[str, str]:
