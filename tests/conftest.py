@@ -7,8 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +75,73 @@ def lgrep(tmp_path: Path, model_dir: Path) -> Iterator[Lgrep]:
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LGREP_") and k not in {"XDG_CONFIG_HOME"}}
-    env.update({"HOME": str(home), "LGREP_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"})
+    # These tests exercise the commands in-process; tests/e2e/test_daemon*.py run them through a daemon.
+    env.update(
+        {"HOME": str(home), "LGREP_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1", "LGREP_SERVER__AUTOSTART": "0"}
+    )
     yield Lgrep(cache, env)
+
+
+@dataclass
+class Daemon:
+    """An `lgrep serve` process of its own cache dir (short enough for a unix socket path)."""
+
+    lgrep: Lgrep
+    cache: Path
+    process: subprocess.Popen[bytes] | None = None
+    started: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def socket(self) -> Path:
+        return self.cache / "lgrep.sock"
+
+    def start(self, *args: str, extra_env: dict[str, str] | None = None, timeout: float = 120) -> int:
+        """Start `lgrep serve` and wait until it says it listens; returns its pid."""
+        read_fd, write_fd = os.pipe()
+        env = {**self.lgrep.env, **(extra_env or {})}
+        with (self.cache / "serve-test.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [*self.lgrep.command, "serve", "--ready-fd", str(write_fd), *args],
+                pass_fds=(write_fd,),
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                cwd=self.cache,
+            )
+        self.started.append(self.process)
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as ready:
+            line = ready.readline().decode()  # EOF when it exits without listening
+        if not line.startswith("ready"):
+            self.process.wait(timeout=30)
+            raise AssertionError(f"lgrep serve did not start: {(self.cache / 'serve-test.log').read_text()[-2000:]}")
+        return self.process.pid
+
+    def stop(self) -> None:
+        """Stop every daemon of this cache dir: the one started here and any a command started."""
+        self.lgrep("serve", "--stop", check=False, timeout=60)
+        for process in self.started:
+            if process.poll() is None:
+                process.kill()
+            process.wait(timeout=30)
+
+
+@pytest.fixture
+def daemon(tmp_path: Path, model_dir: Path) -> Iterator[Daemon]:
+    """A cache dir with a short path and commands that use (and autostart) the daemon; every daemon
+    of it is stopped afterwards."""
+    cache = Path(tempfile.mkdtemp(prefix="lgd-", dir="/tmp"))
+    (cache / "models").symlink_to(model_dir, target_is_directory=True)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LGREP_") and k not in {"XDG_CONFIG_HOME"}}
+    env.update({"HOME": str(home), "LGREP_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"})
+    handle = Daemon(Lgrep(cache, env), cache)
+    try:
+        yield handle
+    finally:
+        handle.stop()
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def write_python_repo(root: Path, files: int, funcs: int = 4, *, distinct: bool = True) -> None:

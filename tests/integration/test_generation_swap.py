@@ -98,3 +98,13 @@ def test_results_of_a_replaced_generation_are_still_checked_for_staleness(tmp_pa
     monkeypatch.setattr(Searcher, "_stale_paths", stale_after_a_rebuild)
     answer = Searcher(Snapshots(reader), embedder).search(SearchRequest("verify_token"))
     assert rebuilt and answer.results[0].symbol == "verify_token" and not answer.results[0].stale
+
+
+def test_a_first_build_killed_before_it_wrote_its_metadata_is_started_again(tmp_path: Path) -> None:
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    store = ProjectStore(settings.cache_dir, root)
+    (store.dir / "gen-18ea961a8ae5bd70-99999").mkdir(parents=True)  # what `create` makes first
+    summary = Indexer(settings, root, embedder).run()
+    assert summary.created and summary.files_indexed == 1
+    assert store.generations() != ["gen-18ea961a8ae5bd70-99999"]

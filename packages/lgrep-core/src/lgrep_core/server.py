@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent import futures
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +39,16 @@ from lgrep.v1 import server_pb2, server_pb2_grpc
 
 from lgrep_core import grpc_support, wire
 from lgrep_core.config import LgrepSettings
+from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.errors import IndexBusyError, StorageError
-from lgrep_core.models import ServerInfo
+from lgrep_core.models import ServerInfo, ServerRole
 
 __all__ = [
     "ActivityInterceptor",
     "ServerInfoServicer",
     "ServerRuntime",
     "add_server_service",
+    "make_server_info",
     "run_server",
     "server_interceptors",
     "server_pid",
@@ -113,6 +116,8 @@ class ServerRuntime:
             IndexBusyError: another server holds it (the message names its pid).
             StorageError: the folder cannot be created or the path holds something else.
         """
+        if self._lock_fd is not None:
+            return
         folder = self.socket_path.parent
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -320,3 +325,30 @@ def run_server(
         threading.Thread(target=loop, name="lgrep-maintenance", daemon=True).start()
     runtime.notify_ready(ready_fd)
     runtime.wait()
+
+
+def make_server_info(
+    settings: LgrepSettings,
+    embedder: EmbeddingProvider,
+    runtime: ServerRuntime,
+    roles: Sequence[ServerRole],
+    *,
+    resident: int,
+    started: datetime,
+) -> ServerInfo:
+    """What GetServerInfo answers for a server process."""
+    return ServerInfo(
+        version=server_version(),
+        contract_revision=wire.CONTRACT_REVISION,
+        pid=os.getpid(),
+        started_at=started,
+        roles=tuple(roles),
+        cache_dir=str(settings.cache_dir),
+        embedding_provider=embedder.provider,
+        embedding_model=model_label(embedder),
+        embedding_dimension=embedder.dimension,
+        resident_projects=resident,
+        unix_socket_path=str(runtime.socket_path),
+        tcp_host="127.0.0.1" if runtime.bound_tcp_port else "",
+        tcp_port=runtime.bound_tcp_port,
+    )

@@ -20,6 +20,7 @@ from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import IndexingError, LgrepError
 from lgrep_core.models import IndexProgress, IndexSummary
 
+from .changes import ChangeBatch
 from .pipeline import Indexer
 
 __all__ = ["IndexJobs"]
@@ -37,6 +38,7 @@ class _Job:
     root: Path
     force: bool
     wait_vectors: bool
+    batch: ChangeBatch | None = None  # a watcher's batch: only these paths (Indexer.update)
     listeners: list[queue.SimpleQueue[object]] = field(default_factory=list)
     last_progress: IndexProgress | None = None
     started: bool = False
@@ -74,6 +76,11 @@ class IndexJobs:
         job = self._submit(root, force=force, wait_vectors=wait_vectors, listener=events)
         return self._follow(job, events)
 
+    def submit(self, root: Path, *, batch: ChangeBatch | None = None, wait_vectors: bool = True) -> None:
+        """Queue a job nobody waits for (a watcher's batch, vectors left to fill in): it runs in
+        turn with the project's other jobs; its errors are logged."""
+        self._submit(root, force=False, wait_vectors=wait_vectors, listener=None, batch=batch)
+
     def run(self, root: Path, *, force: bool = False, wait_vectors: bool = True) -> IndexSummary:
         """Index a project and return its summary (progress is not reported)."""
         summary: IndexSummary | None = None
@@ -87,6 +94,10 @@ class IndexJobs:
         with self._lock:
             return bool(self._queues.get(root))
 
+    def any_busy(self) -> bool:
+        with self._lock:
+            return any(self._queues.values())
+
     def close(self, timeout: float | None = None) -> None:
         """Stop taking jobs and wait for the running ones to finish."""
         with self._lock:
@@ -97,22 +108,34 @@ class IndexJobs:
 
     # ------------------------------------------------------------------------------ internals
 
-    def _submit(self, root: Path, *, force: bool, wait_vectors: bool, listener: queue.SimpleQueue[object]) -> _Job:
+    def _submit(
+        self,
+        root: Path,
+        *,
+        force: bool,
+        wait_vectors: bool,
+        listener: queue.SimpleQueue[object] | None,
+        batch: ChangeBatch | None = None,
+    ) -> _Job:
         with self._lock:
             if self._closed:
                 raise IndexingError("the server is shutting down; index the project again once it is back")
             pending = self._queues.setdefault(root, [])
-            # Join an equal job that has not started yet, or a running one that does at least as much.
+            # A whole-project request joins an equal one that has not started yet, or a running one
+            # that does at least as much; a watcher's batch is its own job.
             for job in pending:
+                if batch is not None or job.batch is not None or job.finished.is_set():
+                    continue
                 joins = (not job.started and job.force == force and job.wait_vectors == wait_vectors) or (
                     job.started and not force and (job.wait_vectors or not wait_vectors) and not job.force
                 )
-                if joins and not job.finished.is_set():
-                    job.listeners.append(listener)
-                    if job.last_progress is not None:
-                        listener.put(job.last_progress)
+                if joins:
+                    if listener is not None:
+                        job.listeners.append(listener)
+                        if job.last_progress is not None:
+                            listener.put(job.last_progress)
                     return job
-            job = _Job(root, force, wait_vectors, [listener])
+            job = _Job(root, force, wait_vectors, batch, [listener] if listener is not None else [])
             pending.append(job)
             worker = self._workers.get(root)
             if worker is None or not worker.is_alive():
@@ -163,9 +186,14 @@ class IndexJobs:
             # The project's own settings (its .lgrep.yaml) decide what is indexed and how it is chunked.
             settings = load_settings(job.root).settings
             indexer = Indexer(settings, job.root, self.embedder, progress=progress)
-            job.outcome = indexer.run(force=job.force, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
+            if job.batch is not None:
+                job.outcome = indexer.update(job.batch, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
+            else:
+                job.outcome = indexer.run(force=job.force, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
         except LgrepError as exc:
             job.outcome = exc
+            if not job.listeners:
+                log.warning("indexing %s failed: %s", job.root, exc.message)
         except Exception as exc:  # a bug must fail this job, not the server
             log.exception("indexing %s failed", job.root)
             job.outcome = IndexingError(f"indexing {job.root} failed: {type(exc).__name__}: {exc}")
@@ -174,3 +202,10 @@ class IndexJobs:
                 self.on_commit(job.root)
             except Exception:
                 log.exception("notifying readers of %s failed", job.root)
+        outcome = job.outcome
+        if isinstance(outcome, IndexSummary) and outcome.vectors_pending and not job.wait_vectors:
+            # The caller did not wait for vectors: this server fills them in behind, as the single writer.
+            with self._lock:
+                closed = self._closed
+            if not closed:
+                self.submit(job.root)

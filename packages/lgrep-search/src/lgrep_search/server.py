@@ -12,50 +12,22 @@ from pathlib import Path
 from typing import Any
 
 from lgrep_core.config import LgrepSettings
-from lgrep_core.embeddings.base import EmbeddingProvider, model_label
-from lgrep_core.models import ServerInfo, ServerRole
+from lgrep_core.models import ServerRole
 from lgrep_core.server import (
     ActivityInterceptor,
     ServerRuntime,
     add_server_service,
+    make_server_info,
     run_server,
     server_interceptors,
-    server_version,
 )
-from lgrep_core.wire import CONTRACT_REVISION
 
 from .projects import ProjectSearchers
 from .service import add_search_service
 
-__all__ = ["main", "serve_search", "server_info"]
+__all__ = ["main", "serve_search"]
 
 log = logging.getLogger(__name__)
-
-
-def server_info(
-    settings: LgrepSettings,
-    embedder: EmbeddingProvider,
-    runtime: ServerRuntime,
-    roles: Sequence[ServerRole],
-    *,
-    resident: int,
-    started: datetime,
-) -> ServerInfo:
-    return ServerInfo(
-        version=server_version(),
-        contract_revision=CONTRACT_REVISION,
-        pid=os.getpid(),
-        started_at=started,
-        roles=tuple(roles),
-        cache_dir=str(settings.cache_dir),
-        embedding_provider=embedder.provider,
-        embedding_model=model_label(embedder),
-        embedding_dimension=embedder.dimension,
-        resident_projects=resident,
-        unix_socket_path=str(runtime.socket_path),
-        tcp_host="127.0.0.1" if runtime.bound_tcp_port else "",
-        tcp_port=runtime.bound_tcp_port,
-    )
 
 
 def serve_search(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | None = None) -> None:
@@ -74,7 +46,7 @@ def serve_search(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | 
     started = datetime.now(UTC)
 
     def install(server: Any) -> list[str]:
-        info = lambda: server_info(  # noqa: E731
+        info = lambda: make_server_info(  # noqa: E731
             settings, embedder, runtime, [ServerRole.SEARCH], resident=len(searchers.resident()), started=started
         )
         return [add_server_service(server, info), add_search_service(server, searchers)]

@@ -119,12 +119,13 @@ def start_daemon(cs: ClientSettings) -> bool:
         os.close(read_fd)
     if line.startswith("ready"):
         return True
-    code = proc.poll()
-    if code == EXIT_ALREADY_SERVING:
-        return True  # another command started one at the same moment: use that one
-    if code is None:
+    try:
+        code = proc.wait(timeout=5.0)  # it closed the pipe without saying it was ready: it is exiting
+    except subprocess.TimeoutExpired:
         log.warning("the lgrep daemon (pid %d) did not say it was ready within %.0f s", proc.pid, START_TIMEOUT_S)
-    return False
+        return False
+    # Another command started one at the same moment: use that one.
+    return code == EXIT_ALREADY_SERVING
 
 
 # `lgrep serve` exits with this code when another daemon already serves its socket.

@@ -283,7 +283,8 @@ class ProjectStore:
             if mismatch_is_fatal:
                 raise
             return False
-        except StorageError as exc:
+        except (StorageError, NotFoundError) as exc:
+            # Damaged, or a build killed before it wrote its metadata: start a fresh generation.
             log.warning("%s; building a new index beside it", exc.message)
             self.close()
             self._pinned = None

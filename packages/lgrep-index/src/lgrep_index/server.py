@@ -1,0 +1,174 @@
+"""The index role of a server, and `lgrep-index`: the single writer and watcher of a cache dir.
+
+`lgrep-index watch PATH...` runs alone as the writer: it indexes and watches the given projects and
+serves IndexService on its socket. `lgrep serve` runs the same role beside the search role in one
+process. Either way only one index server runs per cache dir (`indexer.lock`), so every project has
+one writer however many agents and commands ask for indexing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lgrep_core.config import LgrepSettings
+from lgrep_core.embeddings.base import EmbeddingProvider
+from lgrep_core.errors import IndexBusyError, StorageError
+from lgrep_core.models import ServerInfo, ServerRole
+from lgrep_core.server import (
+    ActivityInterceptor,
+    ServerRuntime,
+    add_server_service,
+    make_server_info,
+    run_server,
+    server_interceptors,
+)
+
+from .jobs import IndexJobs
+from .service import IndexServicer, add_index_service
+from .watching import Watches
+
+__all__ = ["IndexRole", "build_index_role", "main", "serve_index"]
+
+log = logging.getLogger(__name__)
+
+WRITER_LOCK = "indexer.lock"
+# On stop, running index jobs get this long to finish their current commit.
+STOP_JOBS_S = 30.0
+
+
+@dataclass
+class IndexRole:
+    """IndexService's backends in one server process."""
+
+    jobs: IndexJobs
+    watches: Watches
+    servicer: IndexServicer
+    _lock_fd: int | None = field(default=None, repr=False)
+
+    def install(self, server: Any) -> str:
+        return add_index_service(server, self.servicer)
+
+    def busy(self) -> bool:
+        """Watching a project or running a job: a server with this role is not idle."""
+        return bool(self.watches.watched()) or self.jobs.any_busy()
+
+    def close(self) -> None:
+        self.watches.close()
+        self.jobs.close(timeout=STOP_JOBS_S)
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+
+def build_index_role(
+    settings: LgrepSettings,
+    embedder: EmbeddingProvider,
+    *,
+    on_commit: Callable[[Path], None] | None = None,
+    resident: Callable[[], set[Path]] = set,
+    forget: Callable[[Path], object] = lambda root: None,
+) -> IndexRole:
+    """Take the cache dir's writer lock and build the role.
+
+    Raises:
+        IndexBusyError: another index server is the writer of this cache dir.
+    """
+    fd = _writer_lock(settings.cache_dir)
+    jobs = IndexJobs(settings, embedder, on_commit=on_commit)
+    watches = Watches(settings, jobs)
+    servicer = IndexServicer(settings, jobs, watches, resident=resident, forget=forget)
+    return IndexRole(jobs, watches, servicer, fd)
+
+
+def _writer_lock(cache_dir: Path) -> int:
+    cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = cache_dir / WRITER_LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise StorageError(f"cannot open {path}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+        os.close(fd)
+        raise IndexBusyError(
+            f"another lgrep index server (pid {holder}) is already the writer of {cache_dir}; "
+            "use that one (or stop it: `lgrep serve --stop`, or end its `lgrep-index watch`)"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+def serve_index(
+    settings: LgrepSettings, socket_path: Path, roots: Sequence[Path], *, ready_fd: int | None = None
+) -> None:
+    """Run the writer: index and watch `roots` (and the projects a previous run watched)."""
+    from lgrep_core.embeddings.registry import make_embedder
+
+    embedder = make_embedder(settings.embedding, settings.cache_dir)
+    activity = ActivityInterceptor()
+    runtime = ServerRuntime(
+        socket_path,
+        tcp_port=settings.server.tcp_port,
+        interceptors=server_interceptors(settings, activity),
+        what="lgrep-index server",
+    )
+    runtime.claim()
+    role = build_index_role(settings, embedder)
+    started = datetime.now(UTC)
+
+    def install(server: Any) -> list[str]:
+        def info() -> ServerInfo:
+            return make_server_info(settings, embedder, runtime, [ServerRole.INDEX], resident=0, started=started)
+
+        return [add_server_service(server, info), role.install(server)]
+
+    def watch_all() -> None:
+        role.watches.restore()
+        for root in roots:
+            role.watches.watch(root)
+
+    threading.Thread(target=watch_all, name="lgrep-watch-start", daemon=True).start()
+    run_server(runtime, install, ready_fd=ready_fd, on_stop=[role.close])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`lgrep-index watch PATH... [--socket PATH]`."""
+    import click
+    from lgrep_core.cli_support import run_command, setup_logging
+
+    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    def cli() -> None:
+        """The lgrep indexer: the single writer and watcher of a cache dir."""
+
+    @cli.command()
+    @click.argument("paths", nargs=-1, type=click.Path(path_type=Path, file_okay=False, exists=True))
+    @click.option("--socket", "socket_path", type=click.Path(path_type=Path), help="unix socket to listen on")
+    @click.option("--ready-fd", type=int, hidden=True)
+    @click.option("-v", "--verbose", is_flag=True, help="log details to stderr")
+    def watch(paths: tuple[Path, ...], socket_path: Path | None, ready_fd: int | None, verbose: bool) -> None:
+        """Index PATHs, keep them fresh as files change, and serve IndexService."""
+        from lgrep_core.config import load_settings
+
+        settings = load_settings(None).settings
+        setup_logging(settings.log_level, verbose)
+        path = socket_path.expanduser().absolute() if socket_path else settings.cache_dir / "index.sock"
+        serve_index(settings, path, [p.resolve() for p in paths], ready_fd=ready_fd)
+
+    return run_command(cli, argv, prog="lgrep-index")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

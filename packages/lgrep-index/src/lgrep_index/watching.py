@@ -1,0 +1,147 @@
+"""The projects an index server keeps fresh: one ProjectWatcher each, whose batches become index jobs.
+
+Watching a project first brings its index up to date (whatever changed while nobody watched), then
+every debounced batch of changes is applied path by path (`Indexer.update`), vectors included, by
+the server's single writer (`IndexJobs`). A project whose folder disappears stops being watched.
+The list of watched projects is kept in the cache dir (`watched.json`), so a daemon that restarts
+watches them again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+
+from lgrep_core.config import LgrepSettings, load_settings
+from lgrep_core.errors import LgrepError
+from lgrep_core.models import WatchResult
+
+from .changes import ChangeBatch
+from .jobs import IndexJobs
+from .pipeline import walk_options
+from .watcher import ProjectWatcher
+
+__all__ = ["WATCHED_FILE", "Watches"]
+
+log = logging.getLogger(__name__)
+
+WATCHED_FILE = "watched.json"
+# A batch is flushed at the latest this long after its first event, however long the debounce.
+MAX_DELAY_S = 1.0
+
+
+class Watches:
+    """Watchers of the projects one index server keeps fresh. Thread-safe."""
+
+    def __init__(self, settings: LgrepSettings, jobs: IndexJobs, *, remember: bool = True) -> None:
+        """`remember`: keep the list in the cache dir and restore it with `restore()`."""
+        self.settings = settings
+        self.jobs = jobs
+        self.remember = remember
+        self._watchers: dict[Path, ProjectWatcher] = {}
+        self._lock = threading.Lock()
+
+    def watch(self, root: Path, debounce_ms: int | None = None) -> WatchResult:
+        """Start watching a project (its root must exist); its index is brought up to date first.
+
+        Raises:
+            ConfigError: the project's settings file is invalid.
+            NotFoundError: the root is not a folder.
+        """
+        with self._lock:
+            if root in self._watchers:
+                return WatchResult(watched=True, already_watched=True)
+        project = load_settings(root).settings
+        debounce_s = (debounce_ms if debounce_ms else self.settings.server.watch_debounce_ms) / 1000
+        watcher = ProjectWatcher(
+            root,
+            walk_options(project),
+            lambda batch: self._apply(root, batch),
+            debounce_s=debounce_s,
+            max_delay_s=max(MAX_DELAY_S, debounce_s),
+        )
+        watcher.start()  # the watches are in place before the catch-up run below walks the tree
+        with self._lock:
+            if root in self._watchers:
+                watcher.stop()
+                return WatchResult(watched=True, already_watched=True)
+            self._watchers[root] = watcher
+        self._save()
+        self.jobs.submit(root)
+        log.info("watching %s", root)
+        return WatchResult(watched=True, already_watched=False)
+
+    def unwatch(self, root: Path) -> bool:
+        with self._lock:
+            watcher = self._watchers.pop(root, None)
+        if watcher is None:
+            return False
+        watcher.stop()
+        self._save()
+        log.info("stopped watching %s", root)
+        return True
+
+    def watched(self) -> set[Path]:
+        with self._lock:
+            return set(self._watchers)
+
+    def close(self) -> None:
+        """Stop every watcher (the list stays saved for the next start)."""
+        with self._lock:
+            watchers = list(self._watchers.values())
+            self._watchers.clear()
+        for watcher in watchers:
+            watcher.stop()
+
+    def restore(self) -> None:
+        """Watch again the projects a previous server watched (those whose folder still exists)."""
+        for root in self._load():
+            try:
+                if root.is_dir():
+                    self.watch(root)
+            except LgrepError as exc:
+                log.warning("cannot watch %s again: %s", root, exc.message)
+
+    # ------------------------------------------------------------------------------ internals
+
+    def _apply(self, root: Path, batch: ChangeBatch) -> None:
+        """A watcher's batch (on the watcher's thread): queue it for the project's writer."""
+        if batch.root_gone:
+            log.warning("%s is gone: no longer watching it", root)
+            with self._lock:
+                self._watchers.pop(root, None)  # the watcher has stopped itself
+            self._save()
+            return
+        try:
+            self.jobs.submit(root, batch=batch)
+        except LgrepError as exc:
+            log.warning("cannot index the changes in %s: %s", root, exc.message)
+
+    def _state_path(self) -> Path:
+        return self.settings.cache_dir / WATCHED_FILE
+
+    def _save(self) -> None:
+        if not self.remember:
+            return
+        path = self._state_path()
+        with self._lock:
+            roots = sorted(str(r) for r in self._watchers)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"projects": roots}, indent=2), encoding="utf-8")
+            tmp.replace(path)
+        except OSError as exc:
+            log.warning("cannot save the watched projects in %s: %s", path, exc.strerror)
+
+    def _load(self) -> list[Path]:
+        if not self.remember:
+            return []
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            data = json.loads(self._state_path().read_text(encoding="utf-8"))
+            return [Path(p) for p in data["projects"] if isinstance(p, str) and Path(p).is_absolute()]
+        return []

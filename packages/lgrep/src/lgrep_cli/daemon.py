@@ -1,0 +1,88 @@
+"""`lgrep serve`: the daemon. Both roles in one process: the search readers (one model, one snapshot
+per project in use) and the single writer and watcher of the cache dir.
+
+Commands and agents share it: a search is a call, not a process start and a snapshot load; indexing
+requests from several agents queue on one writer per project; a watched project stays fresh. It
+stops on SIGTERM (`lgrep serve --stop`), and by itself after `server.idle_exit_s` with no call, no
+watched project and no job.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lgrep_core.config import LgrepSettings
+from lgrep_core.models import ServerInfo, ServerRole
+from lgrep_core.server import (
+    ActivityInterceptor,
+    ServerRuntime,
+    add_server_service,
+    make_server_info,
+    run_server,
+    server_interceptors,
+)
+
+__all__ = ["serve_both"]
+
+log = logging.getLogger("lgrep.daemon")
+
+
+def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | None = None) -> None:
+    """Run the daemon until it is stopped.
+
+    Raises:
+        IndexBusyError: another daemon serves this socket, or another index server writes this cache dir.
+    """
+    from lgrep_core.embeddings.registry import make_embedder
+    from lgrep_index.server import build_index_role
+    from lgrep_search.projects import ProjectSearchers
+    from lgrep_search.service import add_search_service
+
+    activity = ActivityInterceptor()
+    runtime = ServerRuntime(
+        socket_path,
+        tcp_port=settings.server.tcp_port,
+        interceptors=server_interceptors(settings, activity),
+        what="lgrep daemon",
+    )
+    runtime.claim()  # before anything heavy: a second daemon refuses at once
+    embedder = make_embedder(settings.embedding, settings.cache_dir)
+    searchers = ProjectSearchers(settings, embedder)
+    role = build_index_role(
+        settings,
+        embedder,
+        on_commit=searchers.refresh,
+        resident=lambda: {p.root for p in searchers.resident()},
+        forget=searchers.drop,
+    )
+    started = datetime.now(UTC)
+    roles = [ServerRole.INDEX, ServerRole.SEARCH]
+
+    def install(server: Any) -> list[str]:
+        def info() -> ServerInfo:
+            return make_server_info(
+                settings, embedder, runtime, roles, resident=len(searchers.resident()), started=started
+            )
+
+        return [add_server_service(server, info), add_search_service(server, searchers), role.install(server)]
+
+    def maintain() -> bool:
+        searchers.poll()
+        searchers.evict()
+        idle = settings.server.idle_exit_s
+        return not idle or activity.idle_s() < idle or role.busy()
+
+    def warm_up() -> None:
+        # Load the model now, not on the first query; then watch what a previous daemon watched.
+        try:
+            embedder.embed_query("warm up")
+        except Exception:
+            log.exception("loading the embedding model failed")
+        role.watches.restore()
+
+    threading.Thread(target=warm_up, name="lgrep-warm-up", daemon=True).start()
+    run_server(runtime, install, ready_fd=ready_fd, maintenance=maintain, on_stop=[role.close, searchers.close])

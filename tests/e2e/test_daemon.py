@@ -1,0 +1,147 @@
+"""The daemon through real processes: `lgrep serve`, commands that use and start it, a kill -9 in
+the middle of indexing, a second daemon, TCP with a token, and the socket's permissions."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from lgrep_core.client import LgrepClient
+from lgrep_core.errors import AuthenticationError, ConfigError, ServerUnavailableError
+from lgrep_core.grpc_support import read_token_file
+from lgrep_core.models import SearchRequest
+
+pytestmark = [pytest.mark.slow, pytest.mark.model]
+
+
+def _wait_for(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
+    """Poll a condition that another process makes true (not a fixed delay): fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_serve_listens_on_a_private_socket_and_a_second_one_refuses(daemon) -> None:
+    pid = daemon.start()
+    mode = stat.S_IMODE(daemon.socket.stat().st_mode)
+    assert stat.S_ISSOCK(daemon.socket.stat().st_mode) and mode == 0o600, oct(mode)
+    second = daemon.lgrep("serve", check=False, timeout=120)
+    assert second.code == 3 and f"pid {pid}" in second.err and "already serving" in second.err, second.err
+    status = daemon.lgrep("serve", "--status")
+    assert f"pid {pid}" in status.out and "all-MiniLM-L6-v2 (int8)" in status.out
+    stopped = daemon.lgrep("serve", "--stop")
+    assert f"pid {pid}" in stopped.err
+    assert daemon.process is not None and daemon.process.wait(timeout=30) == 0
+    assert not daemon.socket.exists()
+
+
+def test_commands_start_the_daemon_and_search_through_it(daemon, mini_repo: Path) -> None:
+    first = daemon.lgrep("search", "verify token signature", str(mini_repo), "--json")
+    assert "starting the lgrep daemon" in first.err
+    assert first.json()["results"], first.err
+    # The next command finds it running: no start, and the project's snapshot is already in memory.
+    again = daemon.lgrep("search", "verify token signature", str(mini_repo), "--json")
+    assert "starting" not in again.err and again.json()["results"] == first.json()["results"]
+    assert "1 in memory" in daemon.lgrep("serve", "--status").out
+    status = daemon.lgrep("status", str(mini_repo), "--json").json()
+    assert status["state"] == "ready" and status["files"] > 0
+    # The same search in-process gives the same answer.
+    local = daemon.lgrep("search", "verify token signature", str(mini_repo), "--json", "--no-daemon")
+    assert [(h["path"], h["start_line"]) for h in local.json()["results"]] == [
+        (h["path"], h["start_line"]) for h in first.json()["results"]
+    ]
+    removed = daemon.lgrep("clean", str(mini_repo))
+    assert "removed the index" in removed.err
+    assert daemon.lgrep("status", str(mini_repo), check=False).code == 1
+
+
+def test_the_daemon_never_imports_from_the_project_it_was_started_in(daemon, mini_repo: Path) -> None:
+    markers = mini_repo.parent / "markers"
+    markers.mkdir()
+    for name in ("lgrep_cli", "lgrep_core", "grpc", "numpy", "sitecustomize", "usercustomize"):
+        (mini_repo / f"{name}.py").write_text(f"open({str(markers / name)!r}, 'w').write('ran')\n")
+    # The installed `lgrep` script, run from inside the project: the command does not put its working
+    # directory on sys.path, and the daemon it starts must not either (`-P`, cwd = the cache dir).
+    script = Path(sys.executable).with_name("lgrep")
+    proc = subprocess.run(
+        [str(script), "search", "verify token", "--json"],
+        cwd=mini_repo,
+        env=daemon.lgrep.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0 and "starting the lgrep daemon" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in markers.iterdir()) == []
+
+
+def test_kill_9_while_indexing_then_restart_completes_the_job(daemon, tmp_path: Path, make_repo) -> None:
+    repo = tmp_path / "big"
+    make_repo(repo, 400)
+    pid = daemon.start()
+    index = daemon.lgrep.popen("index", str(repo), "--json")
+    # Kill the daemon once its first generation exists on disk (it is writing the index).
+    _wait_for(lambda: any(daemon.cache.glob("*/gen-*")), 120, "the daemon to start writing the index")
+    os.kill(pid, signal.SIGKILL)
+    _out, err = index.communicate(timeout=120)
+    assert index.returncode == 1 and "Traceback" not in err and "lgrep: error:" in err, err
+    assert daemon.socket.exists()  # the killed daemon left its socket behind
+    # A new daemon removes the stale socket, and the next index finishes the interrupted build.
+    daemon.start()
+    done = daemon.lgrep("index", str(repo), "--json").json()
+    assert done["files"] == 400 and done["vectors_pending"] == 0
+    hits = daemon.lgrep("search", "handle request kind 3 for module 217", str(repo), "--json").json()["results"]
+    assert any("module_217" in h["path"] for h in hits)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_tcp_needs_the_token(daemon, mini_repo: Path) -> None:
+    daemon.start("--tcp-port", str(_free_port()))
+    daemon.lgrep("index", str(mini_repo))
+    with LgrepClient.connect(socket_path=daemon.socket) as local:
+        port = local.server_info().tcp_port
+    assert port > 0
+    token_file = daemon.cache / "lgrep.token"
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    request = SearchRequest("verify token", project_root=str(mini_repo))
+    with LgrepClient.connect(port=port, token=read_token_file(token_file)) as good:
+        assert good.search(request).results
+    with LgrepClient.connect(port=port, token="x" * 43) as bad, pytest.raises(AuthenticationError):
+        bad.search(request)
+    with pytest.raises(ConfigError, match="token"):
+        LgrepClient.connect(port=port)
+
+
+def test_a_daemon_serving_another_model_is_a_clear_error(daemon, mini_repo: Path) -> None:
+    daemon.start(extra_env={"LGREP_EMBEDDING__QUANTIZED": "false"})
+    refused = daemon.lgrep("search", "verify token", str(mini_repo), check=False)
+    assert refused.code == 1 and "serves local/all-MiniLM-L6-v2 (fp32)" in refused.err, refused.err
+    assert "lgrep serve --stop" in refused.err
+
+
+def test_a_stopped_daemon_gives_a_clear_error_to_a_waiting_client(daemon, mini_repo: Path) -> None:
+    daemon.start()
+    client = LgrepClient.connect(socket_path=daemon.socket)
+    client.server_info()
+    daemon.lgrep("serve", "--stop")
+    with pytest.raises(ServerUnavailableError):
+        client.search(SearchRequest("verify", project_root=str(mini_repo)))
+    client.close()

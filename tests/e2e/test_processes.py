@@ -1,0 +1,172 @@
+"""The separate processes of the design card: `lgrep-index watch` as the single writer and watcher,
+`lgrep-search serve` as readers that can be scaled, and `lgrep watch` through the daemon. Every
+process is started for real and stopped at the end."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lgrep_core.client import LgrepClient
+from lgrep_core.models import SearchRequest, SearchType
+
+pytestmark = [pytest.mark.slow, pytest.mark.model]
+
+BIN = Path(sys.executable).parent
+
+
+def _wait_for(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
+    """Poll a condition another process makes true (not a fixed delay); fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+class Servers:
+    """Server processes of one cache dir, each started until it says it listens."""
+
+    def __init__(self, env: dict[str, str], cache: Path) -> None:
+        self.env = env
+        self.cache = cache
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    def start(self, program: str, *args: str) -> subprocess.Popen[bytes]:
+        read_fd, write_fd = os.pipe()
+        with (self.cache / f"{program}.log").open("ab") as log:
+            proc = subprocess.Popen(
+                [str(BIN / program), *args, "--ready-fd", str(write_fd)],
+                pass_fds=(write_fd,),
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                cwd=self.cache,
+            )
+        self.processes.append(proc)
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as ready:
+            line = ready.readline().decode()
+        if not line.startswith("ready"):
+            proc.wait(timeout=30)
+            raise AssertionError(f"{program} did not start: {(self.cache / f'{program}.log').read_text()[-2000:]}")
+        return proc
+
+    def stop_all(self) -> None:
+        for proc in self.processes:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.processes:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=30)
+
+
+@pytest.fixture
+def servers(daemon) -> Iterator[Servers]:
+    handle = Servers(daemon.lgrep.env, daemon.cache)
+    try:
+        yield handle
+    finally:
+        handle.stop_all()
+
+
+def _top_path(client: LgrepClient, root: Path, query: str) -> str | None:
+    results = client.search(SearchRequest(query, project_root=str(root), search_type=SearchType.BM25)).results
+    return results[0].path if results else None
+
+
+def test_a_reader_started_before_an_update_sees_it_without_restarting(daemon, servers, mini_repo: Path) -> None:
+    daemon.lgrep("index", str(mini_repo), "--no-daemon")
+    servers.start("lgrep-search", "serve", "--socket", str(daemon.cache / "r1.sock"))
+    servers.start("lgrep-search", "serve", "--socket", str(daemon.cache / "r2.sock"))
+    readers = [LgrepClient.connect(socket_path=daemon.cache / f"r{i}.sock") for i in (1, 2)]
+    try:
+        for reader in readers:
+            assert reader.server_info().roles and reader.search(SearchRequest("token", str(mini_repo))).results
+        (mini_repo / "billing.py").write_text(
+            "def charge_customer_card(card, amount):\n    return card.charge(amount)\n"
+        )
+        daemon.lgrep("index", str(mini_repo), "--no-daemon")  # a writer in another process
+        for reader in readers:
+            found = _wait_for(
+                lambda r=reader: _top_path(r, mini_repo, "charge_customer_card") == "billing.py",
+                30,
+                "a running reader to see the new file",
+            )
+            assert found
+    finally:
+        for reader in readers:
+            reader.close()
+
+
+def test_the_writer_watches_and_readers_follow(daemon, servers, mini_repo: Path) -> None:
+    servers.start("lgrep-index", "watch", str(mini_repo), "--socket", str(daemon.cache / "w.sock"))
+    with LgrepClient.connect(socket_path=daemon.cache / "w.sock") as writer:
+        _wait_for(lambda: writer.status(mini_repo).indexed, 120, "the first index of the watched project")
+        assert [p.project_root for p in writer.list_projects() if p.watched] == [str(mini_repo.resolve())]
+    servers.start("lgrep-search", "serve", "--socket", str(daemon.cache / "r.sock"))
+    with LgrepClient.connect(socket_path=daemon.cache / "r.sock") as reader:
+        assert reader.search(SearchRequest("token", str(mini_repo))).results
+        # An editor's atomic save: a temp file renamed over the target.
+        temp = mini_repo / ".billing.py.swp"
+        temp.write_text("def refund_customer_payment(payment):\n    return payment.refund()\n")
+        temp.replace(mini_repo / "billing.py")
+        started = time.monotonic()
+        _wait_for(lambda: _top_path(reader, mini_repo, "refund_customer_payment") == "billing.py", 30, "the saved file")
+        assert time.monotonic() - started < 30
+        # The file is searchable by vector as well: its chunk has its embedding.
+        vector = reader.search(
+            SearchRequest("refund a customer's payment", str(mini_repo), search_type=SearchType.VECTOR)
+        )
+        assert vector.vectors_pending == 0 and any(h.path == "billing.py" for h in vector.results)
+        # A second writer for the same cache dir refuses.
+    second = subprocess.run(
+        [str(BIN / "lgrep-index"), "watch", str(mini_repo), "--socket", str(daemon.cache / "w2.sock")],
+        env=servers.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert second.returncode == 1 and "already the writer" in second.stderr, second.stderr
+
+
+def test_lgrep_watch_keeps_a_project_fresh_through_a_branch_switch_and_its_removal(
+    daemon, mini_repo: Path, make_repo
+) -> None:
+    make_repo(mini_repo / "generated", 300, distinct=False)
+    daemon.lgrep("index", str(mini_repo))
+    assert "now watched" in daemon.lgrep("watch", str(mini_repo)).err
+    assert "already watched" in daemon.lgrep("watch", str(mini_repo)).err
+    with LgrepClient.connect(socket_path=daemon.socket) as client:
+        # A branch switch: hundreds of files rewritten at once, one removed folder, one new file.
+        for path in sorted((mini_repo / "generated").rglob("*.py"))[:250]:
+            path.write_text(path.read_text().replace("handler_0_", "switched_handler_"))
+        shutil.rmtree(mini_repo / "generated" / "pkg3")
+        (mini_repo / "branch_only.py").write_text("def only_on_the_new_branch():\n    return True\n")
+        _wait_for(lambda: _top_path(client, mini_repo, "only_on_the_new_branch") == "branch_only.py", 60, "the branch")
+        _wait_for(
+            lambda: (
+                not client.find_symbol(mini_repo, "handler_0_1", limit=1000)
+                or all("pkg3" not in m.location.path for m in client.find_symbol(mini_repo, "handler_0_1", limit=1000))
+            ),
+            60,
+            "the removed folder to leave the index",
+        )
+        # The project folder disappears: the daemon stops watching it and keeps serving.
+        shutil.rmtree(mini_repo)
+        _wait_for(lambda: not any(p.watched for p in client.list_projects()), 30, "the daemon to stop watching")
+        assert client.server_info().pid > 0
