@@ -1,5 +1,5 @@
 # Developer shortcuts; `make check` runs exactly what CI runs (.ci/run).
-.PHONY: install format lint typecheck imports proto proto-check test check ci
+.PHONY: install format lint typecheck imports proto proto-check proto-lint test check ci
 
 install:
 	uv sync --locked --group codegen
@@ -23,6 +23,10 @@ proto:
 
 proto-check:
 	uv run --frozen --group codegen python tools/gen_proto.py --check
+
+proto-lint:
+	npx --yes @bufbuild/buf@1.75.0 lint
+	npx --yes @bufbuild/buf@1.75.0 breaking --against proto/released/lgrep-v1.binpb
 
 test:
 	uv run --frozen pytest

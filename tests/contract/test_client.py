@@ -317,3 +317,44 @@ def test_importing_the_client_loads_no_storage_ml_or_settings_library() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert proc.stdout.strip() == ""
+
+
+# --- the documented example -----------------------------------------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "client.py"
+
+
+def test_the_documented_example_searches_through_a_server(lgrep_server: RunningServer, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(EXAMPLE),
+            "verify tokens",
+            "--root",
+            str(tmp_path),
+            "--socket",
+            str(lgrep_server.socket_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == "src/auth.py:1-4  verify (function)  score=0.900"
+    assert "lgrep 0.1.0 (pid 1234" in proc.stderr
+    (sent,) = _seen(lgrep_server, "Search")
+    assert sent.project_root == str(tmp_path.resolve())  # type: ignore[attr-defined]
+
+
+def test_the_documented_example_without_a_server_prints_one_line(short_dir: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLE), "q", "--socket", str(short_dir / "lgrep.sock")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: cannot reach the lgrep server at unix:")
+    assert "Traceback" not in proc.stderr

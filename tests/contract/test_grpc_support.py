@@ -250,6 +250,16 @@ def test_health_reports_each_service_and_the_shutdown(lgrep_server: RunningServe
     assert reply.status == health_pb2.HealthCheckResponse.NOT_SERVING
 
 
+def test_health_watch_streams_through_the_interceptors(lgrep_server: RunningServer, unix_channel: grpc.Channel) -> None:
+    watch = health_pb2_grpc.HealthStub(unix_channel).Watch(
+        health_pb2.HealthCheckRequest(service=grpc_support.INDEX_SERVICE_NAME), timeout=10
+    )
+    assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+    lgrep_server.health.set(grpc_support.INDEX_SERVICE_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
+    assert next(watch).status == health_pb2.HealthCheckResponse.NOT_SERVING
+    watch.cancel()
+
+
 def test_reflection_lists_and_describes_the_services(unix_channel: grpc.Channel) -> None:
     """What a generic client (grpcurl list / describe) asks through the reflection API."""
     database = ProtoReflectionDescriptorDatabase(unix_channel)
