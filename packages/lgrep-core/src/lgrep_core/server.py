@@ -298,13 +298,18 @@ def run_server(
     maintenance: Callable[[], bool] | None = None,
     maintenance_interval_s: float = 0.5,
     on_stop: Sequence[Callable[[], None]] = (),
+    after_start: Sequence[Callable[[], None]] = (),
 ) -> None:
     """Serve until SIGTERM/SIGINT (or `maintenance` returns False: the server is idle and may go).
 
     `maintenance` runs every `maintenance_interval_s` on its own thread (never on a call's thread):
-    snapshot refreshes, eviction, the idle check."""
+    snapshot refreshes, eviction, the idle check. `after_start` callbacks each get a thread once the
+    server listens (binding the socket narrows the process umask for a moment: no other thread may
+    be creating files then)."""
     runtime.claim()
     runtime.start(install)
+    for callback in after_start:
+        threading.Thread(target=callback, name="lgrep-after-start", daemon=True).start()
     for callback in on_stop:
         runtime.on_stop(callback)
     runtime.install_signal_handlers()

@@ -12,7 +12,6 @@ import fcntl
 import logging
 import os
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -140,8 +139,7 @@ def serve_index(
         for root in roots:
             role.watches.watch(root)
 
-    threading.Thread(target=watch_all, name="lgrep-watch-start", daemon=True).start()
-    run_server(runtime, install, ready_fd=ready_fd, on_stop=[role.close])
+    run_server(runtime, install, ready_fd=ready_fd, on_stop=[role.close], after_start=[watch_all])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

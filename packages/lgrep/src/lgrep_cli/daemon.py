@@ -10,7 +10,6 @@ watched project and no job.
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -84,5 +83,11 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
             log.exception("loading the embedding model failed")
         role.watches.restore()
 
-    threading.Thread(target=warm_up, name="lgrep-warm-up", daemon=True).start()
-    run_server(runtime, install, ready_fd=ready_fd, maintenance=maintain, on_stop=[role.close, searchers.close])
+    run_server(
+        runtime,
+        install,
+        ready_fd=ready_fd,
+        maintenance=maintain,
+        on_stop=[role.close, searchers.close],
+        after_start=[warm_up],
+    )
