@@ -18,7 +18,16 @@ from typing import Any
 
 from lgrep_core.errors import LgrepError
 
-__all__ = ["EXIT_BROKEN_PIPE", "EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "run_command", "setup_logging", "terminal_safe"]
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_ERROR",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "group",
+    "run_command",
+    "setup_logging",
+    "terminal_safe",
+]
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -48,6 +57,24 @@ def setup_logging(level: str, verbose: bool) -> None:
     )
 
 
+class PipeClosed(Exception):
+    """stdout's reader went away. Not an OSError: click turns EPIPE into exit code 1 itself."""
+
+
+def group(**kwargs: Any) -> Any:
+    """`click.group` for lgrep programs: a closed stdout ends the command as `| head` expects (141)."""
+    import click
+
+    class LgrepGroup(click.Group):
+        def invoke(self, ctx: click.Context) -> Any:
+            try:
+                return super().invoke(ctx)
+            except BrokenPipeError:
+                raise PipeClosed from None
+
+    return click.group(cls=LgrepGroup, **kwargs)
+
+
 def run_command(command: Any, argv: Sequence[str] | None, *, prog: str) -> int:
     """Run a click command (group) as program `prog` and return its exit code (see the module docstring)."""
     import click
@@ -64,7 +91,7 @@ def run_command(command: Any, argv: Sequence[str] | None, *, prog: str) -> int:
             print(f"{prog}: interrupted", file=sys.stderr)
             return 130
         return int(result) if isinstance(result, int) else EXIT_OK
-    except BrokenPipeError:
+    except (BrokenPipeError, PipeClosed):
         # The reader went away (`lgrep search ... | head`): stop quietly, as grep and git do.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -145,9 +145,9 @@ def serve_index(
 def main(argv: Sequence[str] | None = None) -> int:
     """`lgrep-index watch PATH... [--socket PATH]`."""
     import click
-    from lgrep_core.cli_support import run_command, setup_logging
+    from lgrep_core.cli_support import group, run_command, setup_logging
 
-    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @group(context_settings={"help_option_names": ["-h", "--help"]})
     def cli() -> None:
         """The lgrep indexer: the single writer and watcher of a cache dir."""
 

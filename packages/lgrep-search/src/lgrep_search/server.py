@@ -63,9 +63,9 @@ def serve_search(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | 
 def main(argv: Sequence[str] | None = None) -> int:
     """`lgrep-search serve [--socket PATH] [--tcp-port N]`."""
     import click
-    from lgrep_core.cli_support import run_command, setup_logging
+    from lgrep_core.cli_support import group, run_command, setup_logging
 
-    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @group(context_settings={"help_option_names": ["-h", "--help"]})
     def cli() -> None:
         """lgrep search readers."""
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from lgrep_core.cli_support import EXIT_OK, run_command, setup_logging
+from lgrep_core.cli_support import EXIT_OK, group, run_command, setup_logging
 from lgrep_core.errors import NotFoundError
 
 __all__ = ["main"]
@@ -70,7 +70,7 @@ no_daemon_option = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="log progress details to stderr")
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:

@@ -1,0 +1,414 @@
+"""Load and latency of the lgrep daemon, measured the way agents use it: real processes over gRPC.
+
+    uv run --frozen python tools/bench_service.py load    --repo DIR [--clients 8] [--seconds 60]
+    uv run --frozen python tools/bench_service.py latency --repo DIR [--queries 200] [--cli 30]
+    uv run --frozen python tools/bench_service.py memory  --repo DIR
+    uv run --frozen python tools/bench_service.py beside  --repo DIR --big DIR
+
+Each run starts its own `lgrep serve` on a fresh cache dir under /tmp (the ONNX model is linked from
+--models, default ~/.cache/lgrep/models, so it is not rebuilt), indexes the repository through the
+daemon, and stops the daemon at the end.
+
+- load: N client processes search for S seconds while an editor saves a new function into the
+  watched project every --edit-every seconds; reports errors, latency percentiles, and how long each
+  edit took to become searchable (BM25 hit, then its vector in).
+- latency: one client's gRPC search latency from another process, and the wall time of the
+  `lgrep search` command through the warm daemon.
+- memory: the daemon's resident memory with the model loaded and no project, then with the
+  repository's snapshot warm.
+- beside: search latency quiet, then while the daemon builds the index of a big repository.
+
+Queries are the repository's own function names and phrases built from them (this measures the
+service, not ranking quality: that is tools/bench_search.py on the public benchmark).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+_FUN = re.compile(r"\b(?:fun|def|func|function|fn|class|interface)\s+([A-Za-z_][A-Za-z0-9_]{3,})")
+
+
+# ------------------------------------------------------------------------------------- daemon
+
+
+class Daemon:
+    def __init__(self, models: Path | None, extra_env: dict[str, str] | None = None) -> None:
+        self.cache = Path(tempfile.mkdtemp(prefix="lgb-", dir="/tmp"))
+        if models is not None and models.is_dir():
+            (self.cache / "models").symlink_to(models, target_is_directory=True)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("LGREP_")}
+        self.env.update({"LGREP_CACHE_DIR": str(self.cache), "LGREP_SERVER__AUTOSTART": "0", **(extra_env or {})})
+        self.socket = self.cache / "lgrep.sock"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> int:
+        read_fd, write_fd = os.pipe()
+        with (self.cache / "serve.log").open("ab") as log:
+            self.proc = subprocess.Popen(
+                [str(BIN / "lgrep"), "serve", "--ready-fd", str(write_fd)],
+                pass_fds=(write_fd,),
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                cwd=self.cache,
+            )
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as ready:
+            if not ready.readline().startswith(b"ready"):
+                raise SystemExit(f"lgrep serve did not start: {(self.cache / 'serve.log').read_text()[-2000:]}")
+        return self.proc.pid
+
+    def restart(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=60)
+        self.start()
+
+    def rss_mb(self) -> tuple[float, float]:
+        """(current, peak) resident memory of the daemon, MB."""
+        assert self.proc is not None
+        fields = dict(
+            line.split(":", 1) for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines() if ":" in line
+        )
+        return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+    def client(self):  # type: ignore[no-untyped-def]
+        from lgrep_core.client import LgrepClient
+
+        client = LgrepClient.connect(socket_path=self.socket, timeout=600)
+        client.server_info()
+        return client
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.cache, ignore_errors=True)
+
+
+def _index(daemon: Daemon, repo: Path) -> dict[str, float]:
+    from lgrep_core.models import IndexSummary
+
+    t0 = time.perf_counter()
+    with daemon.client() as client:
+        summary = None
+        for event in client.index(repo):
+            if isinstance(event, IndexSummary):
+                summary = event
+    assert summary is not None
+    return {"chunks": summary.chunks_total, "files": summary.files_seen, "seconds": time.perf_counter() - t0}
+
+
+def _queries(repo: Path, n: int, seed: int = 7) -> list[str]:
+    names: set[str] = set()
+    for path in sorted(repo.rglob("*")):
+        if path.is_file() and path.suffix in {".kt", ".py", ".go", ".rs", ".ts", ".java", ".c", ".h", ".cs", ".rb"}:
+            names.update(_FUN.findall(path.read_text(errors="replace")))
+        if len(names) > 5000:
+            break
+    rng = random.Random(seed)
+    picked = rng.sample(sorted(names), min(n, len(names)))
+    out = []
+    for i, name in enumerate(picked):
+        words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").lower()
+        out.append(name if i % 2 else f"where is {words} handled")
+    return out
+
+
+def _pct(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))] if s else float("nan")
+
+
+def _summary(xs: list[float]) -> dict[str, float]:
+    return {
+        "n": len(xs),
+        "p50": round(_pct(xs, 0.5), 2),
+        "p95": round(_pct(xs, 0.95), 2),
+        "p99": round(_pct(xs, 0.99), 2),
+        "max": round(max(xs), 2) if xs else float("nan"),
+    }
+
+
+# --------------------------------------------------------------------------------------- load
+
+
+def _client_worker(socket: str, root: str, queries: list[str], seconds: float, out: mp.Queue) -> None:  # type: ignore[type-arg]
+    from lgrep_core.client import LgrepClient
+    from lgrep_core.errors import LgrepError
+    from lgrep_core.models import SearchRequest
+
+    latencies: list[float] = []
+    errors: list[str] = []
+    rng = random.Random(os.getpid())
+    with LgrepClient.connect(socket_path=socket, timeout=30) as client:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            query = rng.choice(queries)
+            t0 = time.perf_counter()
+            try:
+                client.search(SearchRequest(query, project_root=root, limit=10))
+                latencies.append((time.perf_counter() - t0) * 1000)
+            except LgrepError as exc:
+                errors.append(exc.message[:200])
+    out.put((latencies, errors))
+
+
+def cmd_load(args: argparse.Namespace) -> dict[str, object]:
+    from lgrep_core.models import SearchRequest, SearchType
+
+    repo = args.repo.resolve()
+    work = Path(tempfile.mkdtemp(prefix="lgb-repo-", dir="/tmp")) / repo.name
+    shutil.copytree(repo, work)  # the editor writes into a copy, never into the source
+    daemon = Daemon(args.models)
+    try:
+        daemon.start()
+        indexed = _index(daemon, work)
+        queries = _queries(work, 300)
+        with daemon.client() as client:
+            client.watch(work)
+        edit_files = sorted(p for p in work.rglob("*") if p.suffix in {".kt", ".py", ".go", ".rs", ".ts"})[:50]
+        visible: list[float] = []
+        vectors_in: list[float] = []
+        missed: list[str] = []
+        stop = threading.Event()
+
+        def editor() -> None:
+            with daemon.client() as checker:
+                n = 0
+                while not stop.is_set():
+                    n += 1
+                    token = f"lgrepEdit{n}x{random.randrange(10**9)}"
+                    target = edit_files[n % len(edit_files)]
+                    text = target.read_text(errors="replace") + f"\nfun {token}(value: Int): Int = value + {n}\n"
+                    tmp = target.with_name(f".{target.name}.tmp")
+                    tmp.write_text(text)
+                    saved = time.perf_counter()
+                    tmp.replace(target)  # an editor's atomic save
+                    seen = None
+                    while time.perf_counter() - saved < 30:
+                        r = checker.search(
+                            SearchRequest(token, project_root=str(work), search_type=SearchType.BM25, limit=1)
+                        )
+                        if seen is None and r.results and r.results[0].path.endswith(target.name):
+                            seen = time.perf_counter() - saved
+                        if seen is not None and r.vectors_pending == 0:
+                            visible.append(seen)
+                            vectors_in.append(time.perf_counter() - saved)
+                            break
+                        time.sleep(0.02)
+                    else:
+                        missed.append(token)
+                    stop.wait(max(0.0, args.edit_every - (time.perf_counter() - saved)))
+
+        edits = threading.Thread(target=editor, daemon=True)
+        edits.start()
+        ctx = mp.get_context("spawn")
+        out: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
+        workers = [
+            ctx.Process(target=_client_worker, args=(str(daemon.socket), str(work), queries, args.seconds, out))
+            for _ in range(args.clients)
+        ]
+        for w in workers:
+            w.start()
+        results = [out.get(timeout=args.seconds + 120) for _ in workers]
+        for w in workers:
+            w.join(timeout=30)
+        stop.set()
+        edits.join(timeout=60)
+        rss, peak = daemon.rss_mb()
+        latencies = [x for lat, _ in results for x in lat]
+        errors = [e for _, errs in results for e in errs]
+        return {
+            "repo": str(repo),
+            "indexed": indexed,
+            "clients": args.clients,
+            "seconds": args.seconds,
+            "queries": len(latencies),
+            "qps": round(len(latencies) / args.seconds, 1),
+            "errors": len(errors),
+            "error_samples": errors[:3],
+            "search_ms": _summary(latencies),
+            "edits": len(visible) + len(missed),
+            "edits_missed": len(missed),
+            "edit_searchable_s": _summary(visible),
+            "edit_with_vector_s": _summary(vectors_in),
+            "daemon_rss_mb": round(rss),
+            "daemon_peak_mb": round(peak),
+        }
+    finally:
+        daemon.stop()
+        shutil.rmtree(work.parent, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------ latency
+
+
+def cmd_latency(args: argparse.Namespace) -> dict[str, object]:
+    from lgrep_core.models import SearchRequest
+
+    repo = args.repo.resolve()
+    daemon = Daemon(args.models)
+    try:
+        daemon.start()
+        indexed = _index(daemon, repo)
+        queries = _queries(repo, args.queries)
+        grpc_ms: list[float] = []
+        server_ms: list[float] = []
+        with daemon.client() as client:
+            for q in queries[:20]:
+                client.search(SearchRequest(q, project_root=str(repo)))
+            for q in queries:
+                t0 = time.perf_counter()
+                r = client.search(SearchRequest(q, project_root=str(repo)))
+                grpc_ms.append((time.perf_counter() - t0) * 1000)
+                server_ms.append(r.timings_ms.get("total_ms", 0.0))
+        cli_ms: list[float] = []
+        env = {**daemon.env, "LGREP_SERVER__AUTOSTART": "1"}
+        for q in queries[: args.cli]:
+            t0 = time.perf_counter()
+            subprocess.run([str(BIN / "lgrep"), "search", q, str(repo)], env=env, capture_output=True, check=True)
+            cli_ms.append((time.perf_counter() - t0) * 1000)
+        return {
+            "repo": str(repo),
+            "indexed": indexed,
+            "grpc_search_ms": _summary(grpc_ms),
+            "server_total_ms": _summary(server_ms),
+            "cli_search_ms": _summary(cli_ms),
+        }
+    finally:
+        daemon.stop()
+
+
+# ------------------------------------------------------------------------------------- memory
+
+
+def cmd_memory(args: argparse.Namespace) -> dict[str, object]:
+    from lgrep_core.models import SearchRequest
+
+    repo = args.repo.resolve()
+    daemon = Daemon(args.models)
+    try:
+        daemon.start()
+        with daemon.client() as client:
+            # the daemon loads the model in the background at start; one query on no project waits for it
+            deadline = time.monotonic() + 120
+            while daemon.rss_mb()[0] < 60 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            time.sleep(2.0)
+            idle = daemon.rss_mb()
+        indexed = _index(daemon, repo)
+        after_index = daemon.rss_mb()
+        daemon.restart()  # a fresh daemon: only the model and the snapshot, no indexing behind it
+        with daemon.client() as client:
+            for q in _queries(repo, 20):
+                client.search(SearchRequest(q, project_root=str(repo)))
+            warm = daemon.rss_mb()
+            resident = client.list_projects()
+        return {
+            "repo": str(repo),
+            "indexed": indexed,
+            "model_no_project_mb": round(idle[0]),
+            "after_indexing_mb": round(after_index[0]),
+            "after_indexing_peak_mb": round(after_index[1]),
+            "one_project_warm_mb": round(warm[0]),
+            "per_chunk_kb": round((warm[0] - idle[0]) * 1024 / max(1, indexed["chunks"]), 2),
+            "projects": len(resident),
+        }
+    finally:
+        daemon.stop()
+
+
+# ------------------------------------------------------------------------------------- beside
+
+
+def cmd_beside(args: argparse.Namespace) -> dict[str, object]:
+    from lgrep_core.models import IndexSummary, SearchRequest
+
+    repo, big = args.repo.resolve(), args.big.resolve()
+    daemon = Daemon(args.models)
+    try:
+        daemon.start()
+        _index(daemon, repo)
+        queries = _queries(repo, 200)
+
+        def measure(client, seconds: float) -> list[float]:  # type: ignore[no-untyped-def]
+            out: list[float] = []
+            deadline = time.monotonic() + seconds
+            i = 0
+            while time.monotonic() < deadline:
+                t0 = time.perf_counter()
+                client.search(SearchRequest(queries[i % len(queries)], project_root=str(repo)))
+                out.append((time.perf_counter() - t0) * 1000)
+                i += 1
+            return out
+
+        with daemon.client() as client:
+            measure(client, 3)
+            quiet = measure(client, args.seconds)
+            done = threading.Event()
+            summary: list[IndexSummary] = []
+
+            def build() -> None:
+                with daemon.client() as writer:
+                    for event in writer.index(big):
+                        if isinstance(event, IndexSummary):
+                            summary.append(event)
+                done.set()
+
+            threading.Thread(target=build, daemon=True).start()
+            time.sleep(5.0)  # past the walk and chunking, into embedding
+            busy = measure(client, args.seconds)
+            indexing_still = not done.is_set()
+        return {
+            "quiet_ms": _summary(quiet),
+            "beside_index_ms": _summary(busy),
+            "p50_ratio": round(_pct(busy, 0.5) / _pct(quiet, 0.5), 2),
+            "index_was_running": indexing_still,
+        }
+    finally:
+        daemon.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=["load", "latency", "memory", "beside"])
+    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--big", type=Path)
+    parser.add_argument("--models", type=Path, default=Path("~/.cache/lgrep/models").expanduser())
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--edit-every", type=float, default=1.0)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--cli", type=int, default=30)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    result = {"load": cmd_load, "latency": cmd_latency, "memory": cmd_memory, "beside": cmd_beside}[args.mode](args)
+    result = {"mode": args.mode, "date": time.strftime("%Y-%m-%d %H:%M"), **result}
+    text = json.dumps(result, indent=2, default=str)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
