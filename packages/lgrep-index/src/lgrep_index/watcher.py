@@ -236,8 +236,12 @@ class ProjectWatcher:
             except OSError as exc:
                 self._sink.degrade(f"cannot watch {self.root} ({exc.strerror or exc})")
             thread = threading.Thread(target=self._run, name=f"lgrep-watch {self.root.name}", daemon=True)
+            try:
+                thread.start()
+            except BaseException:
+                backend.stop()  # no thread of ours left behind
+                raise
             self._thread = thread
-            thread.start()
 
     def stop(self) -> None:
         """Stop watching and join the watcher's threads (see the class doc). Idempotent."""
