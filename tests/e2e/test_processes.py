@@ -166,6 +166,18 @@ def test_lgrep_watch_keeps_a_project_fresh_through_a_branch_switch_and_its_remov
             60,
             "the removed folder to leave the index",
         )
+        # The project's own settings change: what they now ignore leaves the index.
+        before = client.find_symbol(mini_repo, "switched_handler_1", limit=1000)
+        assert any(m.location.path.startswith("generated/") for m in before)
+        (mini_repo / ".lgrep.yaml").write_text("index:\n  ignore_patterns: ['generated/']\n")
+        _wait_for(
+            lambda: all(
+                not m.location.path.startswith("generated/")
+                for m in client.find_symbol(mini_repo, "switched_handler_1", limit=1000)
+            ),
+            60,
+            "the newly ignored folder to leave the index",
+        )
         # The project folder disappears: the daemon stops watching it and keeps serving.
         shutil.rmtree(mini_repo)
         _wait_for(lambda: not any(p.watched for p in client.list_projects()), 30, "the daemon to stop watching")

@@ -213,3 +213,75 @@ def test_update_takes_the_write_lock(tmp_path: Path) -> None:
             updated.update(ChangeBatch(changed=frozenset({"a.py"})), lock_timeout_s=0)
     finally:
         lock.release()
+
+
+@pytest.mark.timeout(120)
+def test_watcher_batches_applied_by_update_match_a_full_run(tmp_path: Path) -> None:
+    """The daemon's loop in small: a watcher feeds `update`; the index ends as a full run leaves it."""
+    import queue
+
+    from lgrep_index.pipeline import walk_options
+    from lgrep_index.watcher import ProjectWatcher
+
+    root, updated, walked = _twins(tmp_path)
+    applied: queue.Queue[ChangeBatch] = queue.Queue()
+
+    def on_batch(batch: ChangeBatch) -> None:
+        updated.update(batch)
+        applied.put(batch)
+
+    with ProjectWatcher(root, walk_options(updated.settings), on_batch, debounce_s=0.1):
+        _write(root, "a.py", _function("alpha", "return 7") + _function("beta"))
+        _write(root, "fresh/new.py", _function("brand_new"))
+        (root / "b.py").unlink()
+        (root / "keep").rename(root / "kept")
+        shutil.rmtree(root / "lib")
+        temp = root / ".c.go.swp"
+        temp.write_text("package c\n\nfunc Delta() int {\n\treturn 5\n}\n")
+        temp.replace(root / "c.go")
+        _write(root, "data.txt", b"\x00binary\x00" * 40)
+        _write(root, "zz_sentinel.py", _function("sentinel"))
+        seen: set[str] = set()
+        while "zz_sentinel.py" not in seen:
+            seen |= applied.get(timeout=60).changed
+    walked.run()
+    _same_index(tmp_path, root, updated, walked)
+    paths = {r["path"] for r in _contents(updated.settings, root)[0]}
+    assert {"fresh/new.py", "kept/z.py", "zz_sentinel.py"} <= paths
+    assert not {p for p in paths if p.startswith(("lib/", "keep/"))} and "b.py" not in paths
+
+
+def test_update_embeds_its_chunks_without_scanning_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, updated, walked = _twins(tmp_path)
+
+    def no_scan(self):
+        raise AssertionError("update scanned the tables for pending vectors")
+
+    monkeypatch.setattr(ProjectStore, "pending_vector_keys", no_scan)
+    _write(root, "b.py", _function("gamma", "return 3") + _function("gamma_two"))
+    summary = updated.update(ChangeBatch(changed=frozenset({"b.py"})))
+    assert summary.vectors_embedded >= 1 and summary.vectors_pending == 0
+    monkeypatch.undo()
+    walked.run()
+    _same_index(tmp_path, root, updated, walked)
+
+
+def test_update_also_embeds_what_an_earlier_run_left_pending(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    settings = _settings(tmp_path, "cache-update")
+    quick = Indexer(settings, root, FakeEmbedder()).run(wait_vectors=False)
+    assert quick.vectors_pending > 0
+    _write(root, "a.py", _function("alpha", "return 5") + _function("beta"))
+    summary = Indexer(settings, root, FakeEmbedder()).update(ChangeBatch(changed=frozenset({"a.py"})))
+    assert summary.vectors_pending == 0 and summary.vectors_embedded >= quick.vectors_pending
+
+
+def test_a_large_update_falls_back_to_scanning_for_pending_vectors(tmp_path: Path, monkeypatch) -> None:
+    root, updated, walked = _twins(tmp_path)
+    monkeypatch.setattr(pipeline, "MAX_WRITTEN_TEXTS", 1)
+    for name in ["a.py", "b.py", "keep/z.py"]:
+        _write(root, name, (root / name).read_text() + _function(f"extra_{name[0]}"))
+    summary = updated.update(ChangeBatch(changed=frozenset({"a.py", "b.py", "keep/z.py"})))
+    assert summary.files_indexed == 3 and summary.vectors_pending == 0
+    walked.run()
+    _same_index(tmp_path, root, updated, walked)

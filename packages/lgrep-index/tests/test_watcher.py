@@ -21,10 +21,13 @@ from pathlib import Path
 
 import pytest
 from lgrep_core.errors import NotFoundError
-from lgrep_index import _inotify, watcher
+from lgrep_index import watcher
 from lgrep_index.changes import ChangeBatch
 from lgrep_index.walker import WalkOptions
 from lgrep_index.watcher import ProjectWatcher, _FileEvent, _PendingBatch
+
+if sys.platform.startswith("linux"):  # watchdog's inotify module does not import elsewhere
+    from lgrep_index import _inotify
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -279,6 +282,19 @@ def test_folder_moved_in_from_outside_and_out_again(project: Path, tmp_path: Pat
     assert "lib/after.py" not in changed(batches.until_changed("sentinel.py"))
 
 
+def test_folders_renamed_into_and_out_of_ignored_names(project: Path, watch) -> None:
+    w, batches = watch(project, backend="inotify")
+    (project / "build").rename(project / "buildinfo")  # `build` is ignored, `buildinfo` is not
+    batches.until_changed("buildinfo/out.py")
+    (project / "src" / "util").rename(project / "dist")  # into an ignored name: gone from the index
+    got = batches.until(lambda got: "src/util" in removed(got))
+    assert not any(p.startswith("dist/") for p in changed(got))
+    assert "buildinfo" in w.watched_folders() and "dist" not in w.watched_folders()
+    write(project, "dist/helpers.py", "x = 4\n")
+    write(project, "sentinel.py")
+    assert "dist/helpers.py" not in changed(batches.until_changed("sentinel.py"))
+
+
 def test_names_that_are_not_utf8(project: Path, watch) -> None:
     _, batches = watch(project, backend="inotify")
     with open(os.fsencode(project / "src") + b"/caf\xe9.py", "wb") as f:  # noqa: PTH123 - a bytes path
@@ -292,10 +308,7 @@ def test_names_that_are_not_utf8(project: Path, watch) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_ignored_paths_never_reach_a_batch(project: Path, watch, backend: str) -> None:
     options = WalkOptions(extra_ignore_patterns=("secret-notes/",))
-    # A virtualenv that exists before watching starts (creating its marker while watching is a rescan,
-    # and a rescan batch may swallow the sentinel below; test_a_folder_that_becomes_a_cache_or_a_virtualenv
-    # covers that).
-    write(project, "venv2/pyvenv.cfg", "home = /usr\n")
+    write(project, "venv2/pyvenv.cfg", "home = /usr\n")  # a virtualenv from the start (creating one is a rescan)
     w, batches = watch(project, options, backend=backend)
     ignored = [
         "node_modules/pkg/index.js",

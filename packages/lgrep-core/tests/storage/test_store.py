@@ -140,6 +140,8 @@ def test_vectors_round_trip_and_pending(tmp_path: Path) -> None:
     vecs = np.eye(4, dtype=np.float32)[:1]
     store.add_vectors(["v0"], vecs)
     assert store.pending_vector_keys() == {"v1"}
+    assert store.missing_vector_keys(["v0", "v1", "x' OR '1'='1"]) == {"v1", "x' OR '1'='1"}
+    assert store.missing_vector_keys([]) == set()
     keys, matrix = store.load_vectors()
     assert keys == ["v0"]
     assert matrix.shape == (1, 4)
@@ -186,3 +188,28 @@ def test_path_keys_with_chunks(tmp_path: Path) -> None:
     asked = [path_key(p) for p in HOSTILE]
     assert store.path_keys_with_chunks(asked) == {path_key(p) for p in HOSTILE[:4]}
     assert store.path_keys_with_chunks([]) == set()
+
+
+def test_tables_are_compacted_after_many_rows_or_many_small_commits(tmp_path: Path) -> None:
+    from lgrep_core.storage import store as store_module
+
+    store = _store(tmp_path)
+    for i in range(3):  # several small fragments in each table: something to compact
+        store.append_chunks(_rows([f"f{i}.py"], f"t{i}"))
+        store.add_vectors([f"t{i}0"], np.eye(4, dtype=np.float32)[:1])
+    limit = store_module.COMPACT_AFTER_COMMITS
+    for _ in range(limit - 1):
+        store.note_chunk_writes(3)
+        store.note_vector_writes(1)
+    store.note_chunk_writes(0)  # a run that wrote nothing is no commit
+    meta = store.read_meta()
+    assert (meta["commits_since_compaction"], meta["rows_since_compaction"]) == (limit - 1, 3 * (limit - 1))
+    assert (meta["vector_commits_since_compaction"], meta["vector_rows_since_compaction"]) == (limit - 1, limit - 1)
+    versions = (store.chunks.version, store.vectors.version)
+    store.note_chunk_writes(1)
+    store.note_vector_writes(1)
+    meta = store.read_meta()
+    assert meta["commits_since_compaction"] == meta["vector_commits_since_compaction"] == 0
+    assert store.chunks.version > versions[0] and store.vectors.version > versions[1]  # optimize committed
+    store.note_vector_writes(store_module.COMPACT_AFTER_ROWS)  # one large commit compacts at once
+    assert store.read_meta()["vector_rows_since_compaction"] == 0

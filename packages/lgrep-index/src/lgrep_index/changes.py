@@ -30,8 +30,9 @@ class ChangeBatch:
       kernel's queue overflowed, too many events arrived at once, a watch could not be placed), or
       more paths changed at once than are worth checking one by one (a branch switch).
       `changed` and `removed_prefixes` are then empty. `reasons` says why, for the log.
-    - `config_changed`: the project's `.lgrep.yaml` changed: reload the settings (its ignore
-      patterns and size cap are the watcher's too) before the rescan this batch also asks for.
+    - `config_changed`: the project's `.lgrep.yaml` changed: reload the settings before the rescan
+      this batch also asks for (an `Indexer` built with them), and replace the watcher by one with the
+      new walk options (its ignore patterns and size cap are the watcher's rules too).
     - `root_gone`: the project folder was deleted or moved away; the watcher has stopped itself.
     - `first_event_at`: `time.monotonic()` when the batch's first event was handled, to measure how
       long a change takes to become searchable.

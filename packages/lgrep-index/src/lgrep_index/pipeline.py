@@ -58,6 +58,9 @@ log = logging.getLogger(__name__)
 FILES_PER_COMMIT = 400
 # Chunks read back per scan step of phase 2.
 SCAN_ROWS = 4096
+# An update keeps the embedding texts of the chunks it writes for phase 2 (no scan of the tables) up to
+# this many chunks (~20 MB of text); past it, phase 2 scans as a full run does.
+MAX_WRITTEN_TEXTS = 20_000
 
 ProgressCallback = Callable[[IndexProgress], None]
 
@@ -183,6 +186,9 @@ class Indexer:
         self.identity = identity_for(settings, embedder)
         self.store = ProjectStore(settings.cache_dir, self.root)
         self._progress = progress or (lambda _p: None)
+        # Set by an update's phase 1: the embedding text of each chunk it wrote, by embedding key, so
+        # that phase 2 embeds those without scanning the index for what is missing.
+        self._written_texts: dict[str, str] | None = None
 
     def run(
         self, *, force: bool = False, wait_vectors: bool = True, lock_timeout_s: float | None = None
@@ -239,6 +245,7 @@ class Indexer:
             raise NotFoundError(f"{self.root} is not a directory")
         lock = self.store.lock()
         lock.acquire(self.settings.index.lock_timeout_s if lock_timeout_s is None else lock_timeout_s, self.root)
+        self._written_texts = None
         try:
             summary = _Tally(root=str(self.root))
             summary.created = self.store.begin_write(self.identity, force=force)
@@ -258,9 +265,16 @@ class Indexer:
             self.store.open()
             if wait_vectors:
                 started = time.monotonic()
-                self._phase_vectors(summary)
+                self._phase_vectors(summary, self._written_texts)
                 summary.seconds_vectors = time.monotonic() - started
             summary.vectors_pending = self.store.count_pending_chunks()
+            if wait_vectors and summary.vectors_pending and self._written_texts is not None:
+                # An update embeds the chunks it wrote without scanning the index; chunks an earlier
+                # run left without vectors (killed, or --no-wait) are embedded now, as `run` would.
+                started = time.monotonic()
+                self._phase_vectors(summary)
+                summary.seconds_vectors += time.monotonic() - started
+                summary.vectors_pending = self.store.count_pending_chunks()
             summary.chunks_total = self.store.count_chunks()
             self.store.publish()
             self._progress(IndexProgress(IndexPhase.DONE, summary.files_seen, summary.files_seen))
@@ -313,6 +327,7 @@ class Indexer:
     def _phase_paths(self, summary: _Tally, batch: ChangeBatch) -> None:
         """Phase 1 for the paths of a batch: what `_phase_chunks` does, without the walk."""
         self._progress(IndexProgress(IndexPhase.WALK))
+        self._written_texts = {}
         rules = PathRules(self.root, walk_options(self.settings))
         candidates = {p for p in batch.changed if is_project_path(p)}
         prefixes = sorted(p for p in batch.removed_prefixes if is_project_path(p))
@@ -438,8 +453,13 @@ class Indexer:
         lines: list[str] | None = text.split("\n")
         if not any(len(line) > MAX_LINE_CHARS for line in lines):
             lines = None
+        texts = self._written_texts
+        if texts is not None and len(texts) + len(chunks) > MAX_WRITTEN_TEXTS:
+            texts = self._written_texts = None  # a large update: phase 2 scans for what is missing
         for chunk in chunks:
             vkey = vector_key(self.identity, chunk)
+            if texts is not None:
+                texts.setdefault(vkey, embedding_text(file.path, chunk.scope, chunk.content))
             cid = hashlib.sha256(f"{pkey}\x00{chunk.start_line}\x00{chunk.end_line}\x00{vkey}".encode()).hexdigest()[
                 :32
             ]
@@ -459,16 +479,24 @@ class Indexer:
             columns["vec_key"].append(vkey)
             columns["file_hash"].append(digest)
 
-    def _phase_vectors(self, summary: _Tally) -> None:
-        pending = self.store.pending_vector_keys()
+    def _phase_vectors(self, summary: _Tally, written: dict[str, str] | None = None) -> None:
+        """Embed every chunk whose key has no vector yet; with `written` (embedding texts by key),
+        only those chunks, found without scanning the tables."""
+        if written is None:
+            pending = self.store.pending_vector_keys()
+            items: Iterator[tuple[str, str]] = self._pending_texts(pending)
+        else:
+            pending = self.store.missing_vector_keys(sorted(written))
+            items = ((key, written[key]) for key in sorted(pending))
         progress = _PhaseProgress(IndexPhase.EMBED, chunks_total=len(pending))
         self._progress(progress.event())
         if not pending:
             return
         governor = _MemoryGovernor(self.settings.index.memory_budget_mb, self.settings.index.embed_batch_chunks)
+        embedded_before = summary.vectors_embedded
         keys: list[str] = []
         texts: list[str] = []
-        for key, text in self._pending_texts(pending):
+        for key, text in items:
             keys.append(key)
             texts.append(text)
             if len(keys) >= governor.batch_chunks:
@@ -477,7 +505,7 @@ class Indexer:
                 governor.check(self.embedder)
         if keys:
             self._embed_commit(keys, texts, summary, progress)
-        self.store.compact_vectors()
+        self.store.note_vector_writes(summary.vectors_embedded - embedded_before)
 
     def _pending_texts(self, pending: set[str]) -> Iterator[tuple[str, str]]:
         remaining = set(pending)

@@ -120,6 +120,22 @@ class Watches:
             self.jobs.submit(root, batch=batch)
         except LgrepError as exc:
             log.warning("cannot index the changes in %s: %s", root, exc.message)
+        if batch.config_changed:
+            # The project's .lgrep.yaml changed: its ignore patterns and size cap are the watcher's
+            # too, so a new watcher replaces this one (from another thread: this is the watcher's own).
+            threading.Thread(target=self._rewatch, args=(root,), name="lgrep-rewatch", daemon=True).start()
+
+    def _rewatch(self, root: Path) -> None:
+        with self._lock:
+            watcher = self._watchers.pop(root, None)
+        if watcher is None:
+            return
+        watcher.stop()
+        try:
+            self.watch(root)
+        except LgrepError as exc:
+            log.warning("cannot watch %s with its new settings: %s", root, exc.message)
+            self._save()
 
     def _state_path(self) -> Path:
         return self.settings.cache_dir / WATCHED_FILE

@@ -83,6 +83,9 @@ COMPACT_AFTER_ROWS = 1000
 # last this many commits, and at most this many file keys in all. A reader further behind reloads.
 CHANGE_LOG_COMMITS = 256
 CHANGE_LOG_KEYS = 20_000
+# ... or past this many commits, whatever their size: the file watcher's updates commit a few rows
+# each (a table compaction costs ~0.1 s, half of such an update), and every commit adds a fragment.
+COMPACT_AFTER_COMMITS = 32
 
 
 class WriteLock:
@@ -667,16 +670,27 @@ class ProjectStore:
     @_storage_errors
     def note_chunk_writes(self, rows: int) -> None:
         """Count rows written to the chunks table; compact it once enough have piled up."""
-        pending = int(self.read_meta().get("rows_since_compaction", 0)) + rows
-        if pending >= COMPACT_AFTER_ROWS:
-            self.chunks.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
-            pending = 0
-        self.write_meta(rows_since_compaction=pending)
+        self._note_writes(self.chunks, "", rows)
+
+    @_storage_errors
+    def note_vector_writes(self, rows: int) -> None:
+        """Count vectors added (phase 2 appends one fragment per batch); compact the table once enough
+        have piled up, so loading stays fast."""
+        self._note_writes(self.vectors, "vector_", rows)
+
+    def _note_writes(self, table: Any, prefix: str, rows: int) -> None:
+        meta = self.read_meta()
+        pending = int(meta.get(f"{prefix}rows_since_compaction", 0)) + rows
+        commits = int(meta.get(f"{prefix}commits_since_compaction", 0)) + (1 if rows else 0)
+        if pending >= COMPACT_AFTER_ROWS or commits >= COMPACT_AFTER_COMMITS:
+            table.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
+            pending = commits = 0
+        self.write_meta(**{f"{prefix}rows_since_compaction": pending, f"{prefix}commits_since_compaction": commits})
         self.record_versions()
 
     @_storage_errors
     def compact_vectors(self) -> None:
-        """Phase 2 appends one fragment per batch; fold them together so loading stays fast."""
+        """Fold the vectors table's fragments together now."""
         self.vectors.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
         self.record_versions()
 
@@ -714,6 +728,16 @@ class ProjectStore:
         for batch in self.iter_chunk_rows(["vec_key"], 65536):
             pending += sum(1 for k in batch.column("vec_key").to_pylist() if k not in stored)
         return pending
+
+    @_storage_errors
+    def missing_vector_keys(self, keys: Sequence[str]) -> set[str]:
+        """Which of these embedding keys have no stored vector (a lookup, not a scan of all keys)."""
+        missing = set(keys)
+        for start in range(0, len(keys), 5000):
+            part = list(keys[start : start + 5000])
+            rows = self.vectors.search().where(col("vec_key").isin(part)).select(["vec_key"]).limit(None).to_arrow()
+            missing.difference_update(rows.column("vec_key").to_pylist())
+        return missing
 
     def pending_vector_keys(self) -> set[str]:
         return self.chunk_vector_keys() - self.stored_vector_keys()
