@@ -47,12 +47,15 @@ _FUN = re.compile(r"\b(?:fun|def|func|function|fn|class|interface)\s+([A-Za-z_][
 
 
 class Daemon:
-    def __init__(self, models: Path | None, extra_env: dict[str, str] | None = None) -> None:
-        self.cache = Path(tempfile.mkdtemp(prefix="lgb-", dir="/tmp"))
-        if models is not None and models.is_dir():
+    def __init__(self, models: Path | None, cache: Path | None = None) -> None:
+        """A daemon on `cache` (kept afterwards, so later runs reuse its indexes) or on a fresh one."""
+        self.keep = cache is not None
+        self.cache = cache if cache is not None else Path(tempfile.mkdtemp(prefix="lgb-", dir="/tmp"))
+        self.cache.mkdir(parents=True, exist_ok=True)
+        if models is not None and models.is_dir() and not (self.cache / "models").exists():
             (self.cache / "models").symlink_to(models, target_is_directory=True)
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("LGREP_")}
-        self.env.update({"LGREP_CACHE_DIR": str(self.cache), "LGREP_SERVER__AUTOSTART": "0", **(extra_env or {})})
+        self.env.update({"LGREP_CACHE_DIR": str(self.cache), "LGREP_SERVER__AUTOSTART": "0"})
         self.socket = self.cache / "lgrep.sock"
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -102,7 +105,8 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        shutil.rmtree(self.cache, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.cache, ignore_errors=True)
 
 
 def _index(daemon: Daemon, repo: Path) -> dict[str, float]:
@@ -177,9 +181,14 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
     from lgrep_core.models import SearchRequest, SearchType
 
     repo = args.repo.resolve()
-    work = Path(tempfile.mkdtemp(prefix="lgb-repo-", dir="/tmp")) / repo.name
-    shutil.copytree(repo, work)  # the editor writes into a copy, never into the source
-    daemon = Daemon(args.models)
+    # The editor writes into a copy, never into the source; with --cache the copy keeps its path, so
+    # the next run's index only re-checks it (unchanged content is not chunked or embedded again).
+    parent = args.cache.with_name(args.cache.name + "-work") if args.cache else Path(tempfile.mkdtemp(dir="/tmp"))
+    work = parent / repo.name
+    shutil.rmtree(work, ignore_errors=True)
+    parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(repo, work)
+    daemon = Daemon(args.models, args.cache)
     try:
         daemon.start()
         indexed = _index(daemon, work)
@@ -257,7 +266,8 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
         }
     finally:
         daemon.stop()
-        shutil.rmtree(work.parent, ignore_errors=True)
+        if not args.cache:
+            shutil.rmtree(work.parent, ignore_errors=True)
 
 
 # ------------------------------------------------------------------------------------ latency
@@ -267,7 +277,7 @@ def cmd_latency(args: argparse.Namespace) -> dict[str, object]:
     from lgrep_core.models import SearchRequest
 
     repo = args.repo.resolve()
-    daemon = Daemon(args.models)
+    daemon = Daemon(args.models, args.cache)
     try:
         daemon.start()
         indexed = _index(daemon, repo)
@@ -306,7 +316,7 @@ def cmd_memory(args: argparse.Namespace) -> dict[str, object]:
     from lgrep_core.models import SearchRequest
 
     repo = args.repo.resolve()
-    daemon = Daemon(args.models)
+    daemon = Daemon(args.models, args.cache)
     try:
         daemon.start()
         with daemon.client() as client:
@@ -345,7 +355,7 @@ def cmd_beside(args: argparse.Namespace) -> dict[str, object]:
     from lgrep_core.models import IndexSummary, SearchRequest
 
     repo, big = args.repo.resolve(), args.big.resolve()
-    daemon = Daemon(args.models)
+    daemon = Daemon(args.models, args.cache)
     try:
         daemon.start()
         _index(daemon, repo)
@@ -395,6 +405,7 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--big", type=Path)
     parser.add_argument("--models", type=Path, default=Path("~/.cache/lgrep/models").expanduser())
+    parser.add_argument("--cache", type=Path, help="cache dir to use and keep (default: a fresh one, removed)")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--edit-every", type=float, default=1.0)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from lgrep_core.client import LgrepClient
+from lgrep_core.errors import NotFoundError
 from lgrep_core.models import SearchRequest, SearchType
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
@@ -83,6 +84,13 @@ def servers(daemon) -> Iterator[Servers]:
         handle.stop_all()
 
 
+def _indexed(client: LgrepClient, root: Path) -> bool:
+    try:
+        return client.status(root).indexed
+    except NotFoundError:  # the writer has not started its first index yet
+        return False
+
+
 def _top_path(client: LgrepClient, root: Path, query: str) -> str | None:
     results = client.search(SearchRequest(query, project_root=str(root), search_type=SearchType.BM25)).results
     return results[0].path if results else None
@@ -115,7 +123,7 @@ def test_a_reader_started_before_an_update_sees_it_without_restarting(daemon, se
 def test_the_writer_watches_and_readers_follow(daemon, servers, mini_repo: Path) -> None:
     servers.start("lgrep-index", "watch", str(mini_repo), "--socket", str(daemon.cache / "w.sock"))
     with LgrepClient.connect(socket_path=daemon.cache / "w.sock") as writer:
-        _wait_for(lambda: writer.status(mini_repo).indexed, 120, "the first index of the watched project")
+        _wait_for(lambda: _indexed(writer, mini_repo), 120, "the first index of the watched project")
         assert [p.project_root for p in writer.list_projects() if p.watched] == [str(mini_repo.resolve())]
     servers.start("lgrep-search", "serve", "--socket", str(daemon.cache / "r.sock"))
     with LgrepClient.connect(socket_path=daemon.cache / "r.sock") as reader:
@@ -127,11 +135,15 @@ def test_the_writer_watches_and_readers_follow(daemon, servers, mini_repo: Path)
         started = time.monotonic()
         _wait_for(lambda: _top_path(reader, mini_repo, "refund_customer_payment") == "billing.py", 30, "the saved file")
         assert time.monotonic() - started < 30
-        # The file is searchable by vector as well: its chunk has its embedding.
-        vector = reader.search(
-            SearchRequest("refund a customer's payment", str(mini_repo), search_type=SearchType.VECTOR)
-        )
-        assert vector.vectors_pending == 0 and any(h.path == "billing.py" for h in vector.results)
+
+        # Then by vector as well: its chunk gets its embedding (committed just after its text).
+        def by_vector() -> bool:
+            vector = reader.search(
+                SearchRequest("refund a customer's payment", str(mini_repo), search_type=SearchType.VECTOR)
+            )
+            return vector.vectors_pending == 0 and any(h.path == "billing.py" for h in vector.results)
+
+        _wait_for(by_vector, 30, "the saved file's vector")
         # A second writer for the same cache dir refuses.
     second = subprocess.run(
         [str(BIN / "lgrep-index"), "watch", str(mini_repo), "--socket", str(daemon.cache / "w2.sock")],

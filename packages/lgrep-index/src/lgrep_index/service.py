@@ -17,7 +17,8 @@ from lgrep.v1 import index_pb2, index_pb2_grpc
 from lgrep_core import wire
 from lgrep_core.config import LgrepSettings
 from lgrep_core.errors import InvalidRequestError, NotFoundError
-from lgrep_core.models import ProjectInfo, WatchResult
+from lgrep_core.models import ProjectInfo, ProjectState, ProjectStatus, WatchResult
+from lgrep_core.storage.layout import project_dir
 
 from .jobs import IndexJobs
 from .projects import list_projects, project_status, remove_project
@@ -79,7 +80,18 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
 
     def GetStatus(self, request: index_pb2.GetStatusRequest, context: Any) -> index_pb2.GetStatusResponse:
         root = existing_root(wire.get_status_request_from_proto(request))
-        status = project_status(self.settings, root)
+        try:
+            status = project_status(self.settings, root)
+        except NotFoundError:
+            if not self.jobs.busy(root):
+                raise
+            # Its first index is queued here and has not created anything on disk yet.
+            status = ProjectStatus(
+                project_root=str(root),
+                state=ProjectState.BUILDING,
+                index_dir=str(project_dir(self.settings.cache_dir, root)),
+                detail=f"{root} is queued for its first index on this server",
+            )
         if root in self.watches.watched():
             status = replace(status, watched=True)
         return wire.project_status_to_proto(status)
