@@ -33,7 +33,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> tuple[Lgr
     home = base / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LGREP_") and k != "XDG_CONFIG_HOME"}
-    env.update({"HOME": str(home), "LGREP_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"})
+    env.update(
+        {"HOME": str(home), "LGREP_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1", "LGREP_SERVER__AUTOSTART": "0"}
+    )
     lgrep = Lgrep(cache, env)
     lgrep("index", str(dest), "--json")
     return lgrep, dest

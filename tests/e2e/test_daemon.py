@@ -145,3 +145,9 @@ def test_a_stopped_daemon_gives_a_clear_error_to_a_waiting_client(daemon, mini_r
     with pytest.raises(ServerUnavailableError):
         client.search(SearchRequest("verify", project_root=str(mini_repo)))
     client.close()
+
+
+def test_a_daemon_whose_socket_is_deleted_stops(daemon) -> None:
+    daemon.start()
+    daemon.socket.unlink()  # as when its cache dir is deleted: no client can reach it any more
+    assert daemon.process is not None and daemon.process.wait(timeout=60) == 0

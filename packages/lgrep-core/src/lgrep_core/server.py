@@ -303,9 +303,9 @@ def run_server(
     """Serve until SIGTERM/SIGINT (or `maintenance` returns False: the server is idle and may go).
 
     `maintenance` runs every `maintenance_interval_s` on its own thread (never on a call's thread):
-    snapshot refreshes, eviction, the idle check. `after_start` callbacks each get a thread once the
-    server listens (binding the socket narrows the process umask for a moment: no other thread may
-    be creating files then)."""
+    snapshot refreshes, eviction, the idle check. A server whose socket file disappears stops too.
+    `after_start` callbacks each get a thread once the server listens (binding the socket narrows the
+    process umask for a moment: no other thread may be creating files then)."""
     runtime.claim()
     runtime.start(install)
     for callback in after_start:
@@ -313,21 +313,25 @@ def run_server(
     for callback in on_stop:
         runtime.on_stop(callback)
     runtime.install_signal_handlers()
-    if maintenance is not None:
 
-        def loop() -> None:
-            while not runtime.stopped.wait(maintenance_interval_s):
-                try:
-                    keep = maintenance()
-                except Exception:
-                    log.exception("server maintenance failed")
-                    keep = True
-                if not keep:
-                    log.info("%s has been idle: stopping", runtime.what)
-                    runtime.stop()
-                    return
+    def loop() -> None:
+        while not runtime.stopped.wait(maintenance_interval_s):
+            if not runtime.socket_path.exists():
+                # Its socket (or the whole cache dir) was deleted: no client can reach this server.
+                log.warning("%s: %s is gone; stopping", runtime.what, runtime.socket_path)
+                runtime.stop()
+                return
+            try:
+                keep = maintenance() if maintenance is not None else True
+            except Exception:
+                log.exception("server maintenance failed")
+                keep = True
+            if not keep:
+                log.info("%s has been idle: stopping", runtime.what)
+                runtime.stop()
+                return
 
-        threading.Thread(target=loop, name="lgrep-maintenance", daemon=True).start()
+    threading.Thread(target=loop, name="lgrep-maintenance", daemon=True).start()
     runtime.notify_ready(ready_fd)
     runtime.wait()
 
