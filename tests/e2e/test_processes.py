@@ -163,6 +163,10 @@ def test_lgrep_watch_keeps_a_project_fresh_through_a_branch_switch_and_its_remov
     daemon.lgrep("index", str(mini_repo))
     assert "now watched" in daemon.lgrep("watch", str(mini_repo)).err
     assert "already watched" in daemon.lgrep("watch", str(mini_repo)).err
+    assert "no longer watched" in daemon.lgrep("unwatch", str(mini_repo)).err
+    assert "was not watched" in daemon.lgrep("unwatch", str(mini_repo)).err
+    assert "now watched" in daemon.lgrep("watch", str(mini_repo)).err
+    assert daemon.lgrep("status", str(mini_repo), "--json").json()["watched"] is True
     with LgrepClient.connect(socket_path=daemon.socket) as client:
         # A branch switch: hundreds of files rewritten at once, one removed folder, one new file.
         for path in sorted((mini_repo / "generated").rglob("*.py"))[:250]:
