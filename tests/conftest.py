@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,24 @@ class Lgrep:
             text=True,
             env=self.env,
         )
+
+
+def _wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Poll a condition that another process makes true (not a fixed delay); fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def wait_for() -> Callable[[Callable[[], Any], float, str], Any]:
+    """`wait_for(condition, timeout, what)`: poll until another process makes `condition()` true."""
+    return _wait_for
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,18 +18,6 @@ from lgrep_core.grpc_support import read_token_file
 from lgrep_core.models import SearchRequest
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
-
-
-def _wait_for(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
-    """Poll a condition that another process makes true (not a fixed delay): fail after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_serve_listens_on_a_private_socket_and_a_second_one_refuses(daemon) -> None:
@@ -88,13 +75,13 @@ def test_the_daemon_never_imports_from_the_project_it_was_started_in(daemon, min
     assert sorted(p.name for p in markers.iterdir()) == []
 
 
-def test_kill_9_while_indexing_then_restart_completes_the_job(daemon, tmp_path: Path, make_repo) -> None:
+def test_kill_9_while_indexing_then_restart_completes_the_job(wait_for, daemon, tmp_path: Path, make_repo) -> None:
     repo = tmp_path / "big"
     make_repo(repo, 400)
     pid = daemon.start()
     index = daemon.lgrep.popen("index", str(repo), "--json")
     # Kill the daemon once its first generation exists on disk (it is writing the index).
-    _wait_for(lambda: any(daemon.cache.glob("*/gen-*")), 120, "the daemon to start writing the index")
+    wait_for(lambda: any(daemon.cache.glob("*/gen-*")), 120, "the daemon to start writing the index")
     os.kill(pid, signal.SIGKILL)
     _out, err = index.communicate(timeout=120)
     assert index.returncode == 1 and "Traceback" not in err and "lgrep: error:" in err, err

@@ -23,18 +23,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.model]
 BIN = Path(sys.executable).parent
 
 
-def _wait_for(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
-    """Poll a condition another process makes true (not a fixed delay); fail after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
-
-
 class Servers:
     """Server processes of one cache dir, each started until it says it listens."""
 
@@ -96,7 +84,9 @@ def _top_path(client: LgrepClient, root: Path, query: str) -> str | None:
     return results[0].path if results else None
 
 
-def test_a_reader_started_before_an_update_sees_it_without_restarting(daemon, servers, mini_repo: Path) -> None:
+def test_a_reader_started_before_an_update_sees_it_without_restarting(
+    wait_for, daemon, servers, mini_repo: Path
+) -> None:
     daemon.lgrep("index", str(mini_repo), "--no-daemon")
     servers.start("lgrep-search", "serve", "--socket", str(daemon.cache / "r1.sock"))
     servers.start("lgrep-search", "serve", "--socket", str(daemon.cache / "r2.sock"))
@@ -109,7 +99,7 @@ def test_a_reader_started_before_an_update_sees_it_without_restarting(daemon, se
         )
         daemon.lgrep("index", str(mini_repo), "--no-daemon")  # a writer in another process
         for reader in readers:
-            found = _wait_for(
+            found = wait_for(
                 lambda r=reader: _top_path(r, mini_repo, "charge_customer_card") == "billing.py",
                 30,
                 "a running reader to see the new file",
@@ -120,10 +110,10 @@ def test_a_reader_started_before_an_update_sees_it_without_restarting(daemon, se
             reader.close()
 
 
-def test_the_writer_watches_and_readers_follow(daemon, servers, mini_repo: Path) -> None:
+def test_the_writer_watches_and_readers_follow(wait_for, daemon, servers, mini_repo: Path) -> None:
     servers.start("lgrep-index", "watch", str(mini_repo), "--socket", str(daemon.cache / "w.sock"))
     with LgrepClient.connect(socket_path=daemon.cache / "w.sock") as writer:
-        _wait_for(lambda: _indexed(writer, mini_repo), 120, "the first index of the watched project")
+        wait_for(lambda: _indexed(writer, mini_repo), 120, "the first index of the watched project")
         assert [p.project_root for p in writer.list_projects() if p.watched] == [str(mini_repo.resolve())]
     servers.start("lgrep-search", "serve", "--socket", str(daemon.cache / "r.sock"))
     with LgrepClient.connect(socket_path=daemon.cache / "r.sock") as reader:
@@ -133,7 +123,7 @@ def test_the_writer_watches_and_readers_follow(daemon, servers, mini_repo: Path)
         temp.write_text("def refund_customer_payment(payment):\n    return payment.refund()\n")
         temp.replace(mini_repo / "billing.py")
         started = time.monotonic()
-        _wait_for(lambda: _top_path(reader, mini_repo, "refund_customer_payment") == "billing.py", 30, "the saved file")
+        wait_for(lambda: _top_path(reader, mini_repo, "refund_customer_payment") == "billing.py", 30, "the saved file")
         assert time.monotonic() - started < 30
 
         # Then by vector as well: its chunk gets its embedding (committed just after its text).
@@ -143,7 +133,7 @@ def test_the_writer_watches_and_readers_follow(daemon, servers, mini_repo: Path)
             )
             return vector.vectors_pending == 0 and any(h.path == "billing.py" for h in vector.results)
 
-        _wait_for(by_vector, 30, "the saved file's vector")
+        wait_for(by_vector, 30, "the saved file's vector")
         # A second writer for the same cache dir refuses.
     second = subprocess.run(
         [str(BIN / "lgrep-index"), "watch", str(mini_repo), "--socket", str(daemon.cache / "w2.sock")],
@@ -157,7 +147,7 @@ def test_the_writer_watches_and_readers_follow(daemon, servers, mini_repo: Path)
 
 
 def test_lgrep_watch_keeps_a_project_fresh_through_a_branch_switch_and_its_removal(
-    daemon, mini_repo: Path, make_repo
+    wait_for, daemon, mini_repo: Path, make_repo
 ) -> None:
     make_repo(mini_repo / "generated", 300, distinct=False)
     daemon.lgrep("index", str(mini_repo))
@@ -173,8 +163,8 @@ def test_lgrep_watch_keeps_a_project_fresh_through_a_branch_switch_and_its_remov
             path.write_text(path.read_text().replace("handler_0_", "switched_handler_"))
         shutil.rmtree(mini_repo / "generated" / "pkg3")
         (mini_repo / "branch_only.py").write_text("def only_on_the_new_branch():\n    return True\n")
-        _wait_for(lambda: _top_path(client, mini_repo, "only_on_the_new_branch") == "branch_only.py", 60, "the branch")
-        _wait_for(
+        wait_for(lambda: _top_path(client, mini_repo, "only_on_the_new_branch") == "branch_only.py", 60, "the branch")
+        wait_for(
             lambda: (
                 not client.find_symbol(mini_repo, "handler_0_1", limit=1000)
                 or all("pkg3" not in m.location.path for m in client.find_symbol(mini_repo, "handler_0_1", limit=1000))
@@ -186,7 +176,7 @@ def test_lgrep_watch_keeps_a_project_fresh_through_a_branch_switch_and_its_remov
         before = client.find_symbol(mini_repo, "switched_handler_1", limit=1000)
         assert any(m.location.path.startswith("generated/") for m in before)
         (mini_repo / ".lgrep.yaml").write_text("index:\n  ignore_patterns: ['generated/']\n")
-        _wait_for(
+        wait_for(
             lambda: all(
                 not m.location.path.startswith("generated/")
                 for m in client.find_symbol(mini_repo, "switched_handler_1", limit=1000)
@@ -196,5 +186,5 @@ def test_lgrep_watch_keeps_a_project_fresh_through_a_branch_switch_and_its_remov
         )
         # The project folder disappears: the daemon stops watching it and keeps serving.
         shutil.rmtree(mini_repo)
-        _wait_for(lambda: not any(p.watched for p in client.list_projects()), 30, "the daemon to stop watching")
+        wait_for(lambda: not any(p.watched for p in client.list_projects()), 30, "the daemon to stop watching")
         assert client.server_info().pid > 0

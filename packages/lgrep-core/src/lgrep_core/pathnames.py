@@ -105,3 +105,24 @@ def disk_path(root: Path, rel: str) -> Path:
                 continue
         current = literal
     return current
+
+
+def existing_project_root(text: str) -> Path:
+    """A project root as a request names it: an absolute path to an existing folder, resolved.
+
+    Raises:
+        InvalidRequestError: empty, with a NUL, or relative (a server must not resolve it in its own cwd).
+        NotFoundError: not an existing folder.
+    """
+    from lgrep_core.errors import InvalidRequestError, NotFoundError
+
+    if not text or not text.strip():
+        raise InvalidRequestError("the request names no project root")
+    if "\x00" in text:
+        raise InvalidRequestError("the project root contains a NUL character")
+    path = Path(text)
+    if not path.is_absolute():
+        raise InvalidRequestError(f"the project root must be an absolute path, got {text!r}")
+    if not path.is_dir():
+        raise NotFoundError(f"{text} is not a directory")
+    return path.resolve()

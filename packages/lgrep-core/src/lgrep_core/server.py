@@ -19,8 +19,6 @@ each a `ServerRuntime` with their servicers installed. The runtime:
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import importlib.metadata
 import logging
 import os
@@ -41,6 +39,7 @@ from lgrep_core import grpc_support, wire
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.errors import IndexBusyError, StorageError
+from lgrep_core.locks import acquire_pid_lock, lock_holder, release_pid_lock
 from lgrep_core.models import ServerInfo, ServerRole
 
 __all__ = [
@@ -64,20 +63,10 @@ MAX_WORKERS = 32
 
 def server_pid(socket_path: Path) -> int | None:
     """The pid of the server holding `socket_path`'s lock, or None if no server holds it."""
-    try:
-        fd = os.open(_lock_path(socket_path), os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
+    holder = lock_holder(_lock_path(socket_path))
+    if holder is None:
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        return int(text) if text.isdigit() else -1
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+    return int(holder) if holder.isdigit() else -1
 
 
 def _lock_path(socket_path: Path) -> Path:
@@ -123,24 +112,12 @@ class ServerRuntime:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
             raise StorageError(f"cannot create {folder} for the server socket: {exc.strerror}") from None
-        lock_path = _lock_path(self.socket_path)
-        try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-        except OSError as exc:
-            raise StorageError(f"cannot open the server lock {lock_path}: {exc.strerror}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise IndexBusyError(
-                    f"another {self.what} (pid {holder}) is already serving {self.socket_path}; "
-                    "stop it first (`lgrep serve --stop`), or give this one another socket (--socket)"
-                ) from None
-            raise StorageError(f"cannot lock {lock_path}: {exc.strerror}") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        fd, holder = acquire_pid_lock(_lock_path(self.socket_path))
+        if fd is None:
+            raise IndexBusyError(
+                f"another {self.what} (pid {holder}) is already serving {self.socket_path}; "
+                "stop it first (`lgrep serve --stop`), or give this one another socket (--socket)"
+            )
         self._lock_fd = fd
         self._remove_stale_socket()
 
@@ -227,8 +204,7 @@ class ServerRuntime:
             if stat.S_ISSOCK(os.lstat(self.socket_path).st_mode):
                 self.socket_path.unlink()
         if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            os.close(self._lock_fd)
+            release_pid_lock(self._lock_fd)
             self._lock_fd = None
         self._stopped.set()
         log.info("%s stopped", self.what)

@@ -8,9 +8,7 @@ one writer however many agents and commands ask for indexing.
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +18,8 @@ from typing import Any
 
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider
-from lgrep_core.errors import IndexBusyError, StorageError
+from lgrep_core.errors import IndexBusyError
+from lgrep_core.locks import acquire_pid_lock, release_pid_lock
 from lgrep_core.models import ServerInfo, ServerRole
 from lgrep_core.server import (
     ActivityInterceptor,
@@ -64,8 +63,7 @@ class IndexRole:
         self.watches.close()
         self.jobs.close(timeout=STOP_JOBS_S)
         if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            os.close(self._lock_fd)
+            release_pid_lock(self._lock_fd)
             self._lock_fd = None
 
 
@@ -91,22 +89,12 @@ def build_index_role(
 
 def _writer_lock(cache_dir: Path) -> int:
     cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = cache_dir / WRITER_LOCK
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    except OSError as exc:
-        raise StorageError(f"cannot open {path}: {exc.strerror}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-        os.close(fd)
+    fd, holder = acquire_pid_lock(cache_dir / WRITER_LOCK)
+    if fd is None:
         raise IndexBusyError(
             f"another lgrep index server (pid {holder}) is already the writer of {cache_dir}; "
             "use that one (or stop it: `lgrep serve --stop`, or end its `lgrep-index watch`)"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(os.getpid()).encode(), 0)
+        )
     return fd
 
 

@@ -16,8 +16,9 @@ from typing import Any, Protocol
 from lgrep.v1 import index_pb2, index_pb2_grpc
 from lgrep_core import wire
 from lgrep_core.config import LgrepSettings
-from lgrep_core.errors import InvalidRequestError, NotFoundError
+from lgrep_core.errors import NotFoundError
 from lgrep_core.models import ProjectInfo, ProjectState, ProjectStatus, WatchResult
+from lgrep_core.pathnames import existing_project_root
 from lgrep_core.storage.layout import project_dir
 
 from .jobs import IndexJobs
@@ -40,13 +41,8 @@ class WatchRegistry(Protocol):
 
 
 def existing_root(text: str) -> Path:
-    """A project root from a request: absolute (the wire checked that), an existing directory, resolved."""
-    path = Path(text)
-    if not path.is_absolute():
-        raise InvalidRequestError(f"project_root must be an absolute path, got {text!r}")
-    if not path.is_dir():
-        raise NotFoundError(f"{text} is not a directory")
-    return path.resolve()
+    """A project root from a request: absolute, an existing folder, resolved."""
+    return existing_project_root(text)
 
 
 class IndexServicer(index_pb2_grpc.IndexServiceServicer):

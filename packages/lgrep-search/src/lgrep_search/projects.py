@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lgrep_core.config import LgrepSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
-from lgrep_core.errors import IndexMismatchError, InvalidRequestError, NotFoundError
+from lgrep_core.errors import IndexMismatchError
 from lgrep_core.models import (
     FileSlice,
     FindRelatedRequest,
@@ -28,6 +28,7 @@ from lgrep_core.models import (
     SearchResponse,
     SymbolMatch,
 )
+from lgrep_core.pathnames import existing_project_root
 from lgrep_core.storage.reader import ProjectReader
 
 from . import reads
@@ -41,22 +42,8 @@ log = logging.getLogger(__name__)
 
 
 def project_root(text: str) -> Path:
-    """A project root as a client names it: an absolute path to an existing directory.
-
-    Raises:
-        InvalidRequestError: empty, relative or not a path.
-        NotFoundError: not an existing directory.
-    """
-    if not text or not text.strip():
-        raise InvalidRequestError("the request names no project root")
-    if "\x00" in text:
-        raise InvalidRequestError("the project root contains a NUL character")
-    path = Path(text)
-    if not path.is_absolute():
-        raise InvalidRequestError(f"the project root must be an absolute path, got {text!r}")
-    if not path.is_dir():
-        raise NotFoundError(f"{text} is not a directory")
-    return path.resolve()
+    """A project root as a client names it (lgrep_core.pathnames.existing_project_root)."""
+    return existing_project_root(text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ building it" stays light. Layout (ADR 0006):
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lgrep_core.errors import NotFoundError, StorageError
+from lgrep_core.locks import lock_holder
 from lgrep_core.models import ProjectState
 
 __all__ = [
@@ -106,19 +106,7 @@ def generations(index_dir: Path) -> list[str]:
 def writer_pid(index_dir: Path) -> str | None:
     """The pid of the process holding the project's write lock, or None if nobody holds it.
     Opens the lock file read-only: a reader never creates files."""
-    try:
-        fd = os.open(index_dir / "writer.lock", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+    return lock_holder(index_dir / "writer.lock")
 
 
 def index_state(index_dir: Path) -> IndexState:
