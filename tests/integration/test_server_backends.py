@@ -203,3 +203,23 @@ def test_find_related_starts_from_the_chunk_at_a_line(tmp_path: Path, monkeypatc
     assert related.related and all(h.symbol != "verify_token" for h in related.related)
     with pytest.raises(NotFoundError):
         searchers.find_related(FindRelatedRequest(str(root), "missing.py", 1))
+
+
+def test_a_cancelled_run_stops_at_a_commit_and_the_next_run_finishes(tmp_path: Path, monkeypatch, make_repo) -> None:
+    from lgrep_core.errors import IndexingError
+    from lgrep_core.models import IndexPhase
+
+    settings = _settings(tmp_path, monkeypatch)
+    root = tmp_path / "big"
+    make_repo(root, 900)  # three commits of 400 files
+    cancel = threading.Event()
+
+    def stop_after_the_first_commit(event: IndexProgress) -> None:
+        if event.phase is IndexPhase.CHUNK and event.files_done >= 400:
+            cancel.set()  # what a server's SIGTERM does
+
+    with pytest.raises(IndexingError, match="stopped"):
+        Indexer(settings, root, FakeEmbedder(), progress=stop_after_the_first_commit, cancel=cancel).run()
+    summary = Indexer(settings, root, FakeEmbedder()).run()
+    assert summary.files_seen == 900 and summary.vectors_pending == 0
+    assert summary.files_unchanged >= 400  # the committed first batch was not done again

@@ -65,6 +65,7 @@ class IndexJobs:
         self._queues: dict[Path, list[_Job]] = {}
         self._workers: dict[Path, threading.Thread] = {}
         self._closed = False
+        self._cancel = threading.Event()  # set on close: running jobs stop at their next commit
 
     def index(
         self, root: Path, *, force: bool = False, wait_vectors: bool = True
@@ -99,10 +100,11 @@ class IndexJobs:
             return any(self._queues.values())
 
     def close(self, timeout: float | None = None) -> None:
-        """Stop taking jobs and wait for the running ones to finish."""
+        """Stop taking jobs, stop the running ones at their next commit, and wait for them."""
         with self._lock:
             self._closed = True
             workers = list(self._workers.values())
+        self._cancel.set()
         for worker in workers:
             worker.join(timeout)
 
@@ -185,7 +187,7 @@ class IndexJobs:
         try:
             # The project's own settings (its .lgrep.yaml) decide what is indexed and how it is chunked.
             settings = load_settings(job.root).settings
-            indexer = Indexer(settings, job.root, self.embedder, progress=progress)
+            indexer = Indexer(settings, job.root, self.embedder, progress=progress, cancel=self._cancel)
             if job.batch is not None:
                 job.outcome = indexer.update(job.batch, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
             else:

@@ -15,6 +15,7 @@ import hashlib
 import logging
 import os
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -179,13 +180,17 @@ class Indexer:
         embedder: EmbeddingProvider,
         *,
         progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
     ) -> None:
+        """`cancel`, when set, stops the run at its next commit boundary (IndexingError): what was
+        committed stays, and the next run goes on from there."""
         self.settings = settings
         self.root = root.resolve()
         self.embedder = embedder
         self.identity = identity_for(settings, embedder)
         self.store = ProjectStore(settings.cache_dir, self.root)
         self._progress = progress or (lambda _p: None)
+        self._cancel = cancel
         # Set by an update's phase 1: the embedding text of each chunk it wrote, by embedding key, so
         # that phase 2 embeds those without scanning the index for what is missing.
         self._written_texts: dict[str, str] | None = None
@@ -283,6 +288,12 @@ class Indexer:
             self.store.end_write()
             lock.release()
 
+    def _check_cancel(self) -> None:
+        if self._cancel is not None and self._cancel.is_set():
+            raise IndexingError(
+                f"indexing {self.root} stopped: the server is shutting down; the next index goes on from here"
+            )
+
     # ------------------------------------------------------------------ phases
 
     def _phase_chunks(self, summary: _Tally) -> None:
@@ -302,6 +313,7 @@ class Indexer:
         progress = _PhaseProgress(IndexPhase.CHUNK, summary.files_unchanged, len(files))
         self._progress(progress.event())
         for start in range(0, len(candidates), FILES_PER_COMMIT):
+            self._check_cancel()
             batch = candidates[start : start + FILES_PER_COMMIT]
             written, changed, withheld = self._index_batch(batch, known, indexed)
             summary.chunks_written += written
@@ -355,6 +367,7 @@ class Indexer:
         progress = _PhaseProgress(IndexPhase.CHUNK, summary.files_unchanged, len(files))
         self._progress(progress.event())
         for start in range(0, len(candidates_to_read), FILES_PER_COMMIT):
+            self._check_cancel()
             part = candidates_to_read[start : start + FILES_PER_COMMIT]
             written, changed, withheld = self._index_batch(part, known, indexed)
             summary.chunks_written += written
@@ -500,6 +513,7 @@ class Indexer:
             keys.append(key)
             texts.append(text)
             if len(keys) >= governor.batch_chunks:
+                self._check_cancel()
                 self._embed_commit(keys, texts, summary, progress)
                 keys, texts = [], []
                 governor.check(self.embedder)
