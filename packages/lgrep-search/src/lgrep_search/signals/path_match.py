@@ -43,8 +43,8 @@ def boost_path_matches(corpus: Corpus, cands: dict[int, Candidate], query: Parse
 
 
 def path_words(path: str) -> frozenset[str]:
-    """Stemmed words of a file's name and its folder's name: `src/auth/jwt_verifier.py` ->
-    {auth, jwt, verifi, jwt_verifier}."""
+    """Stemmed words of a file's name and its folder's name, a compound kept whole as well:
+    `src/auth/jwtVerifier.py` -> {auth, jwt, verifi, jwtverifier}."""
     parts = path.split("/")
     name = parts[-1].split(".", 1)[0] if not parts[-1].startswith(".") else parts[-1]
     words: set[str] = set()
