@@ -3,10 +3,14 @@
 import numpy as np
 import pytest
 from lgrep_core.text import analyze, identifier_terms, path_terms
+from lgrep_search.fusion import channel_weights
 from lgrep_search.fuzzy import SymbolIndex, query_identifiers
 from lgrep_search.lexical import FieldWeights, LexicalIndex, query_terms
-from lgrep_search.ranking import QueryKind, channel_weights, classify_query, definition_pattern, path_penalty
-from lgrep_search.searcher import _path_matches, _top
+from lgrep_search.pathfilter import path_matcher
+from lgrep_search.query import QueryKind, classify_query, parse_query
+from lgrep_search.retrieval import top
+from lgrep_search.signals.definition import definition_pattern
+from lgrep_search.signals.penalty import path_penalty
 
 
 def _index(docs: list[tuple[str, str, str]], weights: FieldWeights | None = None) -> LexicalIndex:
@@ -108,11 +112,11 @@ def test_definition_pattern_ignores_uses(line: str) -> None:
 
 
 def test_path_penalties_and_their_exemptions() -> None:
-    assert path_penalty("tests/test_auth.py", False, "auth")[1] == ["test"]
-    assert path_penalty("tests/test_auth.py", False, "auth tests")[1] == []
-    assert path_penalty("src/auth.py", True, "auth")[1] == ["docs"]
-    assert path_penalty("types/index.d.ts", False, "session")[0] < 1
-    assert path_penalty("src/auth.py", False, "auth") == (1.0, [])
+    assert path_penalty("tests/test_auth.py", False, parse_query("auth"))[1] == ["test"]
+    assert path_penalty("tests/test_auth.py", False, parse_query("auth tests"))[1] == []
+    assert path_penalty("src/auth.py", True, parse_query("auth"))[1] == ["docs"]
+    assert path_penalty("types/index.d.ts", False, parse_query("session"))[0] < 1
+    assert path_penalty("src/auth.py", False, parse_query("auth")) == (1.0, [])
 
 
 @pytest.mark.parametrize(
@@ -128,9 +132,9 @@ def test_path_penalties_and_their_exemptions() -> None:
     ],
 )
 def test_path_filter_globs(path: str, glob: str, ok: bool) -> None:
-    assert _path_matches(path, glob) is ok
+    assert path_matcher(glob)(path) is ok
 
 
 def test_top_orders_best_first_and_skips_empty() -> None:
-    idx, vals = _top(np.array([0.0, 3.0, 1.0, 3.0], dtype=np.float32), 10, positive=True)
+    idx, vals = top(np.array([0.0, 3.0, 1.0, 3.0], dtype=np.float32), 10, positive=True)
     assert idx.tolist() == [1, 3, 2] and vals.tolist() == [3.0, 3.0, 1.0]

@@ -8,15 +8,16 @@ import re
 import sys
 
 import re2
-from lgrep_search import ranking
-from lgrep_search.ranking import QueryKind, classify_query, definition_pattern
+from lgrep_search.query import QueryKind, classify_query
+from lgrep_search.signals import definition
+from lgrep_search.signals.definition import definition_pattern
 
 
 def _python_definition_pattern(name: str) -> re.Pattern[str]:
     """The Python original of `definition_pattern`, as the reference."""
     qualifiers = r"(?:[A-Za-z_][A-Za-z0-9_]*(?:\.|::|:))*"
     return re.compile(
-        rf"(?:^|[\s(])(?:{ranking._DEF_KEYWORDS})\s+(?:[\w\[\]<>*&:., ]+\s+)?"
+        rf"(?:^|[\s(])(?:{definition._DEF_KEYWORDS})\s+(?:[\w\[\]<>*&:., ]+\s+)?"
         rf"{qualifiers}{re.escape(name)}(?![A-Za-z0-9_])",
         re.MULTILINE,
     )
@@ -24,9 +25,9 @@ def _python_definition_pattern(name: str) -> re.Pattern[str]:
 
 def test_word_and_space_classes_are_pythons() -> None:
     text = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
-    assert set(re2.findall(f"[{ranking._SPACE}]", text)) == set(re.findall(r"\s", text))
+    assert set(re2.findall(f"[{definition._SPACE}]", text)) == set(re.findall(r"\s", text))
     # re2's Unicode tables may be newer than Python's: a superset, never fewer word characters.
-    assert set(re2.findall(f"[{ranking._WORD}]", text)) >= set(re.findall(r"\w", text))
+    assert set(re2.findall(f"[{definition._WORD}]", text)) >= set(re.findall(r"\w", text))
 
 
 def test_definition_pattern_agrees_with_the_python_original() -> None:

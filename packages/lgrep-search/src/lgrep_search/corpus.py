@@ -18,7 +18,7 @@ from lgrep_core.text import analyze, identifier_terms, path_terms
 
 from .fuzzy import SymbolIndex
 from .lexical import LexicalIndex
-from .ranking import path_words
+from .signals.path_match import path_words
 
 __all__ = ["COLUMNS", "Corpus", "file_name_key"]
 
