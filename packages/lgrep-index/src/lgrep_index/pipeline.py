@@ -310,20 +310,7 @@ class Indexer:
         candidates = [f for f in files if _changed(f, known.get(f.path))]
         summary.files_unchanged = len(files) - len(candidates)
 
-        progress = _PhaseProgress(IndexPhase.CHUNK, summary.files_unchanged, len(files))
-        self._progress(progress.event())
-        for start in range(0, len(candidates), FILES_PER_COMMIT):
-            self._check_cancel()
-            batch = candidates[start : start + FILES_PER_COMMIT]
-            written, changed, withheld = self._index_batch(batch, known, indexed)
-            summary.chunks_written += written
-            summary.files_indexed += changed
-            if withheld:
-                summary.skipped[SKIP_SECRET] += withheld
-            summary.files_unchanged += len(batch) - changed - withheld
-            progress.files_done += len(batch)
-            progress.chunks_done += written
-            self._progress(progress.event())
+        self._chunk_files(summary, candidates, len(files), known, indexed)
 
         # The table is the truth about what is searchable: drop whatever it holds for files that are
         # gone (or are now ignored, too large, binary...), including rows a killed run left behind.
@@ -364,20 +351,7 @@ class Indexer:
         candidates_to_read = [f for f in files if _changed(f, known.get(f.path))]
         summary.files_unchanged = len(files) - len(candidates_to_read)
 
-        progress = _PhaseProgress(IndexPhase.CHUNK, summary.files_unchanged, len(files))
-        self._progress(progress.event())
-        for start in range(0, len(candidates_to_read), FILES_PER_COMMIT):
-            self._check_cancel()
-            part = candidates_to_read[start : start + FILES_PER_COMMIT]
-            written, changed, withheld = self._index_batch(part, known, indexed)
-            summary.chunks_written += written
-            summary.files_indexed += changed
-            if withheld:
-                summary.skipped[SKIP_SECRET] += withheld
-            summary.files_unchanged += len(part) - changed - withheld
-            progress.files_done += len(part)
-            progress.chunks_done += written
-            self._progress(progress.event())
+        self._chunk_files(summary, candidates_to_read, len(files), known, indexed)
 
         # Gone, ignored, or no longer indexable (binary, too large, a symlink...): drop what the index
         # holds for it, as a full run would.
@@ -388,6 +362,31 @@ class Indexer:
         summary.files_deleted = len({*gone_known, *(indexed[k] for k in gone_keys)})
         self.store.note_chunk_writes(summary.chunks_written + len(gone_keys))
         self.store.write_meta(last_indexed_at=time.time())
+
+    def _chunk_files(
+        self,
+        summary: _Tally,
+        candidates: Sequence[WalkedFile],
+        files_total: int,
+        known: dict[str, FileRecord],
+        indexed: dict[str, str],
+    ) -> None:
+        """Chunk and store the files that may have changed, FILES_PER_COMMIT per commit, reporting
+        progress (files found unchanged count as done from the start)."""
+        progress = _PhaseProgress(IndexPhase.CHUNK, summary.files_unchanged, files_total)
+        self._progress(progress.event())
+        for start in range(0, len(candidates), FILES_PER_COMMIT):
+            self._check_cancel()
+            batch = candidates[start : start + FILES_PER_COMMIT]
+            written, changed, withheld = self._index_batch(batch, known, indexed)
+            summary.chunks_written += written
+            summary.files_indexed += changed
+            if withheld:
+                summary.skipped[SKIP_SECRET] += withheld
+            summary.files_unchanged += len(batch) - changed - withheld
+            progress.files_done += len(batch)
+            progress.chunks_done += written
+            self._progress(progress.event())
 
     def _index_batch(
         self, batch: Sequence[WalkedFile], known: dict[str, FileRecord], indexed: dict[str, str]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+from lgrep_core.models import ChunkKind
 from lgrep_core.storage.reader import ChangeSet, IndexVersion, ProjectReader
 from lgrep_core.storage.schema import path_key
 from lgrep_core.text import analyze, identifier_terms, path_terms
@@ -38,6 +39,9 @@ COLUMNS = [
     "search_text",
     "vec_key",
 ]
+
+
+_KINDS = frozenset(k.value for k in ChunkKind)
 
 
 def file_name_key(path: str) -> str:
@@ -71,6 +75,11 @@ class Corpus:
 
     def __len__(self) -> int:
         return len(self.paths)
+
+    def kind_of(self, i: int) -> ChunkKind | None:
+        """Chunk `i`'s kind (None for a value this version does not know)."""
+        kind = self.kinds[i]
+        return ChunkKind(kind) if kind in _KINDS else None
 
     def estimated_bytes(self) -> int:
         """About what this snapshot holds in memory: arrays exactly, Python strings roughly."""

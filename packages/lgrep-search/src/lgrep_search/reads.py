@@ -40,20 +40,18 @@ MAX_FILE_BYTES = 1_000_000
 # FindRelated: neighbours by vector come from this many candidates before the per-file cap.
 RELATED_DEPTH = 200
 RELATED_PER_FILE = 2
-_KINDS = frozenset(k.value for k in ChunkKind)
 _CONTENT_TYPES = frozenset(t.value for t in ContentType)
 
 
 def location(corpus: Corpus, i: int) -> Location:
     """Where chunk `i` of a snapshot is and what it is."""
-    kind = corpus.kinds[i]
     content_type = corpus.content_types[i]
     return Location(
         path=corpus.paths[i],
         start_line=int(corpus.start_line[i]),
         end_line=int(corpus.end_line[i]),
         symbol=corpus.symbols[i],
-        kind=ChunkKind(kind) if kind in _KINDS else None,
+        kind=corpus.kind_of(i),
         language=corpus.languages[i],
         scope=corpus.scopes[i],
         signature=corpus.signatures[i],
@@ -227,7 +225,6 @@ def find_related(corpus: Corpus, path: str, line: int, *, limit: int) -> Related
         if per_file.get(f, 0) >= RELATED_PER_FILE:
             continue
         per_file[f] = per_file.get(f, 0) + 1
-        kind = corpus.kinds[i]
         text, cut = snippet(corpus.contents[i])
         hits.append(
             SearchHit(
@@ -235,7 +232,7 @@ def find_related(corpus: Corpus, path: str, line: int, *, limit: int) -> Related
                 start_line=int(corpus.start_line[i]),
                 end_line=int(corpus.end_line[i]),
                 symbol=corpus.symbols[i],
-                kind=ChunkKind(kind) if kind in _KINDS else None,
+                kind=corpus.kind_of(i),
                 language=corpus.languages[i],
                 score=round(float(sims[i]), 6),
                 content=text,

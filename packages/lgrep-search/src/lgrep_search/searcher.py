@@ -15,7 +15,7 @@ import time
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import InvalidRequestError, LgrepError
-from lgrep_core.models import ChunkKind, MatchType, SearchHit, SearchRequest, SearchResponse
+from lgrep_core.models import MatchType, SearchHit, SearchRequest, SearchResponse
 from lgrep_core.pathnames import disk_path
 
 from .corpus import Corpus
@@ -176,7 +176,7 @@ class Searcher:
             start_line=int(corpus.start_line[i]),
             end_line=int(corpus.end_line[i]),
             symbol=corpus.symbols[i],
-            kind=ChunkKind(corpus.kinds[i]) if corpus.kinds[i] in _KINDS else None,
+            kind=corpus.kind_of(i),
             language=corpus.languages[i],
             score=round(c.score, 6),
             content=shown,
@@ -224,6 +224,3 @@ def snippet(content: str) -> tuple[str, bool]:
     if len(cut) > SNIPPET_MAX_CHARS:
         cut = cut[:SNIPPET_MAX_CHARS].rsplit("\n", 1)[0] or cut[:SNIPPET_MAX_CHARS]
     return cut, len(cut) < len(content.rstrip("\n"))
-
-
-_KINDS = frozenset(k.value for k in ChunkKind)
