@@ -54,6 +54,27 @@ def test_commands_start_the_daemon_and_search_through_it(daemon, mini_repo: Path
     assert daemon.lgrep("status", str(mini_repo), check=False).code == 1
 
 
+def _mapped_libraries(pid: int) -> set[str]:
+    """The site-packages folders whose native libraries the process has mapped."""
+    found = set()
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        path = line.split(maxsplit=5)[-1]
+        if ".so" in path and "site-packages/" in path:
+            found.add(path.split("site-packages/", 1)[1].split("/", 1)[0])
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/PID/maps")
+def test_the_daemon_loads_lancedb_only_when_a_project_is_opened(daemon, mini_repo: Path) -> None:
+    # LanceDB and Arrow are ~105 MB of a daemon's memory: one that serves no project yet has neither.
+    pid = daemon.start()
+    idle = _mapped_libraries(pid)
+    assert "onnxruntime" in idle  # the model is loaded at start...
+    assert not idle & {"lancedb", "pyarrow"}, idle
+    daemon.lgrep("search", "verify token signature", str(mini_repo), "--json")
+    assert "lancedb" in _mapped_libraries(pid)  # ...storage when a project needs it
+
+
 def test_the_daemon_never_imports_from_the_project_it_was_started_in(daemon, mini_repo: Path) -> None:
     markers = mini_repo.parent / "markers"
     markers.mkdir()

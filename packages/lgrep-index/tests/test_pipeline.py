@@ -48,7 +48,11 @@ def test_bm25_phase_leaves_vectors_pending_then_resumes(tmp_path: Path) -> None:
     assert quick.vectors_pending == quick.chunks_total > 0
     store = ProjectStore(settings.cache_dir, root)
     store.open()
-    rows = [r for b in store.iter_chunk_rows(["path", "content"]) for r in b.to_pylist()]
+    rows = [
+        r
+        for b in store.iter_chunk_rows(["path", "content"])
+        for r in (dict(zip(b, row, strict=True)) for row in zip(*b.values(), strict=True))
+    ]
     assert [r["path"] for r in rows if "Gamma" in r["content"]] == ["b.go"]
     store.close()
     rest = Indexer(settings, root, FakeEmbedder()).run()

@@ -40,7 +40,11 @@ def _rows(settings, root: Path) -> list[dict[str, object]]:
     store = ProjectStore(settings.cache_dir, root)
     store.open()
     try:
-        return [r for b in store.iter_chunk_rows(["path", "content", "start_line", "symbol"]) for r in b.to_pylist()]
+        return [
+            r
+            for b in store.iter_chunk_rows(["path", "content", "start_line", "symbol"])
+            for r in (dict(zip(b, row, strict=True)) for row in zip(*b.values(), strict=True))
+        ]
     finally:
         store.close()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from lgrep_core.config import load_settings
 from lgrep_core.errors import IndexBusyError, NotFoundError
-from lgrep_core.storage.schema import chunks_schema
+from lgrep_core.storage.schema import CHUNK_COLUMNS
 from lgrep_core.storage.store import ProjectStore
 from lgrep_core.testing import FakeEmbedder
 from lgrep_index import pipeline
@@ -58,7 +58,11 @@ def _contents(settings, root: Path) -> tuple[list[dict[str, object]], list[tuple
     store = ProjectStore(settings.cache_dir, root)
     store.open()
     try:
-        rows = [r for b in store.iter_chunk_rows(chunks_schema().names) for r in b.to_pylist()]
+        rows = [
+            r
+            for b in store.iter_chunk_rows(CHUNK_COLUMNS)
+            for r in (dict(zip(b, row, strict=True)) for row in zip(*b.values(), strict=True))
+        ]
         manifest = sorted(
             (r.path, r.size, r.mtime_ns, r.sha256, r.language, r.chunks) for r in store.manifest_records().values()
         )

@@ -1,11 +1,10 @@
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pytest
 from lgrep_core.errors import IndexBusyError, IndexMismatchError, NotFoundError, StorageError
 from lgrep_core.models import EMBEDDING_TEXT_VERSION
-from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
+from lgrep_core.storage.schema import CHUNK_COLUMNS, IndexIdentity, chunks_schema, path_key
 from lgrep_core.storage.store import ProjectStore
 
 IDENTITY = IndexIdentity("local", "all-MiniLM-L6-v2 (int8)", 4, "c1", "512/64/ast")
@@ -23,8 +22,12 @@ HOSTILE = [
 ]
 
 
-def _rows(paths: list[str], tag: str) -> pa.Table:
-    cols: dict[str, list[object]] = {n: [] for n in chunks_schema().names}
+def test_the_column_list_is_the_tables_schema() -> None:
+    assert tuple(chunks_schema().names) == CHUNK_COLUMNS
+
+
+def _rows(paths: list[str], tag: str) -> dict[str, list[object]]:
+    cols: dict[str, list[object]] = {n: [] for n in CHUNK_COLUMNS}
     for i, p in enumerate(paths):
         cols["id"].append(f"{tag}-{path_key(p)}")
         cols["path"].append(p)
@@ -41,7 +44,7 @@ def _rows(paths: list[str], tag: str) -> pa.Table:
         cols["search_text"].append(f"def f{i} {tag}")
         cols["vec_key"].append(f"{tag}{i}")
         cols["file_hash"].append("h")
-    return pa.table(cols, schema=chunks_schema())
+    return cols
 
 
 def _store(tmp_path: Path) -> ProjectStore:

@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.errors import IndexingError, NotFoundError
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import sanitize
-from lgrep_core.storage.schema import IndexIdentity, chunks_schema, path_key
-from lgrep_core.storage.store import FileRecord, IndexState, ProjectStore
+from lgrep_core.storage.schema import CHUNK_COLUMNS, IndexIdentity, path_key
+from lgrep_core.storage.store import FileRecord, IndexState, ProjectStore, release_arrow_memory
 
 from lgrep_index.changes import ChangeBatch
 from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, detect_language
@@ -266,7 +265,7 @@ class Indexer:
             # Phase 1's Arrow buffers and LanceDB's session caches (the full-text index it just
             # built) are not needed by phase 2: let them go before the model loads.
             self.store.close()
-            pa.default_memory_pool().release_unused()
+            release_arrow_memory()
             self.store.open()
             if wait_vectors:
                 started = time.monotonic()
@@ -393,7 +392,7 @@ class Indexer:
     ) -> tuple[int, int, int]:
         """Chunk and store a batch of files: (chunks written, files indexed, files withheld as secrets)."""
         chunking = self.settings.chunking
-        columns: dict[str, list[object]] = {name: [] for name in chunks_schema().names}
+        columns: dict[str, list[object]] = {name: [] for name in CHUNK_COLUMNS}
         records: list[FileRecord] = []
         keys: list[str] = []
         changed = withheld = 0
@@ -443,18 +442,18 @@ class Indexer:
             keys.append(path_key(file.path))
             records.append(FileRecord(file.path, file.size, file.mtime_ns, digest, language, len(chunks)))
             changed += 1
-        table = pa.table(columns, schema=chunks_schema())
+        written = len(columns["id"])
         try:
             if any(k in indexed for k in keys):
-                self.store.replace_files(table, keys)
-            elif table.num_rows:
+                self.store.replace_files(columns, keys)
+            elif written:
                 # Only files the table has never held: a plain append, which (unlike merge_insert's
                 # join against the whole table) costs the same memory at 100 files or 100,000.
-                self.store.append_chunks(table)
+                self.store.append_chunks(columns)
         except Exception as exc:
             raise IndexingError(f"writing chunks of {len(keys)} files failed: {exc}") from exc
         self.store.manifest_put(records)
-        return table.num_rows, changed, withheld
+        return written, changed, withheld
 
     def _append_rows(
         self, columns: dict[str, list[object]], file: WalkedFile, digest: str, chunks: list[Chunk], text: str
@@ -523,13 +522,11 @@ class Indexer:
     def _pending_texts(self, pending: set[str]) -> Iterator[tuple[str, str]]:
         remaining = set(pending)
         for batch in self.store.iter_chunk_rows(["vec_key", "path", "scope", "content"], SCAN_ROWS):
-            vkeys = batch.column("vec_key").to_pylist()
+            vkeys = batch["vec_key"]
             wanted = [i for i, k in enumerate(vkeys) if k in remaining]
             if not wanted:
                 continue
-            paths = batch.column("path").to_pylist()
-            scopes = batch.column("scope").to_pylist()
-            contents = batch.column("content").to_pylist()
+            paths, scopes, contents = batch["path"], batch["scope"], batch["content"]
             for i in wanted:
                 key = vkeys[i]
                 if key in remaining:
@@ -570,7 +567,7 @@ class _MemoryGovernor:
         rss = _rss_bytes()
         if rss < self.budget_bytes * self.HIGH_WATER or rss < self._after_release + self.REGROWTH_BYTES:
             return
-        pa.default_memory_pool().release_unused()
+        release_arrow_memory()
         release = getattr(embedder, "release_memory", None)
         if callable(release):
             release()  # onnxruntime's arena only shrinks when its session goes

@@ -23,13 +23,8 @@ from typing import Any
 
 import numpy as np
 
-try:
-    import lancedb
-    from lancedb.expr import col
-except ImportError as _exc:  # pragma: no cover - install hint
-    raise ImportError("lgrep storage needs LanceDB: install lgrep-core[storage]") from _exc
-
 from lgrep_core.errors import LgrepError, StorageError
+from lgrep_core.storage.engine import col, lancedb
 from lgrep_core.storage.layout import (
     CHANGES_FILE,
     META_FILE,
@@ -128,7 +123,7 @@ class ProjectReader:
 
     def _tables(self, version: IndexVersion) -> tuple[Any, Any]:
         try:
-            db = lancedb.connect(str(self.dir / version.generation / "lance"))
+            db = lancedb().connect(str(self.dir / version.generation / "lance"))
             chunks = db.open_table(CHUNKS_TABLE)
             vectors = db.open_table(VECTORS_TABLE)
             if version.tables is not None:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from lgrep_core.models import EMBEDDING_TEXT_VERSION
+from lgrep_core.storage.engine import pyarrow
 from lgrep_core.storage.layout import project_dir
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "CHUNKS_TABLE",
+    "CHUNK_COLUMNS",
     "SCHEMA_VERSION",
     "VECTORS_TABLE",
     "IndexIdentity",
@@ -35,7 +39,28 @@ def path_key(path: str) -> str:
     return hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
+# The chunks table's columns, in order; writers hand the store one list per column.
+CHUNK_COLUMNS = (
+    "id",
+    "path",
+    "path_key",
+    "language",
+    "content_type",
+    "kind",
+    "symbol",
+    "scope",
+    "signature",
+    "start_line",
+    "end_line",
+    "content",
+    "search_text",
+    "vec_key",
+    "file_hash",
+)
+
+
 def chunks_schema() -> pa.Schema:
+    pa = pyarrow()
     return pa.schema(
         [
             pa.field("id", pa.string(), nullable=False),
@@ -60,6 +85,7 @@ def chunks_schema() -> pa.Schema:
 
 
 def vectors_schema(dimension: int) -> pa.Schema:
+    pa = pyarrow()
     return pa.schema(
         [
             pa.field("vec_key", pa.string(), nullable=False),

@@ -23,20 +23,14 @@ import logging
 import os
 import shutil
 import sqlite3
+import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-import pyarrow as pa
-
-try:
-    import lancedb
-    from lancedb.expr import col
-except ImportError as _exc:  # pragma: no cover - install hint
-    raise ImportError("lgrep storage needs LanceDB: install lgrep-core[storage]") from _exc
 
 from lgrep_core.errors import (
     IndexBusyError,
@@ -46,6 +40,7 @@ from lgrep_core.errors import (
     SchemaVersionMismatchError,
     StorageError,
 )
+from lgrep_core.storage.engine import col, lancedb, pyarrow
 from lgrep_core.storage.layout import (
     CHANGES_FILE,
     CURRENT_POINTER,
@@ -60,6 +55,7 @@ from lgrep_core.storage.layout import (
     writer_pid,
 )
 from lgrep_core.storage.schema import (
+    CHUNK_COLUMNS,
     CHUNKS_TABLE,
     SCHEMA_VERSION,
     VECTORS_TABLE,
@@ -69,7 +65,21 @@ from lgrep_core.storage.schema import (
     vectors_schema,
 )
 
-__all__ = ["CURRENT_POINTER", "FileRecord", "IndexState", "ProjectStore", "WriteLock"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "CURRENT_POINTER",
+    "ChunkColumns",
+    "FileRecord",
+    "IndexState",
+    "ProjectStore",
+    "WriteLock",
+    "release_arrow_memory",
+]
+
+# Chunks as writers hand them over: one list per column of `CHUNK_COLUMNS`, equally long.
+ChunkColumns = Mapping[str, Sequence[object]]
 
 log = logging.getLogger(__name__)
 
@@ -393,7 +403,7 @@ class ProjectStore:
                 tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# lgrep index cache\n")
             (self.dir / gen).mkdir(mode=0o700)
             self._pinned = gen
-            db = lancedb.connect(str(self.dir / gen / "lance"))
+            db = lancedb().connect(str(self.dir / gen / "lance"))
             db.create_table(CHUNKS_TABLE, schema=chunks_schema())
             db.create_table(VECTORS_TABLE, schema=vectors_schema(identity.dimension))
         except OSError as exc:
@@ -435,7 +445,7 @@ class ProjectStore:
         self._gen = gen
         meta = self.read_meta()
         try:
-            self._db = lancedb.connect(str(self.dir / gen / "lance"), read_consistency_interval=timedelta(0))
+            self._db = lancedb().connect(str(self.dir / gen / "lance"), read_consistency_interval=timedelta(0))
             self._chunks = self._db.open_table(CHUNKS_TABLE)
             self._vectors = self._db.open_table(VECTORS_TABLE)
             versions = (int(self._chunks.version), int(self._vectors.version))
@@ -612,8 +622,9 @@ class ProjectStore:
     # -------------------------------------------------------------- chunk writes
 
     @_storage_errors
-    def replace_files(self, rows: pa.Table, path_keys: Sequence[str]) -> None:
-        """Atomically make `rows` the only chunks of the files named by `path_keys`.
+    def replace_files(self, rows: ChunkColumns, path_keys: Sequence[str]) -> None:
+        """Atomically make `rows` (one list per column of `CHUNK_COLUMNS`) the only chunks of the
+        files named by `path_keys`.
 
         One commit: readers see either the old chunks of a file or the new ones, never a mix.
         `path_keys` are hex digests, so the predicate below cannot carry user text.
@@ -623,8 +634,8 @@ class ProjectStore:
         self._changed_keys.update(path_keys)
         table = self.chunks
         if table.count_rows() == 0:
-            if rows.num_rows:
-                table.add(rows)
+            if rows["id"]:
+                table.add(_chunk_table(rows))
             return
         keys = ",".join(f"'{k}'" for k in path_keys if _is_hex(k))
         (
@@ -632,14 +643,14 @@ class ProjectStore:
             .when_matched_update_all()
             .when_not_matched_insert_all()
             .when_not_matched_by_source_delete(f"path_key IN ({keys})")
-            .execute(rows)
+            .execute(_chunk_table(rows))
         )
 
     @_storage_errors
-    def append_chunks(self, rows: pa.Table) -> None:
-        """Add chunks of files the table holds nothing for (the caller knows)."""
-        self._changed_keys.update(rows.column("path_key").to_pylist())
-        self.chunks.add(rows)
+    def append_chunks(self, rows: ChunkColumns) -> None:
+        """Add chunks (one list per column) of files the table holds nothing for (the caller knows)."""
+        self._changed_keys.update(str(k) for k in rows["path_key"])
+        self.chunks.add(_chunk_table(rows))
 
     @_storage_errors
     def delete_files(self, path_keys: Sequence[str]) -> None:
@@ -726,7 +737,7 @@ class ProjectStore:
         stored = self.stored_vector_keys() if stored is None else stored
         pending = 0
         for batch in self.iter_chunk_rows(["vec_key"], 65536):
-            pending += sum(1 for k in batch.column("vec_key").to_pylist() if k not in stored)
+            pending += sum(1 for k in batch["vec_key"] if k not in stored)
         return pending
 
     @_storage_errors
@@ -760,8 +771,10 @@ class ProjectStore:
         return tuple(token)
 
     @_storage_errors
-    def iter_chunk_rows(self, columns: Sequence[str], batch_rows: int = 4096) -> Iterator[pa.RecordBatch]:
-        yield from self.chunks.search().select(list(columns)).to_batches(batch_rows)
+    def iter_chunk_rows(self, columns: Sequence[str], batch_rows: int = 4096) -> Iterator[dict[str, list[Any]]]:
+        """The chunks table in batches of up to `batch_rows` rows: one list per requested column."""
+        for batch in self.chunks.search().select(list(columns)).to_batches(batch_rows):
+            yield {c: batch.column(c).to_pylist() for c in columns}
 
     @_storage_errors
     def add_vectors(self, keys: Sequence[str], vectors: np.ndarray) -> None:
@@ -773,6 +786,7 @@ class ProjectStore:
     def _add_vectors(self, keys: Sequence[str], vectors: np.ndarray) -> None:
         self._changed_vectors.update(keys)
         dim = vectors.shape[1]
+        pa = pyarrow()
         flat = pa.array(vectors.astype(np.float32, copy=False).reshape(-1), type=pa.float32())
         table = pa.table(
             {
@@ -812,8 +826,19 @@ class ProjectStore:
     @_storage_errors
     def chunks_by_vector_keys(self, keys: Sequence[str], columns: Sequence[str]) -> pa.Table:
         if not keys:
-            return pa.table({c: [] for c in columns})
+            return pyarrow().table({c: [] for c in columns})
         return self.chunks.search().where(col("vec_key").isin(list(keys))).select(list(columns)).limit(None).to_arrow()
+
+
+def _chunk_table(rows: ChunkColumns) -> pa.Table:
+    return pyarrow().table({c: list(rows[c]) for c in CHUNK_COLUMNS}, schema=chunks_schema())
+
+
+def release_arrow_memory() -> None:
+    """Hand Arrow's pooled buffers back (after a phase whose tables are gone). A no-op before the
+    first table was read or written."""
+    if "pyarrow" in sys.modules:
+        pyarrow().default_memory_pool().release_unused()
 
 
 def _make_dir(path: Path) -> None:
