@@ -156,7 +156,7 @@ def _summary(xs: list[float]) -> dict[str, float]:
 # --------------------------------------------------------------------------------------- load
 
 
-def _client_worker(socket: str, root: str, queries: list[str], seconds: float, out: mp.Queue) -> None:  # type: ignore[type-arg]
+def _client_worker(socket: str, root: str, queries: list[str], seconds: float, think_ms: float, out: mp.Queue) -> None:  # type: ignore[type-arg]
     from lgrep_core.client import LgrepClient
     from lgrep_core.errors import LgrepError
     from lgrep_core.models import SearchRequest
@@ -174,6 +174,8 @@ def _client_worker(socket: str, root: str, queries: list[str], seconds: float, o
                 latencies.append((time.perf_counter() - t0) * 1000)
             except LgrepError as exc:
                 errors.append(exc.message[:200])
+            if think_ms:  # an agent reads what it got before it asks again
+                time.sleep(rng.uniform(0.5, 1.5) * think_ms / 1000)
     out.put((latencies, errors))
 
 
@@ -234,7 +236,10 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
         ctx = mp.get_context("spawn")
         out: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
         workers = [
-            ctx.Process(target=_client_worker, args=(str(daemon.socket), str(work), queries, args.seconds, out))
+            ctx.Process(
+                target=_client_worker,
+                args=(str(daemon.socket), str(work), queries, args.seconds, args.think_ms, out),
+            )
             for _ in range(args.clients)
         ]
         for w in workers:
@@ -251,6 +256,7 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
             "repo": str(repo),
             "indexed": indexed,
             "clients": args.clients,
+            "think_ms": args.think_ms,
             "seconds": args.seconds,
             "queries": len(latencies),
             "qps": round(len(latencies) / args.seconds, 1),
@@ -409,6 +415,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--edit-every", type=float, default=1.0)
+    parser.add_argument(
+        "--think-ms", type=float, default=0.0, help="load: each client's mean pause between queries (0: back to back)"
+    )
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--cli", type=int, default=30)
     parser.add_argument("--out", type=Path)

@@ -70,7 +70,7 @@ def test_memory_governor_sheds_memory_then_shrinks_batches(monkeypatch) -> None:
 
     mb = 1024 * 1024
     rss = {"now": 600 * mb}
-    monkeypatch.setattr(pipeline, "_rss_bytes", lambda: rss["now"])
+    monkeypatch.setattr(pipeline, "rss_bytes", lambda: rss["now"])
     embedder = Tunable()
     governor = _MemoryGovernor(budget_mb=500, batch_chunks=256)
 
@@ -96,7 +96,7 @@ def test_memory_governor_sheds_memory_then_shrinks_batches(monkeypatch) -> None:
 
 def test_memory_governor_release_that_suffices_keeps_batches(monkeypatch) -> None:
     readings = iter([480 * 1024 * 1024, 300 * 1024 * 1024])
-    monkeypatch.setattr(pipeline, "_rss_bytes", lambda: next(readings))
+    monkeypatch.setattr(pipeline, "rss_bytes", lambda: next(readings))
     governor = _MemoryGovernor(budget_mb=500, batch_chunks=256)
     governor.check(FakeEmbedder())
     assert governor.batch_chunks == 256

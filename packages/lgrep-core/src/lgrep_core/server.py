@@ -40,6 +40,7 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.errors import IndexBusyError, StorageError
 from lgrep_core.locks import acquire_pid_lock, lock_holder, release_pid_lock
+from lgrep_core.memory import limit_heap_arenas
 from lgrep_core.models import ServerInfo, ServerRole
 
 __all__ = [
@@ -85,6 +86,9 @@ class ServerRuntime:
         what: str = "lgrep server",
     ) -> None:
         grpc_support.unix_target(socket_path)  # a path the OS cannot bind is a ConfigError now
+        # A server lives long and loads snapshots on native threads: fewer heap arenas keep what
+        # those loads free reusable (lgrep_core.memory). Before the server's own threads start.
+        limit_heap_arenas()
         self.socket_path = socket_path
         self.tcp_port = tcp_port
         self.bound_tcp_port = 0

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import sys
 import threading
 import time
 from collections import Counter
@@ -26,6 +24,7 @@ import numpy as np
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.errors import IndexingError, NotFoundError
+from lgrep_core.memory import rss_bytes
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import sanitize
 from lgrep_core.storage.schema import CHUNK_COLUMNS, IndexIdentity, path_key
@@ -564,14 +563,14 @@ class _MemoryGovernor:
         self._after_release = 0
 
     def check(self, embedder: EmbeddingProvider) -> None:
-        rss = _rss_bytes()
+        rss = rss_bytes()
         if rss < self.budget_bytes * self.HIGH_WATER or rss < self._after_release + self.REGROWTH_BYTES:
             return
         release_arrow_memory()
         release = getattr(embedder, "release_memory", None)
         if callable(release):
             release()  # onnxruntime's arena only shrinks when its session goes
-        self._after_release = _rss_bytes()
+        self._after_release = rss_bytes()
         if self._after_release < self.budget_bytes:
             return
         self.batch_chunks = max(self.MIN_BATCH_CHUNKS, self.batch_chunks // 2)
@@ -579,18 +578,6 @@ class _MemoryGovernor:
         if isinstance(tokens, int):
             embedder.batch_tokens = max(self.MIN_BATCH_TOKENS, tokens // 2)  # type: ignore[attr-defined]  # optional knob
         log.info("memory near the budget: %d chunks per commit, batch tokens %s", self.batch_chunks, tokens)
-
-
-def _rss_bytes() -> int:
-    """Current resident set size (Linux /proc; elsewhere the peak, which errs on the safe side)."""
-    try:
-        with open("/proc/self/statm", "rb") as f:  # noqa: PTH123 - hot path, no Path object needed
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:
-        import resource
-
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak if sys.platform == "darwin" else peak * 1024
 
 
 def _overflow(lines: list[str], chunk: Chunk) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -20,6 +21,7 @@ from lgrep_core.text import analyze, identifier_terms, path_terms
 from .fuzzy import SymbolIndex
 from .lexical import LexicalIndex
 from .signals.path_match import path_words
+from .texts import ChunkTexts
 
 __all__ = ["COLUMNS", "Corpus", "file_name_key"]
 
@@ -62,7 +64,7 @@ class Corpus:
     kinds: list[str]
     languages: list[str]
     content_types: list[str]
-    contents: list[str]
+    contents: ChunkTexts  # compressed: only the shown and checked chunks are ever decompressed
     cut: np.ndarray  # bool per chunk: its content cut long lines (the rest is searchable, not shown)
     vec_keys: list[str]  # per chunk: its embedding key
     vec_row: np.ndarray  # per chunk: row of `matrix`, -1 while its vector is pending
@@ -85,7 +87,7 @@ class Corpus:
         """About what this snapshot holds in memory: arrays exactly, Python strings roughly."""
         lex = self.lexical
         arrays = self.matrix.nbytes + lex._docs.nbytes + lex._tf.nbytes + lex._weights.nbytes + lex._idf.nbytes
-        text = sum(len(c) for c in self.contents) + 120 * len(self.paths) + 100 * len(lex.vocab)
+        text = self.contents.nbytes + 200 * len(self.paths) + 100 * len(lex.vocab)
         return arrays + text
 
     @property
@@ -179,7 +181,7 @@ class Corpus:
         lexical = LexicalIndex(*_fields(cols["path"], contents, overflow, symbols))
         return cls._assemble(
             cols,
-            contents=contents,
+            contents=ChunkTexts(contents),
             overflow=overflow,
             symbols=symbols,
             lexical=lexical,
@@ -211,7 +213,6 @@ class Corpus:
             "kind": [self.kinds[i] for i in kept] + [x or "" for x in new["kind"]],
             "language": [self.languages[i] for i in kept] + [x or "" for x in new["language"]],
             "content_type": [self.content_types[i] for i in kept] + [x or "code" for x in new["content_type"]],
-            "content": [self.contents[i] for i in kept] + [x or "" for x in new["content"]],
             "cut": self.cut[kept].tolist() + [bool(x) for x in new["search_text"]],
             "vec_key": [self.vec_keys[i] for i in kept] + [x or "" for x in new["vec_key"]],
         }
@@ -225,16 +226,18 @@ class Corpus:
         keys = [self.matrix_keys[r] for r in used] + add_keys
         matrix = np.vstack([self.matrix[used], _unit(add_matrix)]) if len(add_keys) else self.matrix[used]
 
+        new_contents = [x or "" for x in new["content"]]
         sorted_cols, order = _sorted_by_file(merged)
+        contents = self.contents.taken(kept.tolist()).plus(new_contents).taken(order)
         position = np.empty(len(order), dtype=np.int64)
         position[order] = np.arange(len(order))
         n_old = len(kept)
         overflow_new = [x or "" for x in new["search_text"]]
-        fields = _fields(new["path"], merged["content"][n_old:], overflow_new, merged["symbol"][n_old:])
+        fields = _fields(new["path"], new_contents, overflow_new, merged["symbol"][n_old:])
         lexical = self.lexical.merged(keep, *fields, position=position)
         corpus = self._assemble(
             sorted_cols,
-            contents=sorted_cols["content"],
+            contents=contents,
             overflow=None,
             symbols=sorted_cols["symbol"],
             lexical=lexical,
@@ -253,7 +256,7 @@ class Corpus:
         cls,
         cols: dict[str, list],
         *,
-        contents: list[str],
+        contents: ChunkTexts,
         overflow: list[str] | None,
         symbols: list[str],
         lexical: LexicalIndex,
@@ -261,11 +264,13 @@ class Corpus:
         matrix: np.ndarray,
         version: IndexVersion | None,
     ) -> Corpus:
-        paths: list[str] = cols["path"]
-        files = sorted(set(paths))
+        # Repeated values share one string object: a path per chunk, a handful of kinds, languages
+        # and content types, and each embedding key once for the chunk and the matrix row.
+        files = sorted(set(cols["path"]))
         file_no = {f: i for i, f in enumerate(files)}
+        paths: list[str] = [files[file_no[p]] for p in cols["path"]]
         row_of = {k: i for i, k in enumerate(keys)}
-        vec_keys = [k or "" for k in cols["vec_key"]]
+        vec_keys = [keys[row_of[k]] if k in row_of else (k or "") for k in cols["vec_key"]]
         vec_row = np.asarray([row_of.get(k, -1) if k else -1 for k in vec_keys], dtype=np.int32)
         cut = cols["cut"] if overflow is None else [bool(x) for x in overflow]
         return cls(
@@ -277,9 +282,9 @@ class Corpus:
             symbols=symbols,
             scopes=[tuple(x or ()) for x in cols["scope"]],
             signatures=[x or "" for x in cols["signature"]],
-            kinds=[k or "" for k in cols["kind"]],
-            languages=[lang or "" for lang in cols["language"]],
-            content_types=[t or "code" for t in cols["content_type"]],
+            kinds=_shared(k or "" for k in cols["kind"]),
+            languages=_shared(lang or "" for lang in cols["language"]),
+            content_types=_shared(t or "code" for t in cols["content_type"]),
             contents=contents,
             cut=np.asarray(cut, dtype=bool),
             vec_keys=vec_keys,
@@ -292,6 +297,12 @@ class Corpus:
             version=version,
             load_ms=0.0,
         )
+
+
+def _shared(values: Iterable[str]) -> list[str]:
+    """The values, equal ones as one object (a column of a few distinct words)."""
+    seen: dict[str, str] = {}
+    return [seen.setdefault(v, v) for v in values]
 
 
 def _sorted_by_file(cols: dict[str, list]) -> tuple[dict[str, list], list[int]]:

@@ -13,47 +13,23 @@ always answer from the newest version.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
 import logging
-import sys
 import threading
 import time
 
 from lgrep_core.errors import LgrepError, StorageError
+from lgrep_core.memory import release_free_heap
 from lgrep_core.storage.reader import IndexVersion, ProjectReader
 
 from .corpus import Corpus
 
-__all__ = ["FULL_RELOAD_SHARE", "Snapshots", "release_free_heap"]
+__all__ = ["FULL_RELOAD_SHARE", "Snapshots"]
 
 log = logging.getLogger(__name__)
 
 # A change touching more than this share of the project's files is read in full: applying it file
 # by file would cost more than one scan.
 FULL_RELOAD_SHARE = 0.25
-
-
-def release_free_heap() -> None:
-    """Hand the C heap's free pages back to the system (glibc keeps them after a load's temporary
-    buffers are freed: ~55 MB after loading 10k chunks). A no-op where there is no malloc_trim."""
-    libc = _libc()
-    if libc is not None:
-        libc.malloc_trim(0)
-
-
-@functools.cache
-def _libc() -> ctypes.CDLL | None:
-    name = ctypes.util.find_library("c")
-    if not name or not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(name)
-        libc.malloc_trim  # noqa: B018 - glibc only (musl has none)
-    except (OSError, AttributeError):
-        return None
-    return libc
 
 
 class Snapshots:
