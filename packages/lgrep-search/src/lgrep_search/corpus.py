@@ -8,9 +8,10 @@ from __future__ import annotations
 import bisect
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import overload
 
 import numpy as np
 from lgrep_core.models import ChunkKind
@@ -315,16 +316,39 @@ def _sorted_by_file(cols: dict[str, list]) -> tuple[dict[str, list], list[int]]:
 
 def _fields(
     paths: list[str], contents: list[str], overflow: list[str], symbols: list[str]
-) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
-    """The three BM25 fields of each chunk: its text (with what long lines cut), its symbol, its path."""
+) -> tuple[Sequence[list[str]], Sequence[list[str]], Sequence[list[str]]]:
+    """The three BM25 fields of each chunk: its text (with what long lines cut), its symbol, its path.
+    Texts and symbols are analysed when the index asks for them, one chunk at a time."""
     path_cache: dict[str, list[str]] = {}
     for f in set(paths):
         path_cache[f] = path_terms(f)
     return (
-        [analyze(f"{c}\n{x}" if x else c) for c, x in zip(contents, overflow, strict=True)],
-        [list(identifier_terms(s)) if s else [] for s in symbols],
+        _Analysed(lambda i: analyze(f"{contents[i]}\n{overflow[i]}" if overflow[i] else contents[i]), len(contents)),
+        _Analysed(lambda i: list(identifier_terms(symbols[i])) if symbols[i] else [], len(symbols)),
         [path_cache[p] for p in paths],
     )
+
+
+class _Analysed(Sequence[list[str]]):
+    """Terms of row i, computed on access (a full load never holds every chunk's terms at once)."""
+
+    def __init__(self, terms_of: Callable[[int], list[str]], n: int) -> None:
+        self._terms_of = terms_of
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> list[str]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[list[str]]: ...
+    def __getitem__(self, i: int | slice) -> list[str] | list[list[str]]:
+        if isinstance(i, slice):
+            return [self._terms_of(j) for j in range(*i.indices(self._n))]
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        return self._terms_of(i % self._n if self._n else i)
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:

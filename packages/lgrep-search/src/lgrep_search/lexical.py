@@ -8,6 +8,7 @@ query term over that term's posting list: well under a millisecond at 10,000 chu
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -148,10 +149,13 @@ def _postings(
     weights: FieldWeights,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(document, term, weighted term frequency) of every distinct term of every document, BM25F
-    style: each field's occurrences count with the field's weight. Adds new terms to `vocab`."""
-    doc_ids: list[int] = []
-    term_ids: list[int] = []
-    tfs: list[float] = []
+    style: each field's occurrences count with the field's weight. Adds new terms to `vocab`.
+
+    Documents are taken one at a time (the fields may analyse on access) and the postings grow in
+    C arrays: millions of Python ints and floats would fragment the heap a long-lived reader keeps."""
+    doc_ids = array("i")
+    term_ids = array("i")
+    tfs = array("f")
     for doc in range(len(contents)):
         counts: dict[str, float] = {}
         for field_terms, w in ((contents[doc], 1.0), (symbols[doc], weights.symbol), (paths[doc], weights.path)):
@@ -162,7 +166,7 @@ def _postings(
             term_ids.append(vocab.setdefault(term, len(vocab)))
             tfs.append(tf)
     return (
-        np.asarray(doc_ids, dtype=np.int32),
-        np.asarray(term_ids, dtype=np.int32),
-        np.asarray(tfs, dtype=np.float32),
+        np.frombuffer(doc_ids, dtype=np.int32).copy(),
+        np.frombuffer(term_ids, dtype=np.int32).copy(),
+        np.frombuffer(tfs, dtype=np.float32).copy(),
     )
