@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lgrep_core.config import LgrepSettings
+from lgrep_core.memory import limit_heap_arenas
 from lgrep_core.models import IndexProgress, IndexSummary, ProjectState, ProjectStatus, SearchRequest, SearchResponse
 
 __all__ = ["index", "remove", "search", "spawn_vector_filler", "status"]
@@ -31,6 +32,7 @@ def index(
     from lgrep_core.embeddings.registry import make_embedder
     from lgrep_index.pipeline import Indexer
 
+    limit_heap_arenas()  # before LanceDB's and the model's threads: see lgrep_core.memory
     embedder = make_embedder(settings.embedding, settings.cache_dir)
     return Indexer(settings, root, embedder, progress=progress).run(
         force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s
@@ -48,6 +50,7 @@ def search(
     from lgrep_search.searcher import Searcher
     from lgrep_search.snapshot import Snapshots
 
+    limit_heap_arenas()
     store = ProjectStore(settings.cache_dir, root)
     state = store.state()
     if state is ProjectState.BUILDING:
