@@ -194,23 +194,22 @@ class Searcher:
             return set()
         reader = self.snapshots.reader
         try:
-            records = reader.manifest(corpus.version, sorted(paths))
+            indexed = self.snapshots.indexed_stats(corpus)
         except LgrepError:
             # A rebuild replaced the snapshot's generation since it was loaded: the new one's
             # manifest describes the same files on disk.
             try:
-                records = reader.manifest(reader.version(), sorted(paths))
+                indexed = {p: (r.size, r.mtime_ns) for p, r in reader.manifest(reader.version(), sorted(paths)).items()}
             except LgrepError:
                 return set()
         stale: set[str] = set()
         for path in paths:
-            rec = records.get(path)
             try:
                 st = disk_path(reader.root, path).lstat()  # a path may show escaped bytes
             except OSError:
                 stale.add(path)  # deleted since it was indexed
                 continue
-            if rec is None or rec.size != st.st_size or rec.mtime_ns != st.st_mtime_ns:
+            if indexed.get(path) != (st.st_size, st.st_mtime_ns):
                 stale.add(path)
         return stale
 

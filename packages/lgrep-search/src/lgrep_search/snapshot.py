@@ -46,6 +46,7 @@ class Snapshots:
         self.last_used = time.monotonic()
         self.refreshes = 0  # completed refreshes, incremental or full (for tests and stats)
         self.full_loads = 0
+        self._stats: tuple[IndexVersion, dict[str, tuple[int, int]]] | None = None
 
     @property
     def loaded(self) -> Corpus | None:
@@ -70,6 +71,21 @@ class Snapshots:
             return self._refresh()
         self._refresh_in_background()
         return corpus
+
+    def indexed_stats(self, corpus: Corpus) -> dict[str, tuple[int, int]]:
+        """(size, mtime_ns) of each file as the index recorded it, from the manifest of `corpus`'s
+        version: read once per version, not per query (a query checks its result files against it).
+
+        Raises:
+            LgrepError: the manifest cannot be read (its generation was replaced, or it is damaged).
+        """
+        cached = self._stats
+        if cached is not None and cached[0] == corpus.version:
+            return cached[1]
+        version = corpus.version if corpus.version is not None else self.reader.version()
+        stats = {path: (rec.size, rec.mtime_ns) for path, rec in self.reader.manifest(version).items()}
+        self._stats = (version, stats)
+        return stats
 
     def refresh_soon(self) -> None:
         """Start a background refresh if the index moved on since the snapshot was taken (or a
