@@ -1,7 +1,7 @@
 """Load and latency of the lgrep daemon, measured the way agents use it: real processes over gRPC.
 
     uv run --frozen python tools/bench_service.py load    --repo DIR [--clients 8] [--seconds 60]
-    uv run --frozen python tools/bench_service.py latency --repo DIR [--queries 200] [--cli 30]
+    uv run --frozen python tools/bench_service.py latency --repo DIR [--cli 30] [--compare-cli OTHER/.venv/bin/lgrep]
     uv run --frozen python tools/bench_service.py memory  --repo DIR
     uv run --frozen python tools/bench_service.py beside  --repo DIR --big DIR
 
@@ -12,8 +12,10 @@ daemon, and stops the daemon at the end.
 - load: N client processes search for S seconds while an editor saves a new function into the
   watched project every --edit-every seconds; reports errors, latency percentiles, and how long each
   edit took to become searchable (BM25 hit, then its vector in).
-- latency: one client's gRPC search latency from another process, and the wall time of the
-  `lgrep search` command through the warm daemon.
+- latency: one client's gRPC search latency from another process, and the wall and CPU time of the
+  `lgrep search` command through the warm daemon: with its modules' bytecode cached (as installed)
+  and compiled from source (PYTHONDONTWRITEBYTECODE=1); `--compare-cli OTHER/bin/lgrep` times
+  another build's command in turn with this one's, against the same daemon.
 - memory: the daemon's resident memory with the model loaded and no project, then with the
   repository's snapshot warm.
 - beside: search latency quiet, then while the daemon builds the index of a big repository.
@@ -30,6 +32,7 @@ import multiprocessing as mp
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -273,6 +276,37 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
 # ------------------------------------------------------------------------------------ latency
 
 
+def _cli_env(base: dict[str, str], pycache: Path, *, bytecode: bool) -> dict[str, str]:
+    """The environment of a timed `lgrep search`. With `bytecode`, modules load from bytecode cached
+    in `pycache`, as an installed lgrep's do (pip compiles at install; Python writes `__pycache__` on
+    first import); without, every run compiles grpc, protobuf, click and lgrep from source, which is
+    what PYTHONDONTWRITEBYTECODE=1 in a checkout's environment does to every command. The cache is a
+    prefix of its own, so nothing is written into the source tree or the virtualenv."""
+    env = {k: v for k, v in base.items() if k not in {"PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"}}
+    env["LGREP_SERVER__AUTOSTART"] = "1"
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    if not bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _time_cli(commands: dict[str, list[str]], queries: list[str], repo: Path, env: dict[str, str]) -> dict[str, object]:
+    """Wall and CPU (user + sys) time of each command, one query at a time, the commands alternating
+    (in turn first), so that a busy machine slows each of them alike."""
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    names = list(commands)
+    for i, q in enumerate(queries):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run([*commands[name], "search", q, str(repo)], env=env, capture_output=True, check=True)
+            wall[name].append((time.perf_counter() - t0) * 1000)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
+    return {name: {"wall_ms": _summary(wall[name]), "cpu_ms": _summary(cpu[name])} for name in names}
+
+
 def cmd_latency(args: argparse.Namespace) -> dict[str, object]:
     from lgrep_core.models import SearchRequest
 
@@ -292,18 +326,22 @@ def cmd_latency(args: argparse.Namespace) -> dict[str, object]:
                 r = client.search(SearchRequest(q, project_root=str(repo)))
                 grpc_ms.append((time.perf_counter() - t0) * 1000)
                 server_ms.append(r.timings_ms.get("total_ms", 0.0))
-        cli_ms: list[float] = []
-        env = {**daemon.env, "LGREP_SERVER__AUTOSTART": "1"}
-        for q in queries[: args.cli]:
-            t0 = time.perf_counter()
-            subprocess.run([str(BIN / "lgrep"), "search", q, str(repo)], env=env, capture_output=True, check=True)
-            cli_ms.append((time.perf_counter() - t0) * 1000)
+        commands = {"lgrep": [str(BIN / "lgrep")]}
+        if args.compare_cli:
+            commands["compare"] = [str(args.compare_cli.resolve())]
+        with tempfile.TemporaryDirectory(prefix="lgb-pyc-", dir="/tmp") as pyc:
+            cached = _cli_env(daemon.env, Path(pyc) / "cached", bytecode=True)
+            _time_cli(commands, queries[:2], repo, cached)  # the first runs write the bytecode
+            cli = _time_cli(commands, queries[: args.cli], repo, cached)
+            compiling = _cli_env(daemon.env, Path(pyc) / "none", bytecode=False)
+            uncompiled = _time_cli(commands, queries[: args.cli_no_bytecode], repo, compiling)
         return {
             "repo": str(repo),
             "indexed": indexed,
             "grpc_search_ms": _summary(grpc_ms),
             "server_total_ms": _summary(server_ms),
-            "cli_search_ms": _summary(cli_ms),
+            "cli_search": {name: {"command": " ".join(argv), **cli[name]} for name, argv in commands.items()},
+            "cli_search_no_bytecode": uncompiled,
         }
     finally:
         daemon.stop()
@@ -410,7 +448,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--edit-every", type=float, default=1.0)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--cli", type=int, default=30)
+    parser.add_argument("--cli", type=int, default=30, help="latency: timed `lgrep search` commands (bytecode cached)")
+    parser.add_argument("--cli-no-bytecode", type=int, default=10, help="latency: the same, compiling from source")
+    parser.add_argument(
+        "--compare-cli", type=Path, help="latency: another build's `lgrep` script, timed in turn with this one's"
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     result = {"load": cmd_load, "latency": cmd_latency, "memory": cmd_memory, "beside": cmd_beside}[args.mode](args)
