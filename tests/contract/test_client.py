@@ -78,46 +78,6 @@ def test_a_server_of_another_contract_revision_is_refused(
     assert client.server_info(check_contract=False).contract_revision == revision
 
 
-def test_the_handshake_can_travel_with_a_search(lgrep_server: RunningServer, client: LgrepClient) -> None:
-    info, response = client.search_with_handshake(SearchRequest(query="verify", project_root="/p"))
-    assert info == client.server_info()
-    assert [h.path for h in response.results] == ["src/auth.py", "src/session.py"]
-    assert _seen(lgrep_server, "Search") == [SearchRequest(query="verify", project_root="/p")]
-
-
-def test_a_search_travelling_with_the_handshake_is_not_read_from_a_server_of_another_revision(
-    lgrep_server: RunningServer, client: LgrepClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(wire, "CONTRACT_REVISION", 3)
-    lgrep_server.fake.contract_revision = 2
-    # Even a search that fails on the server: the mismatch is what the caller hears.
-    with pytest.raises(errors.ContractMismatchError, match="the server is older"):
-        client.search_with_handshake(SearchRequest(query="verify", project_root=BUSY_ROOT))
-
-
-def test_the_callers_check_of_the_server_comes_before_the_search_error(client: LgrepClient) -> None:
-    def refuse(info: object) -> None:
-        raise errors.ConfigError("not this model")
-
-    with pytest.raises(errors.ConfigError, match="not this model"):
-        client.search_with_handshake(SearchRequest(query="verify", project_root=BUSY_ROOT), check_server=refuse)
-
-
-def test_a_search_travelling_with_the_handshake_raises_the_search_error(client: LgrepClient) -> None:
-    with pytest.raises(errors.IndexBusyError, match="being indexed by pid 77"):
-        client.search_with_handshake(SearchRequest(query="verify", project_root=BUSY_ROOT))
-    with pytest.raises(errors.InvalidRequestError, match="query is empty"):
-        client.search_with_handshake(SearchRequest(query=" ", project_root="/p"))
-
-
-def test_a_search_travelling_with_the_handshake_to_no_server(short_dir: Path) -> None:
-    with (
-        LgrepClient.connect(socket_path=short_dir / "lgrep.sock", timeout=10) as client,
-        pytest.raises(errors.ServerUnavailableError, match=r"is `lgrep serve` running\?"),
-    ):
-        client.search_with_handshake(SearchRequest(query="verify", project_root="/p"))
-
-
 # --- search and reads -----------------------------------------------------------------------------
 
 

@@ -127,7 +127,7 @@ def test_a_daemon_serving_another_model_is_a_clear_error(daemon, mini_repo: Path
     refused = daemon.lgrep("search", "verify token", str(mini_repo), check=False)
     assert refused.code == 1 and "serves local/all-MiniLM-L6-v2 (fp32)" in refused.err, refused.err
     assert "lgrep serve --stop" in refused.err
-    # A project with one: the handshake travels with the search, whose answer is then not used.
+    # A project with one: the same refusal, before any search.
     again = daemon.lgrep("search", "verify token", str(indexed), check=False)
     assert again.code == 1 and again.out == "" and "serves local/all-MiniLM-L6-v2 (fp32)" in again.err, again.err
 

@@ -20,7 +20,7 @@ and tests/contract/test_client.py keep it so).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -175,13 +175,9 @@ class LgrepClient:
         server speaks another revision of the lgrep.v1 contract than this client, saying which side is
         older and what to do."""
         info = wire.server_info_from_proto(self._call(self._server.GetServerInfo, server_pb2.GetServerInfoRequest()))
-        if check_contract:
-            self._check_contract(info)
-        return info
-
-    def _check_contract(self, info: ServerInfo) -> None:
-        if info.contract_revision != wire.CONTRACT_REVISION:
+        if check_contract and info.contract_revision != wire.CONTRACT_REVISION:
             raise ContractMismatchError(_mismatch_message(info, self.target))
+        return info
 
     # ------------------------------------------------------------------ SearchService
 
@@ -190,39 +186,6 @@ class LgrepClient:
         request = replace(request, project_root=self._root(request.project_root)).validate()
         message = self._call(self._search.Search, wire.search_request_to_proto(request))
         return wire.search_response_from_proto(message)
-
-    def search_with_handshake(
-        self,
-        request: SearchRequest,
-        *,
-        handshake_timeout: float | None = None,
-        check_server: Callable[[ServerInfo], None] | None = None,
-    ) -> tuple[ServerInfo, SearchResponse]:
-        """The handshake and a search in one round trip, for a caller that would otherwise make these
-        two calls one after the other (a command that lives for one search). Both calls leave at once;
-        the search's answer, or its error, is read only once the handshake has passed: what
-        `server_info()` raises (ContractMismatchError) comes first, then what `check_server(info)`
-        raises (a caller's own check, such as the model the server embeds queries with), then what
-        `search()` would raise. `handshake_timeout` bounds the handshake (default: the client's
-        timeout, which bounds the search)."""
-        request = replace(request, project_root=self._root(request.project_root)).validate()
-        self._open()
-        timeout = self.timeout if handshake_timeout is None else handshake_timeout
-        try:
-            handshake = self._server.GetServerInfo.future(server_pb2.GetServerInfoRequest(), timeout=timeout)
-            search = self._search.Search.future(wire.search_request_to_proto(request), timeout=self.timeout)
-        except grpc.RpcError as exc:
-            raise grpc_support.error_from_rpc(exc, target=self.target) from exc
-        try:
-            info = wire.server_info_from_proto(handshake.result())
-            self._check_contract(info)
-            if check_server is not None:
-                check_server(info)
-            return info, wire.search_response_from_proto(search.result())
-        except grpc.RpcError as exc:
-            raise grpc_support.error_from_rpc(exc, target=self.target) from exc
-        finally:
-            search.cancel()  # nothing to cancel once it has answered; otherwise its answer is not wanted
 
     def get_file(
         self, project_root: str | os.PathLike[str], path: str | os.PathLike[str], start_line: int = 0, end_line: int = 0

@@ -195,7 +195,8 @@ def search(
     no_daemon: bool,
 ) -> int:
     """Search a project's index (built first if there is none)."""
-    from lgrep_core.models import ContentType, SearchRequest, SearchType
+    from lgrep_core.models import ContentType, ProjectState, SearchRequest, SearchType
+    from lgrep_core.storage.layout import index_state, project_dir
 
     from . import output
 
@@ -211,8 +212,18 @@ def search(
         bm25_weight=bm25_weight,
         explain=explain,
     ).validate()
-    response = None if no_daemon else _search_through_daemon(cs, root, request)
-    if response is None:
+    client = None if no_daemon else _daemon(cs, start=True)
+    if client is not None:
+        with client:
+            state = index_state(project_dir(cs.cache_dir, root))
+            if state is not ProjectState.READY and state is not ProjectState.BUILDING:
+                _note(f"{root} has no searchable index yet; building it first")
+                with output.progress_bar(sys.stderr.isatty()) as on_progress:
+                    for event in client.index(root):
+                        if not hasattr(event, "files_seen"):
+                            on_progress(event)  # type: ignore[arg-type]
+            response = client.search(request)
+    else:
         from dataclasses import replace
 
         from . import local
@@ -226,37 +237,6 @@ def search(
         response = local.search(settings, root, request, notice=_note)
     output.print_search(response, query=query, root=str(root), as_json=as_json, explain=explain)
     return EXIT_OK
-
-
-def _search_through_daemon(cs: Any, root: Path, request: Any) -> Any:
-    """The daemon's answer, or None when the command should work in this process. A project with an
-    index is searched in one round trip when the daemon runs (`remote.search_running`); otherwise the
-    daemon is started if need be, and builds the index first."""
-    from lgrep_core.models import ProjectState
-    from lgrep_core.storage.layout import index_state, project_dir
-
-    from . import output
-
-    def searchable() -> bool:
-        return index_state(project_dir(cs.cache_dir, root)) in (ProjectState.READY, ProjectState.BUILDING)
-
-    if searchable():
-        from .remote import search_running
-
-        response = search_running(cs, request)
-        if response is not None:
-            return response
-    client = _daemon(cs, start=True)
-    if client is None:
-        return None
-    with client:
-        if not searchable():
-            _note(f"{root} has no searchable index yet; building it first")
-            with output.progress_bar(sys.stderr.isatty()) as on_progress:
-                for event in client.index(root):
-                    if not hasattr(event, "files_seen"):
-                        on_progress(event)  # type: ignore[arg-type]
-        return client.search(request)
 
 
 # ------------------------------------------------------------------------------ status, clean

@@ -18,15 +18,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lgrep_core.endpoints import ClientSettings
 from lgrep_core.errors import ConfigError, LgrepError, ServerUnavailableError
 
-if TYPE_CHECKING:
-    from lgrep_core.models import SearchRequest, SearchResponse, ServerInfo
-
-__all__ = ["START_TIMEOUT_S", "daemon", "search_running", "start_daemon", "stop_daemon"]
+__all__ = ["START_TIMEOUT_S", "daemon", "start_daemon", "stop_daemon"]
 
 log = logging.getLogger("lgrep")
 
@@ -64,33 +60,6 @@ def daemon(cs: ClientSettings, *, start: bool = True, notice=None):  # type: ign
     return client
 
 
-def search_running(cs: ClientSettings, request: SearchRequest) -> SearchResponse | None:
-    """A search through the daemon when one runs, in one round trip: the handshake travels with the
-    search (`LgrepClient.search_with_handshake`), and the answer counts only once the handshake has
-    passed. None when no daemon answers (the caller then goes the long way, `daemon`, which may start
-    one).
-
-    Raises what `daemon` raises (ConfigError for another model, ContractMismatchError), or the search's error.
-    """
-    from lgrep_core.client import LgrepClient
-
-    if not cs.socket_path.exists():
-        return None
-    try:
-        client = LgrepClient.connect(socket_path=cs.socket_path, timeout=None)
-    except ConfigError as exc:  # a socket path the OS cannot use
-        log.info("not using the daemon: %s", exc.message)
-        return None
-    with client:
-        try:
-            _info, response = client.search_with_handshake(
-                request, handshake_timeout=HANDSHAKE_TIMEOUT_S, check_server=lambda info: _check_model(info, cs)
-            )
-        except ServerUnavailableError:
-            return None
-        return response
-
-
 def _handshake(client, cs: ClientSettings, *, wait: bool = False) -> bool:  # type: ignore[no-untyped-def]
     """True when a daemon answers and serves this command's model; False when none answers."""
     try:
@@ -106,12 +75,6 @@ def _handshake(client, cs: ClientSettings, *, wait: bool = False) -> bool:  # ty
             return False
         raise
     client.timeout = None  # calls after the handshake may take as long as the work does
-    _check_model(info, cs)
-    return True
-
-
-def _check_model(info: ServerInfo, cs: ClientSettings) -> None:
-    """Raises ConfigError when the daemon serves another embedding model than this command's settings name."""
     served = {"provider": info.embedding_provider, "model": info.embedding_model, "dimension": info.embedding_dimension}
     if served != cs.embedding:
         raise ConfigError(
@@ -120,6 +83,7 @@ def _check_model(info: ServerInfo, cs: ClientSettings) -> None:
             f"{cs.embedding['model']} ({cs.embedding['dimension']} d): stop it with `lgrep serve --stop` (the next "
             "command starts one with your settings), or run the command with --no-daemon"
         )
+    return True
 
 
 def start_daemon(cs: ClientSettings) -> bool:
