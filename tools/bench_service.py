@@ -13,9 +13,10 @@ daemon, and stops the daemon at the end.
   watched project every --edit-every seconds; reports errors, latency percentiles, and how long each
   edit took to become searchable (BM25 hit, then its vector in).
 - latency: one client's gRPC search latency from another process, and the wall and CPU time of the
-  `lgrep search` command through the warm daemon: with its modules' bytecode cached (as installed)
-  and compiled from source (PYTHONDONTWRITEBYTECODE=1); `--compare-cli OTHER/bin/lgrep` times
-  another build's command in turn with this one's, against the same daemon.
+  `lgrep search` command through the warm daemon: with its modules' bytecode cached (as installed),
+  then with whatever bytecode the environment gives it (PYTHONDONTWRITEBYTECODE=1 and a venv without
+  `__pycache__` compile grpc, protobuf and click on every run); `--compare-cli OTHER/bin/lgrep`
+  times another build's command in turn with this one's, against the same daemon.
 - memory: the daemon's resident memory with the model loaded and no project, then with the
   repository's snapshot warm.
 - beside: search latency quiet, then while the daemon builds the index of a big repository.
@@ -276,21 +277,22 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
 # ------------------------------------------------------------------------------------ latency
 
 
-def _cli_env(base: dict[str, str], pycache: Path, *, bytecode: bool) -> dict[str, str]:
-    """The environment of a timed `lgrep search`. With `bytecode`, modules load from bytecode cached
-    in `pycache`, as an installed lgrep's do (pip compiles at install; Python writes `__pycache__` on
-    first import); without, every run compiles grpc, protobuf, click and lgrep from source, which is
-    what PYTHONDONTWRITEBYTECODE=1 in a checkout's environment does to every command. The cache is a
-    prefix of its own, so nothing is written into the source tree or the virtualenv."""
-    env = {k: v for k, v in base.items() if k not in {"PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"}}
-    env["LGREP_SERVER__AUTOSTART"] = "1"
-    env["PYTHONPYCACHEPREFIX"] = str(pycache)
-    if not bytecode:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
+def _cli_env(base: dict[str, str], pycache: Path | None) -> dict[str, str]:
+    """The environment of a timed `lgrep search`. With `pycache`, modules load from bytecode cached
+    there, as an installed lgrep's do (pip compiles at install; Python writes `__pycache__` on first
+    import); it is a prefix of its own, so nothing is written into the source tree or the virtualenv.
+    Without, the environment decides: PYTHONDONTWRITEBYTECODE=1 (as in this project's sessions) makes
+    every command compile whatever has no bytecode yet, here grpc, protobuf, click and lgrep."""
+    env = {**base, "LGREP_SERVER__AUTOSTART": "1"}
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     return env
 
 
-def _time_cli(commands: dict[str, list[str]], queries: list[str], repo: Path, env: dict[str, str]) -> dict[str, object]:
+def _time_cli(
+    commands: dict[str, list[str]], queries: list[str], repo: Path, env: dict[str, str]
+) -> dict[str, dict[str, dict[str, float]]]:
     """Wall and CPU (user + sys) time of each command, one query at a time, the commands alternating
     (in turn first), so that a busy machine slows each of them alike."""
     wall: dict[str, list[float]] = {name: [] for name in commands}
@@ -330,18 +332,21 @@ def cmd_latency(args: argparse.Namespace) -> dict[str, object]:
         if args.compare_cli:
             commands["compare"] = [str(args.compare_cli.resolve())]
         with tempfile.TemporaryDirectory(prefix="lgb-pyc-", dir="/tmp") as pyc:
-            cached = _cli_env(daemon.env, Path(pyc) / "cached", bytecode=True)
+            cached = _cli_env(daemon.env, Path(pyc))
             _time_cli(commands, queries[:2], repo, cached)  # the first runs write the bytecode
             cli = _time_cli(commands, queries[: args.cli], repo, cached)
-            compiling = _cli_env(daemon.env, Path(pyc) / "none", bytecode=False)
-            uncompiled = _time_cli(commands, queries[: args.cli_no_bytecode], repo, compiling)
+        as_set = _time_cli(commands, queries[: args.cli_env], repo, _cli_env(daemon.env, None))
         return {
             "repo": str(repo),
             "indexed": indexed,
             "grpc_search_ms": _summary(grpc_ms),
             "server_total_ms": _summary(server_ms),
             "cli_search": {name: {"command": " ".join(argv), **cli[name]} for name, argv in commands.items()},
-            "cli_search_no_bytecode": uncompiled,
+            "cli_search_env": {
+                "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE", ""),
+                "PYTHONPYCACHEPREFIX": os.environ.get("PYTHONPYCACHEPREFIX", ""),
+                **as_set,
+            },
         }
     finally:
         daemon.stop()
@@ -449,7 +454,7 @@ def main() -> None:
     parser.add_argument("--edit-every", type=float, default=1.0)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--cli", type=int, default=30, help="latency: timed `lgrep search` commands (bytecode cached)")
-    parser.add_argument("--cli-no-bytecode", type=int, default=10, help="latency: the same, compiling from source")
+    parser.add_argument("--cli-env", type=int, default=10, help="latency: the same, bytecode as the environment has it")
     parser.add_argument(
         "--compare-cli", type=Path, help="latency: another build's `lgrep` script, timed in turn with this one's"
     )
