@@ -1,7 +1,7 @@
 """Load and latency of the lgrep daemon, measured the way agents use it: real processes over gRPC.
 
     uv run --frozen python tools/bench_service.py load    --repo DIR [--clients 8] [--seconds 60]
-    uv run --frozen python tools/bench_service.py latency --repo DIR [--queries 200] [--cli 30]
+    uv run --frozen python tools/bench_service.py latency --repo DIR [--cli 30] [--compare-cli OTHER/.venv/bin/lgrep]
     uv run --frozen python tools/bench_service.py memory  --repo DIR
     uv run --frozen python tools/bench_service.py beside  --repo DIR --big DIR
 
@@ -12,8 +12,11 @@ daemon, and stops the daemon at the end.
 - load: N client processes search for S seconds while an editor saves a new function into the
   watched project every --edit-every seconds; reports errors, latency percentiles, and how long each
   edit took to become searchable (BM25 hit, then its vector in).
-- latency: one client's gRPC search latency from another process, and the wall time of the
-  `lgrep search` command through the warm daemon.
+- latency: one client's gRPC search latency from another process, and the wall and CPU time of the
+  `lgrep search` command through the warm daemon: with its modules' bytecode cached (as installed),
+  then with whatever bytecode the environment gives it (PYTHONDONTWRITEBYTECODE=1 and a venv without
+  `__pycache__` compile grpc, protobuf and click on every run); `--compare-cli OTHER/bin/lgrep`
+  times another build's command in turn with this one's, against the same daemon.
 - memory: the daemon's resident memory with the model loaded and no project, then with the
   repository's snapshot warm.
 - beside: search latency quiet, then while the daemon builds the index of a big repository.
@@ -30,6 +33,7 @@ import multiprocessing as mp
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -279,6 +283,38 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
 # ------------------------------------------------------------------------------------ latency
 
 
+def _cli_env(base: dict[str, str], pycache: Path | None) -> dict[str, str]:
+    """The environment of a timed `lgrep search`. With `pycache`, modules load from bytecode cached
+    there, as an installed lgrep's do (pip compiles at install; Python writes `__pycache__` on first
+    import); it is a prefix of its own, so nothing is written into the source tree or the virtualenv.
+    Without, the environment decides: PYTHONDONTWRITEBYTECODE=1 (as in this project's sessions) makes
+    every command compile whatever has no bytecode yet, here grpc, protobuf, click and lgrep."""
+    env = {**base, "LGREP_SERVER__AUTOSTART": "1"}
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
+
+
+def _time_cli(
+    commands: dict[str, list[str]], queries: list[str], repo: Path, env: dict[str, str]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Wall and CPU (user + sys) time of each command, one query at a time, the commands alternating
+    (in turn first), so that a busy machine slows each of them alike."""
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    names = list(commands)
+    for i, q in enumerate(queries):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run([*commands[name], "search", q, str(repo)], env=env, capture_output=True, check=True)
+            wall[name].append((time.perf_counter() - t0) * 1000)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
+    return {name: {"wall_ms": _summary(wall[name]), "cpu_ms": _summary(cpu[name])} for name in names}
+
+
 def cmd_latency(args: argparse.Namespace) -> dict[str, object]:
     from lgrep_core.models import SearchRequest
 
@@ -298,18 +334,25 @@ def cmd_latency(args: argparse.Namespace) -> dict[str, object]:
                 r = client.search(SearchRequest(q, project_root=str(repo)))
                 grpc_ms.append((time.perf_counter() - t0) * 1000)
                 server_ms.append(r.timings_ms.get("total_ms", 0.0))
-        cli_ms: list[float] = []
-        env = {**daemon.env, "LGREP_SERVER__AUTOSTART": "1"}
-        for q in queries[: args.cli]:
-            t0 = time.perf_counter()
-            subprocess.run([str(BIN / "lgrep"), "search", q, str(repo)], env=env, capture_output=True, check=True)
-            cli_ms.append((time.perf_counter() - t0) * 1000)
+        commands = {"lgrep": [str(BIN / "lgrep")]}
+        if args.compare_cli:
+            commands["compare"] = [str(args.compare_cli.resolve())]
+        with tempfile.TemporaryDirectory(prefix="lgb-pyc-", dir="/tmp") as pyc:
+            cached = _cli_env(daemon.env, Path(pyc))
+            _time_cli(commands, queries[:2], repo, cached)  # the first runs write the bytecode
+            cli = _time_cli(commands, queries[: args.cli], repo, cached)
+        as_set = _time_cli(commands, queries[: args.cli_env], repo, _cli_env(daemon.env, None))
         return {
             "repo": str(repo),
             "indexed": indexed,
             "grpc_search_ms": _summary(grpc_ms),
             "server_total_ms": _summary(server_ms),
-            "cli_search_ms": _summary(cli_ms),
+            "cli_search": {name: {"command": " ".join(argv), **cli[name]} for name, argv in commands.items()},
+            "cli_search_env": {
+                "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE", ""),
+                "PYTHONPYCACHEPREFIX": os.environ.get("PYTHONPYCACHEPREFIX", ""),
+                **as_set,
+            },
         }
     finally:
         daemon.stop()
@@ -419,7 +462,11 @@ def main() -> None:
         "--think-ms", type=float, default=0.0, help="load: each client's mean pause between queries (0: back to back)"
     )
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--cli", type=int, default=30)
+    parser.add_argument("--cli", type=int, default=30, help="latency: timed `lgrep search` commands (bytecode cached)")
+    parser.add_argument("--cli-env", type=int, default=10, help="latency: the same, bytecode as the environment has it")
+    parser.add_argument(
+        "--compare-cli", type=Path, help="latency: another build's `lgrep` script, timed in turn with this one's"
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     result = {"load": cmd_load, "latency": cmd_latency, "memory": cmd_memory, "beside": cmd_beside}[args.mode](args)

@@ -4,6 +4,7 @@ the middle of indexing, a second daemon, TCP with a token, and the socket's perm
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -138,11 +139,18 @@ def test_tcp_needs_the_token(daemon, mini_repo: Path) -> None:
         LgrepClient.connect(port=port)
 
 
-def test_a_daemon_serving_another_model_is_a_clear_error(daemon, mini_repo: Path) -> None:
+def test_a_daemon_serving_another_model_is_a_clear_error(daemon, mini_repo: Path, tmp_path: Path) -> None:
+    indexed = tmp_path / "indexed"
+    shutil.copytree(mini_repo, indexed)
+    daemon.lgrep("index", str(indexed), "--no-daemon")
     daemon.start(extra_env={"LGREP_EMBEDDING__QUANTIZED": "false"})
+    # A project without an index: the handshake comes first, before the daemon would build it.
     refused = daemon.lgrep("search", "verify token", str(mini_repo), check=False)
     assert refused.code == 1 and "serves local/all-MiniLM-L6-v2 (fp32)" in refused.err, refused.err
     assert "lgrep serve --stop" in refused.err
+    # A project with one: the same refusal, before any search.
+    again = daemon.lgrep("search", "verify token", str(indexed), check=False)
+    assert again.code == 1 and again.out == "" and "serves local/all-MiniLM-L6-v2 (fp32)" in again.err, again.err
 
 
 def test_a_stopped_daemon_gives_a_clear_error_to_a_waiting_client(daemon, mini_repo: Path) -> None:

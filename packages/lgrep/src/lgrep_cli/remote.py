@@ -1,6 +1,7 @@
 """Reaching the daemon from a command: connect, start it when it is not running, check it serves the
 model this command's settings name. Light on purpose (grpc and the client only): a search through a
-warm daemon is a ~100 ms command.
+warm daemon is two short calls (the handshake, the search), and the command is mostly its imports
+(docs/benchmarks.md).
 
 A command falls back to working in-process (`None` from `daemon`) when the daemon cannot be used:
 autostart is off, the socket path is too long for the OS, or the daemon failed to start (its log is
