@@ -24,6 +24,7 @@ import logging
 import os
 import signal
 import stat
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -74,6 +75,9 @@ def _lock_path(socket_path: Path) -> Path:
     return socket_path.with_name(socket_path.name + ".lock")
 
 
+GIL_SWITCH_INTERVAL_S = 0.0005
+
+
 class ServerRuntime:
     """One gRPC server process (see the module docstring)."""
 
@@ -89,6 +93,10 @@ class ServerRuntime:
         # A server lives long and loads snapshots on native threads: fewer heap arenas keep what
         # those loads free reusable (lgrep_core.memory). Before the server's own threads start.
         limit_heap_arenas()
+        # Query threads share the GIL with snapshot refreshes and indexing, whose Python loops hold
+        # it for a whole switch interval each time: a tenth of Python's default (5 ms) hands it back
+        # to a query sooner (8 paced clients beside an edit a second: search p95 ~200 -> ~130 ms).
+        sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
         self.socket_path = socket_path
         self.tcp_port = tcp_port
         self.bound_tcp_port = 0

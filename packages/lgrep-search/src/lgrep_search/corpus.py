@@ -11,7 +11,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import overload
+from operator import itemgetter
+from typing import Any, overload
 
 import numpy as np
 from lgrep_core.models import ChunkKind
@@ -204,18 +205,19 @@ class Corpus:
         if new is None:
             new = {c: [] for c in COLUMNS}
         kept = np.flatnonzero(keep)
+        rows = kept.tolist()
         merged: dict[str, list] = {
-            "path": [self.paths[i] for i in kept] + new["path"],
+            "path": _take(self.paths, rows) + new["path"],
             "start_line": self.start_line[kept].tolist() + new["start_line"],
             "end_line": self.end_line[kept].tolist() + new["end_line"],
-            "symbol": [self.symbols[i] for i in kept] + [x or "" for x in new["symbol"]],
-            "scope": [self.scopes[i] for i in kept] + [tuple(x or ()) for x in new["scope"]],
-            "signature": [self.signatures[i] for i in kept] + [x or "" for x in new["signature"]],
-            "kind": [self.kinds[i] for i in kept] + [x or "" for x in new["kind"]],
-            "language": [self.languages[i] for i in kept] + [x or "" for x in new["language"]],
-            "content_type": [self.content_types[i] for i in kept] + [x or "code" for x in new["content_type"]],
+            "symbol": _take(self.symbols, rows) + [x or "" for x in new["symbol"]],
+            "scope": _take(self.scopes, rows) + [tuple(x or ()) for x in new["scope"]],
+            "signature": _take(self.signatures, rows) + [x or "" for x in new["signature"]],
+            "kind": _take(self.kinds, rows) + [x or "" for x in new["kind"]],
+            "language": _take(self.languages, rows) + [x or "" for x in new["language"]],
+            "content_type": _take(self.content_types, rows) + [x or "code" for x in new["content_type"]],
             "cut": self.cut[kept].tolist() + [bool(x) for x in new["search_text"]],
-            "vec_key": [self.vec_keys[i] for i in kept] + [x or "" for x in new["vec_key"]],
+            "vec_key": _take(self.vec_keys, rows) + [x or "" for x in new["vec_key"]],
         }
         # Vectors: rows this snapshot holds are reused; keys that gained a vector, and new chunks'
         # keys (content-addressed: an edit that restores earlier code finds its vector stored), are read.
@@ -228,8 +230,8 @@ class Corpus:
         matrix = np.vstack([self.matrix[used], _unit(add_matrix)]) if len(add_keys) else self.matrix[used]
 
         new_contents = [x or "" for x in new["content"]]
-        sorted_cols, order = _sorted_by_file(merged)
-        contents = self.contents.taken(kept.tolist()).plus(new_contents).taken(order)
+        sorted_cols, order = _inserted_by_file(merged, len(rows))
+        contents = self.contents.taken(rows).plus(new_contents).taken(order)
         position = np.empty(len(order), dtype=np.int64)
         position[order] = np.arange(len(order))
         n_old = len(kept)
@@ -304,6 +306,25 @@ def _shared(values: Iterable[str]) -> list[str]:
     """The values, equal ones as one object (a column of a few distinct words)."""
     seen: dict[str, str] = {}
     return [seen.setdefault(v, v) for v in values]
+
+
+def _take(values: Sequence[Any], rows: list[int]) -> list[Any]:
+    """values[i] for each i of rows, as a list (in C: a snapshot's columns are long)."""
+    if len(rows) < 2:
+        return [values[i] for i in rows]
+    return list(itemgetter(*rows)(values))
+
+
+def _inserted_by_file(cols: dict[str, list], n_sorted: int) -> tuple[dict[str, list], list[int]]:
+    """Like `_sorted_by_file`, for columns whose first `n_sorted` rows are already in order and
+    whose other rows belong to files none of those rows has (an update's changed files): only the
+    new rows are sorted, then each file's rows are inserted where the file sorts."""
+    paths, starts, ends = cols["path"], cols["start_line"], cols["end_line"]
+    new = sorted(range(n_sorted, len(paths)), key=lambda i: (paths[i], starts[i], ends[i]))
+    kept_paths = paths[:n_sorted]
+    at = [bisect.bisect_left(kept_paths, paths[i]) for i in new]
+    order: list[int] = np.insert(np.arange(n_sorted), at, new).tolist() if new else list(range(n_sorted))
+    return {c: _take(v, order) for c, v in cols.items()}, order
 
 
 def _sorted_by_file(cols: dict[str, list]) -> tuple[dict[str, list], list[int]]:

@@ -58,11 +58,13 @@ class SymbolIndex:
 
     def __init__(self, symbols: Sequence[str]) -> None:
         by_name: dict[str, list[int]] = {}
-        for i, sym in enumerate(symbols):
-            if sym:
-                by_name.setdefault(sym.lower(), []).append(i)
+        for i, name in enumerate(map(str.lower, symbols)):
+            if name:
+                by_name.setdefault(name, []).append(i)
         self._names = sorted(by_name)
-        self._chunks = {name: np.asarray(ids, dtype=np.int32) for name, ids in by_name.items()}
+        # Lists, not arrays: a snapshot update rebuilds this index, and tens of thousands of small
+        # arrays cost more to make than the few a query converts.
+        self._chunks = by_name
         # Typo candidates are looked up by first letter and length: a name more than two characters
         # longer or shorter cannot be within two edits, and a typo in the first letter is rare enough
         # not to pay a scan of every name for (at 100,000 chunks the full scan cost 12 ms a word).
@@ -74,7 +76,7 @@ class SymbolIndex:
         return len(self._names)
 
     def chunks_defining(self, name: str) -> np.ndarray:
-        return self._chunks.get(name.lower(), np.empty(0, dtype=np.int32))
+        return np.asarray(self._chunks.get(name.lower(), ()), dtype=np.int32)
 
     def match(self, word: str) -> list[FuzzyMatch]:
         """Names within edit distance of `word`, or starting with it; best first."""

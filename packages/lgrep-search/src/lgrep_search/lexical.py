@@ -67,7 +67,9 @@ class LexicalIndex:
         terms: np.ndarray,
         tf: np.ndarray,
         weights: FieldWeights,
+        presorted: bool = False,
     ) -> None:
+        """`presorted`: the postings already run by term, then document."""
         self.vocab = vocab
         self.n_docs = n_docs
         self.field_weights = weights
@@ -75,10 +77,13 @@ class LexicalIndex:
         avg_len = float(doc_len.mean()) if n_docs else 1.0
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * doc_len[docs] / max(avg_len, 1e-9))
         weight = tf * (BM25_K1 + 1.0) / (tf + norm)
-        order = np.lexsort((docs, terms))  # by term, then document
-        self._docs = docs[order]
-        self._tf = tf[order]  # kept for `merged`
-        self._weights = weight[order].astype(np.float32)
+        if presorted:
+            self._docs, self._tf, self._weights = docs, tf, weight.astype(np.float32)
+        else:
+            order = np.lexsort((docs, terms))  # by term, then document
+            self._docs = docs[order]
+            self._tf = tf[order]  # kept for `merged`
+            self._weights = weight[order].astype(np.float32)
         df = np.bincount(terms, minlength=len(vocab))
         self._ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(df, out=self._ptr[1:])
@@ -95,8 +100,12 @@ class LexicalIndex:
     ) -> LexicalIndex:
         """The index of this one's documents where `keep` is true, followed by the new documents
         given by their fields; `position[i]` (when given) moves document i of that list to place
-        `position[i]`. Statistics (lengths, idf) are recomputed over the result, so it scores exactly
-        as an index built from scratch over the same documents would."""
+        `position[i]`, and must keep the kept documents in their order (new ones go anywhere).
+        Statistics (lengths, idf) are recomputed over the result, so it scores exactly as an index
+        built from scratch over the same documents would.
+
+        The kept postings stay sorted by (term, document) through that renumbering, so only the new
+        documents' postings are sorted and then inserted: no sort of the whole index per edit."""
         new_id = np.cumsum(keep, dtype=np.int64) - 1
         terms = np.repeat(np.arange(len(self.vocab), dtype=np.int32), np.diff(self._ptr))
         alive = keep[self._docs]
@@ -106,17 +115,24 @@ class LexicalIndex:
         docs, new_terms, tf = _postings(
             vocab, n_kept, contents=contents, symbols=symbols, paths=paths, weights=self.field_weights
         )
-        all_docs = np.concatenate([old_docs, docs])
         if position is not None:
-            all_docs = position[all_docs].astype(np.int32)
+            old_docs = position[old_docs].astype(np.int32)
+            docs = position[docs].astype(np.int32)
+        old_terms, old_tf = terms[alive], self._tf[alive]
+        order = np.lexsort((docs, new_terms))
+        docs, new_terms, tf = docs[order], new_terms[order], tf[order]
+        n_docs = n_kept + len(contents)
+        old_key = old_terms.astype(np.int64) * n_docs + old_docs
+        at = np.searchsorted(old_key, new_terms.astype(np.int64) * n_docs + docs)
         out = LexicalIndex.__new__(LexicalIndex)
         out._finish(
             vocab,
-            n_docs=n_kept + len(contents),
-            docs=all_docs,
-            terms=np.concatenate([terms[alive], new_terms]),
-            tf=np.concatenate([self._tf[alive], tf]),
+            n_docs=n_docs,
+            docs=np.insert(old_docs, at, docs),
+            terms=np.insert(old_terms, at, new_terms),
+            tf=np.insert(old_tf, at, tf),
             weights=self.field_weights,
+            presorted=True,
         )
         return out
 
