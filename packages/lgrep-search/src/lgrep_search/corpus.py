@@ -238,6 +238,7 @@ class Corpus:
         overflow_new = [x or "" for x in new["search_text"]]
         fields = _fields(new["path"], new_contents, overflow_new, merged["symbol"][n_old:])
         lexical = self.lexical.merged(keep, *fields, position=position)
+        symbol_index = self.symbol_index.merged(keep, merged["symbol"][n_old:], position)
         corpus = self._assemble(
             sorted_cols,
             contents=contents,
@@ -247,6 +248,7 @@ class Corpus:
             keys=keys,
             matrix=matrix,
             version=version,
+            symbol_index=symbol_index,
         )
         corpus.load_ms = (time.perf_counter() - started) * 1000
         log.debug(
@@ -266,6 +268,7 @@ class Corpus:
         keys: list[str],
         matrix: np.ndarray,
         version: IndexVersion | None,
+        symbol_index: SymbolIndex | None = None,
     ) -> Corpus:
         # Repeated values share one string object: a path per chunk, a handful of kinds, languages
         # and content types, and each embedding key once for the chunk and the matrix row.
@@ -296,7 +299,7 @@ class Corpus:
             matrix_keys=list(keys),
             lexical=lexical,
             # Anchors carry their file's name: the fuzzy channel finds files by name as well as symbols.
-            symbol_index=SymbolIndex(symbols),
+            symbol_index=symbol_index if symbol_index is not None else SymbolIndex(symbols),
             version=version,
             load_ms=0.0,
         )

@@ -54,7 +54,8 @@ class FuzzyMatch:
 
 
 class SymbolIndex:
-    """Lowercased symbol name -> the chunks that define it."""
+    """Lowercased symbol name -> the chunks that define it. Immutable; `merged` derives the index of
+    an edited snapshot without going over every symbol again."""
 
     def __init__(self, symbols: Sequence[str]) -> None:
         by_name: dict[str, list[int]] = {}
@@ -62,9 +63,15 @@ class SymbolIndex:
             if name:
                 by_name.setdefault(name, []).append(i)
         self._names = sorted(by_name)
-        # Lists, not arrays: a snapshot update rebuilds this index, and tens of thousands of small
-        # arrays cost more to make than the few a query converts.
-        self._chunks = by_name
+        # The chunks of all names in one array, name by name (slot by slot): `_ids[_ptr[s]:_ptr[s+1]]`
+        # are the chunks of the name in slot `s`, in order. A slot is never reused, so an update
+        # renumbers every chunk with one array operation instead of one per name.
+        self._slot = {name: s for s, name in enumerate(by_name)}
+        self._slot_names: list[str | None] = list(by_name)  # None: the name has no chunk any more
+        lists = list(by_name.values())
+        self._ids = np.asarray([i for ids in lists for i in ids], dtype=np.int32)
+        self._ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum([len(ids) for ids in lists], out=self._ptr[1:])
         # Typo candidates are looked up by first letter and length: a name more than two characters
         # longer or shorter cannot be within two edits, and a typo in the first letter is rare enough
         # not to pay a scan of every name for (at 100,000 chunks the full scan cost 12 ms a word).
@@ -72,17 +79,79 @@ class SymbolIndex:
         for name in self._names:
             self._buckets.setdefault((name[0], len(name)), []).append(name)
 
+    def merged(self, keep: np.ndarray, symbols: Sequence[str], position: np.ndarray) -> SymbolIndex:
+        """The index of this one's chunks where `keep` is true, followed by chunks defining
+        `symbols`, then moved: chunk i of that list goes to place `position[i]` (Corpus.updated).
+        This index is left as it is (a query may be reading it)."""
+        n_kept = int(keep.sum())
+        remap = np.full(len(keep), -1, dtype=np.int64)
+        remap[keep] = position[:n_kept]
+        old_counts = np.diff(self._ptr)
+        rows = remap[self._ids]
+        alive = rows >= 0
+        out = SymbolIndex.__new__(SymbolIndex)
+        out._slot, out._names, out._buckets = dict(self._slot), list(self._names), dict(self._buckets)
+        out._slot_names = list(self._slot_names)
+        new_slots: list[int] = []
+        new_rows: list[int] = []
+        for j, name in enumerate(map(str.lower, symbols)):
+            if not name:
+                continue
+            slot = out._slot.get(name)
+            if slot is None:
+                slot = out._slot[name] = len(out._slot_names)
+                out._slot_names.append(name)
+                out._add_name(name)
+            new_slots.append(slot)
+            new_rows.append(int(position[n_kept + j]))
+        slots = np.concatenate(
+            [
+                np.repeat(np.arange(len(old_counts), dtype=np.int64), old_counts)[alive],
+                np.asarray(new_slots, dtype=np.int64),
+            ]
+        )
+        all_rows = np.concatenate([rows[alive], np.asarray(new_rows, dtype=np.int64)])
+        order = np.lexsort((all_rows, slots))
+        counts = np.bincount(slots, minlength=len(out._slot_names))
+        out._ids = all_rows[order].astype(np.int32)
+        out._ptr = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=out._ptr[1:])
+        for slot in np.flatnonzero((counts[: len(old_counts)] == 0) & (old_counts > 0)).tolist():
+            name = out._slot_names[slot]
+            if name is not None:
+                out._slot_names[slot] = None
+                del out._slot[name]
+                out._drop_name(name)
+        return out
+
+    def _add_name(self, name: str) -> None:
+        bisect.insort(self._names, name)
+        key = (name[0], len(name))
+        self._buckets[key] = [*self._buckets.get(key, ()), name]  # a copy: the old index shares the rest
+
+    def _drop_name(self, name: str) -> None:
+        del self._names[bisect.bisect_left(self._names, name)]
+        key = (name[0], len(name))
+        rest = [n for n in self._buckets.get(key, ()) if n != name]
+        if rest:
+            self._buckets[key] = rest
+        else:
+            self._buckets.pop(key, None)
+
     def __len__(self) -> int:
         return len(self._names)
 
     def chunks_defining(self, name: str) -> np.ndarray:
-        return np.asarray(self._chunks.get(name.lower(), ()), dtype=np.int32)
+        slot = self._slot.get(name.lower())
+        if slot is None:
+            return np.empty(0, dtype=np.int32)
+        return self._ids[self._ptr[slot] : self._ptr[slot + 1]]
 
     def match(self, word: str) -> list[FuzzyMatch]:
         """Names within edit distance of `word`, or starting with it; best first."""
         w = word.lower()
         found: dict[str, FuzzyMatch] = {}
-        if w in self._chunks:
+        if w in self._slot:
             found[w] = FuzzyMatch(word, w, "exact", EXACT_SCORE)
         if len(w) >= MIN_FUZZY_LEN:
             max_d = 2 if len(w) >= TWO_EDITS_MIN_LEN else 1
@@ -114,7 +183,7 @@ class SymbolIndex:
         for word in words:
             per_word = np.zeros(n_chunks, dtype=np.float32)
             for m in self.match(word):
-                np.maximum.at(per_word, self._chunks[m.name], m.score)
+                np.maximum.at(per_word, self.chunks_defining(m.name), m.score)
                 if m.name not in best or best[m.name].score < m.score:
                     best[m.name] = m
             out += per_word
