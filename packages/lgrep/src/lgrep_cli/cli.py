@@ -329,6 +329,25 @@ def unwatch(cs: Any, path: Path) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------------------------------- mcp
+
+
+@cli.command()
+@click.argument("project", required=False, default=".", type=click.Path(path_type=Path))
+@click.option(
+    "--root", "roots", multiple=True, type=click.Path(path_type=Path), help="another folder its tools may read"
+)
+@click.option("--http", "http_port", type=click.IntRange(1, 65535), help="serve streamable HTTP on 127.0.0.1:PORT")
+def mcp(project: Path, roots: tuple[Path, ...], http_port: int | None) -> int:
+    """Run lgrep's MCP server for PROJECT (stdio unless --http): agents' tools, served by the daemon."""
+    from lgrep_mcp.server import main as mcp_main
+
+    args = [str(project), *(a for r in roots for a in ("--root", str(r)))]
+    if http_port is not None:
+        args += ["--http", str(http_port)]
+    return mcp_main(args)
+
+
 # -------------------------------------------------------------------------------------- serve
 
 
@@ -352,7 +371,7 @@ def serve(
     socket_path = socket_path.expanduser().absolute() if socket_path is not None else Path(cs.socket_path)
     assert socket_path is not None
     if stop:
-        from .remote import stop_daemon
+        from lgrep_core.daemon_client import stop_daemon
 
         pid = stop_daemon(socket_path)
         if pid is None:
@@ -362,10 +381,10 @@ def serve(
         return EXIT_OK
     if show_status:
         return _serve_status(cs, socket_path)
+    from lgrep_core.daemon_client import EXIT_ALREADY_SERVING
     from lgrep_core.errors import IndexBusyError
 
     from .daemon import serve_both
-    from .remote import EXIT_ALREADY_SERVING
 
     settings = _settings(None)
     if tcp_port is not None:
@@ -435,6 +454,6 @@ def _settings(root: Path | None) -> Any:
 
 
 def _daemon(cs: Any, *, start: bool) -> Any:
-    from .remote import daemon
+    from lgrep_core.daemon_client import connect_daemon
 
-    return daemon(cs, start=start, notice=_note)
+    return connect_daemon(cs, start=start, notice=_note)

@@ -1,9 +1,10 @@
-"""Reaching the daemon from a command: connect, start it when it is not running, check it serves the
-model this command's settings name. Light on purpose (grpc and the client only): a search through a
-warm daemon is two short calls (the handshake, the search), and the command is mostly its imports
-(docs/benchmarks.md).
+"""Reaching the daemon from a command or the MCP server: connect, start it when it is not running,
+check it serves the model the caller's settings name. Light on purpose (grpc and the client only): a
+search through a warm daemon is two short calls (the handshake, the search), and a command is mostly
+its imports (docs/benchmarks.md).
 
-A command falls back to working in-process (`None` from `daemon`) when the daemon cannot be used:
+The daemon is the `lgrep serve` program of the lgrep distribution (`DAEMON_MODULE`); lgrep-core only
+names it. A command falls back to working in-process (`None` from `daemon`) when the daemon cannot be used:
 autostart is off, the socket path is too long for the OS, or the daemon failed to start (its log is
 `<cache>/serve.log`). It never falls back silently on a daemon that answers with an error, or one
 that serves another model: those are errors the user has to see.
@@ -23,7 +24,7 @@ from pathlib import Path
 from lgrep_core.endpoints import ClientSettings
 from lgrep_core.errors import ConfigError, LgrepError, ServerUnavailableError
 
-__all__ = ["START_TIMEOUT_S", "daemon", "start_daemon", "stop_daemon"]
+__all__ = ["DAEMON_MODULE", "EXIT_ALREADY_SERVING", "START_TIMEOUT_S", "connect_daemon", "start_daemon", "stop_daemon"]
 
 log = logging.getLogger("lgrep")
 
@@ -31,9 +32,11 @@ log = logging.getLogger("lgrep")
 START_TIMEOUT_S = 120.0
 # The handshake of a command with a running daemon.
 HANDSHAKE_TIMEOUT_S = 10.0
+# `python -m DAEMON_MODULE serve` runs the daemon (installed with the lgrep distribution).
+DAEMON_MODULE = "lgrep_cli"
 
 
-def daemon(cs: ClientSettings, *, start: bool = True, notice=None):  # type: ignore[no-untyped-def]
+def connect_daemon(cs: ClientSettings, *, start: bool = True, notice=None):  # type: ignore[no-untyped-def]
     """A connected client of the daemon, or None when the command should run in-process.
 
     Raises:
@@ -99,7 +102,7 @@ def start_daemon(cs: ClientSettings) -> bool:
     try:
         with log_path.open("ab") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", "lgrep_cli", "serve", "--ready-fd", str(write_fd)],
+                [sys.executable, "-P", "-m", DAEMON_MODULE, "serve", "--ready-fd", str(write_fd)],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
