@@ -1,3 +1,4 @@
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -216,3 +217,20 @@ def test_tables_are_compacted_after_many_rows_or_many_small_commits(tmp_path: Pa
     assert store.chunks.version > versions[0] and store.vectors.version > versions[1]  # optimize committed
     store.note_vector_writes(store_module.COMPACT_AFTER_ROWS)  # one large commit compacts at once
     assert store.read_meta()["vector_rows_since_compaction"] == 0
+
+
+def test_a_reader_of_a_deleted_generation_fails_without_recreating_it(tmp_path: Path) -> None:
+    from lgrep_core.errors import StorageError
+    from lgrep_core.storage.reader import ProjectReader
+
+    store = _store(tmp_path)
+    store.replace_files(_rows(["a.py"], "v1"), [path_key("a.py")])
+    store.record_versions()
+    reader = ProjectReader(tmp_path / "cache", tmp_path / "proj")
+    version = reader.version()
+    generation = store.dir / version.generation
+    store.close()
+    shutil.rmtree(generation)  # what a rebuild's publish does to the generation it replaces
+    with pytest.raises(StorageError, match="was replaced"):
+        reader.read_chunks(version, ["path"])
+    assert not generation.exists(), "a reader must never create files (LanceDB's connect makes folders)"

@@ -122,8 +122,14 @@ class ProjectReader:
     # -------------------------------------------------------------------------------- reads
 
     def _tables(self, version: IndexVersion) -> tuple[Any, Any]:
+        module = lancedb()  # imported first: the first import takes a second, the check below must not
+        lance_dir = self.dir / version.generation / "lance"
+        # LanceDB's connect creates a missing folder: a reader that connected to a generation a
+        # rebuild had just deleted would leave it behind. A reader never creates anything.
+        if not lance_dir.is_dir():
+            raise StorageError(f"the index generation {version.generation} of {self.root} was replaced")
         try:
-            db = lancedb().connect(str(self.dir / version.generation / "lance"))
+            db = module.connect(str(lance_dir))
             chunks = db.open_table(CHUNKS_TABLE)
             vectors = db.open_table(VECTORS_TABLE)
             if version.tables is not None:
