@@ -3,6 +3,7 @@ starts the daemon on its first call, every tool called, and hostile paths refuse
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -88,6 +89,38 @@ def test_every_tool_through_a_real_mcp_client(daemon, mini_repo: Path) -> None:
     assert out["lgrep_watch_start"]["watched"] is True and out["lgrep_watch_stop"]["was_watched"] is True
     # One daemon served it all, started by the MCP server's first call.
     assert "1 in memory" in daemon.lgrep("serve", "--status").out
+
+
+def test_resources_and_prompts(daemon, mini_repo: Path) -> None:
+    async def steps(session: ClientSession) -> dict[str, Any]:
+        before = await session.read_resource("lgrep://status")
+        await session.call_tool("lgrep_index", {})
+        after = await session.read_resource("lgrep://status")
+        config = await session.read_resource("lgrep://config")
+        prompts = {p.name: p for p in (await session.list_prompts()).prompts}
+        review = await session.get_prompt("code_review", {"path": "auth/tokens.py"})
+        similar = await session.get_prompt("find_similar", {"path": "auth/tokens.py", "line": "28"})
+        explain = await session.get_prompt("explain_codebase", {})
+        return {
+            "resources": {str(r.uri) for r in (await session.list_resources()).resources},
+            "before": json.loads(before.contents[0].text),  # type: ignore[union-attr]
+            "after": json.loads(after.contents[0].text),  # type: ignore[union-attr]
+            "config": json.loads(config.contents[0].text),  # type: ignore[union-attr]
+            "prompts": prompts,
+            "texts": [m.content.text for r in (review, similar, explain) for m in r.messages],  # type: ignore[union-attr]
+        }
+
+    out = _run(daemon, mini_repo, steps)
+    assert {"lgrep://status", "lgrep://config"} <= out["resources"]
+    assert out["before"]["state"] == "absent" and "lgrep index" in out["before"]["detail"]
+    assert out["after"]["state"] == "ready" and out["after"]["chunks"] > 0
+    assert out["config"]["index.cache_dir"]["value"] == str(daemon.cache)
+    assert out["config"]["index.cache_dir"]["source"] == "env LGREP_CACHE_DIR"
+    assert set(out["prompts"]) == {"code_review", "explain_codebase", "find_similar"}
+    review, similar, explain = out["texts"]
+    assert "auth/tokens.py" in review and "lgrep_get_file" in review
+    assert "line 28" in similar and "lgrep_find_related" in similar
+    assert "lgrep_status" in explain
 
 
 def test_lgrep_mcp_runs_the_same_server(daemon, mini_repo: Path) -> None:

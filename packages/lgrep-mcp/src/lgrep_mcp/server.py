@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import logging
 import sys
 import threading
@@ -302,6 +303,59 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
             "anchor": _plain(related.anchor),
             "related": [search_hit_json(h) for h in related.related],
         }
+
+    # ------------------------------------------------------------------------------ resources
+
+    @server.resource("lgrep://status", mime_type="application/json", description="This project's index status")
+    def status_resource() -> str:
+        try:
+            status = _plain(link.call(lambda c: c.status(roots.default)))
+        except LgrepError as exc:  # no index yet: say so, and what to run
+            status = {"project_root": str(roots.default), "state": "absent", "detail": exc.message}
+        return json.dumps(status, indent=1)
+
+    @server.resource(
+        "lgrep://config", mime_type="application/json", description="Effective settings, each with where it came from"
+    )
+    def config_resource() -> str:
+        from lgrep_core.config import load_settings
+
+        try:
+            loaded = load_settings(roots.default)
+        except LgrepError as exc:
+            return json.dumps({"error": exc.message})
+        return json.dumps(
+            {key: {"value": value, "source": source} for key, value, source in loaded.effective()}, indent=1
+        )
+
+    # -------------------------------------------------------------------------------- prompts
+
+    @server.prompt(description="Review a file with lgrep's tools: read it, then what it calls and what resembles it")
+    def code_review(path: str) -> str:
+        return (
+            f"Review {path} of this project. Read it with lgrep_get_file. For each function it defines, "
+            "use lgrep_find_symbol on the names it calls that you do not know, and lgrep_find_related on "
+            "its definition lines to find code that does the same thing elsewhere (duplication, a helper "
+            "it should use, a convention it breaks). Report concrete problems with file and line."
+        )
+
+    @server.prompt(description="Explain how this codebase is organised, found with lgrep's tools")
+    def explain_codebase() -> str:
+        return (
+            "Explain how this project is organised. Start with lgrep_status (size, languages). Then use "
+            "lgrep_search for its entry points ('main entry point', 'command line parsing'), how it is "
+            "configured ('load configuration'), its storage and its external interfaces; read the best "
+            "results with lgrep_get_file. Describe the main parts, how data flows between them, and "
+            "where to start reading, citing files and line ranges."
+        )
+
+    @server.prompt(description="Find code similar to a place in the project")
+    def find_similar(path: str, line: int) -> str:
+        return (
+            f"Find code similar to {path} line {line}. Call lgrep_find_related with that path and line, "
+            "then read the closest results with lgrep_get_file and say how each one differs (a copy to "
+            "merge, a variant with a reason, or unrelated despite the score)."
+        )
 
     return server
 
