@@ -44,6 +44,9 @@ INSTRUCTIONS = (
     "Results carry path, line range, symbol, a snippet and why they matched."
 )
 
+# The `path` argument of the tools that act on a whole project.
+ProjectPath = Annotated[str | None, Field(description="The project folder (default: this project)")]
+
 _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITES_INDEX = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -144,6 +147,12 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
 
         return link.call(run)
 
+    def locate(path: str) -> tuple[Path, str]:
+        """(project root, project-relative path) of a file an agent names, inside an allowed root."""
+        target = roots.resolve(path)
+        project = roots.root_of(target)
+        return project, target.relative_to(project).as_posix()
+
     def scope(path: str | None) -> tuple[Path, str | None]:
         """(project root, path filter) for a search's `path`: a folder or file in an allowed root,
         or a glob inside the default project."""
@@ -219,7 +228,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
     @server.tool(annotations=_WRITES_INDEX, structured_output=True)
     @_tool_errors
     def lgrep_index(
-        path: Annotated[str | None, Field(description="The project folder (default: this project)")] = None,
+        path: ProjectPath = None,
         force: Annotated[bool, Field(description="Rebuild the index from scratch")] = False,
         ctx: Context | None = None,
     ) -> dict[str, Any]:
@@ -230,7 +239,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     @_tool_errors
     def lgrep_status(
-        path: Annotated[str | None, Field(description="The project folder (default: this project)")] = None,
+        path: ProjectPath = None,
     ) -> dict[str, Any]:
         """Where the project's index stands: files, chunks, vectors still pending, model, when it
         was last indexed, whether it is watched, and which files changed since (stale)."""
@@ -240,7 +249,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
     @server.tool(annotations=_WRITES_INDEX, structured_output=True)
     @_tool_errors
     def lgrep_watch_start(
-        path: Annotated[str | None, Field(description="The project folder (default: this project)")] = None,
+        path: ProjectPath = None,
     ) -> dict[str, Any]:
         """Keep the project's index fresh as files change (a saved file is searchable within ~2 s)."""
         project = roots.project(path)
@@ -249,7 +258,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
     @server.tool(annotations=_WRITES_INDEX, structured_output=True)
     @_tool_errors
     def lgrep_watch_stop(
-        path: Annotated[str | None, Field(description="The project folder (default: this project)")] = None,
+        path: ProjectPath = None,
     ) -> dict[str, Any]:
         """Stop keeping the project's index fresh."""
         project = roots.project(path)
@@ -263,9 +272,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
         end_line: Annotated[int, Field(ge=0, description="Last line, inclusive (0: to the end)")] = 0,
     ) -> dict[str, Any]:
         """Lines of an indexed file as it is on disk now (secrets redacted as in the index)."""
-        target = roots.resolve(path)
-        project = roots.root_of(target)
-        rel = target.relative_to(project).as_posix()
+        project, rel = locate(path)
         return _plain(link.call(lambda c: c.get_file(project, rel, start_line, end_line)))
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
@@ -273,7 +280,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
     def lgrep_find_symbol(
         name: Annotated[str, Field(description="A name, typos allowed: getUserById, Auth.verify")],
         kind: Annotated[str | None, Field(description="Only this kind: function, method, class, ...")] = None,
-        path: Annotated[str | None, Field(description="The project folder (default: this project)")] = None,
+        path: ProjectPath = None,
     ) -> dict[str, Any]:
         """Where a symbol is defined: exact names first, then typo-tolerant and partial matches."""
         from lgrep_core.models import ChunkKind
@@ -294,9 +301,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
         limit: Annotated[int, Field(ge=1, le=50, description="Results to return")] = 10,
     ) -> dict[str, Any]:
         """Code related to a place: the chunks nearest by meaning to the one spanning `line`."""
-        target = roots.resolve(path)
-        project = roots.root_of(target)
-        rel = target.relative_to(project).as_posix()
+        project, rel = locate(path)
         related = link.call(lambda c: c.find_related(project, rel, line, limit=limit))
         return {
             "project": str(project),
