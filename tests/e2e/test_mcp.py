@@ -91,6 +91,26 @@ def test_every_tool_through_a_real_mcp_client(daemon, mini_repo: Path) -> None:
     assert "1 in memory" in daemon.lgrep("serve", "--status").out
 
 
+def test_indexing_reports_progress_to_the_client(daemon, make_repo, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    make_repo(repo, 60)
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async def steps(session: ClientSession) -> Any:
+        result = await session.call_tool("lgrep_index", {}, progress_callback=on_progress)
+        assert not result.is_error, result.content
+        return result.structured_content
+
+    summary = _run(daemon, repo, steps)
+    assert summary["files_seen"] == 60
+    assert seen, "no progress notification reached the client"
+    assert all(total and 0 <= progress <= total for progress, total, _ in seen), seen
+    assert any(message and "/" in message for _, _, message in seen)
+
+
 def test_resources_and_prompts(daemon, mini_repo: Path) -> None:
     async def steps(session: ClientSession) -> dict[str, Any]:
         before = await session.read_resource("lgrep://status")
