@@ -195,3 +195,41 @@ def mini_repo(tmp_path: Path) -> Path:
     dest = tmp_path / "mini"
     shutil.copytree(FIXTURES / "mini", dest)
     return dest
+
+
+# Real agent clients, installed from npm once per machine (CI installs them on its first use) and
+# reused by every later test and run: `npm_client("opencode-ai", "1.18.33", "opencode")`.
+NPM_CLIENTS_DIR = Path(os.environ.get("LGREP_TEST_NPM_DIR", str(Path.home() / ".cache" / "lgrep-test-npm")))
+
+
+def install_npm_client(package: str, version: str, binary: str) -> Path:
+    """The path of `binary` from `package@version`, installed under NPM_CLIENTS_DIR if it is not
+    there yet. An install that fails is a test failure with npm's message (these tests exist to run
+    the real clients, so they are never silently skipped)."""
+    import fcntl
+
+    prefix = NPM_CLIENTS_DIR / f"{package.replace('/', '+')}@{version}"
+    exe = prefix / "node_modules" / ".bin" / binary
+    if exe.exists():
+        return exe
+    prefix.mkdir(parents=True, exist_ok=True)
+    with (prefix / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two test processes do not install into one folder at once
+        if not exe.exists():
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.fail(f"npm is needed to install {package}@{version} for this test")
+            proc = subprocess.run(
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+                 f"{package}@{version}"],
+                capture_output=True, text=True, timeout=900, check=False,
+            )  # fmt: skip
+            if proc.returncode != 0 or not exe.exists():
+                pytest.fail(f"npm install {package}@{version} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return exe
+
+
+@pytest.fixture(scope="session")
+def npm_client() -> Callable[[str, str, str], Path]:
+    """`npm_client(package, version, binary)`: a real client's executable (see install_npm_client)."""
+    return install_npm_client
