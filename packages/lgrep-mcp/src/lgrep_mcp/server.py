@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import json
 import logging
 import sys
@@ -20,15 +21,28 @@ from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import quote, unquote
 
-from lgrep_core.errors import LgrepError, NotFoundError, ServerUnavailableError
-from lgrep_core.models import ContentType, IndexProgress, IndexSummary, SearchRequest, SearchType
+import anyio.to_thread
+from lgrep_core.errors import DeadlineExceededError, LgrepError, NotFoundError, ServerUnavailableError
+from lgrep_core.models import ContentType, IndexProgress, IndexSummary, Location, SearchRequest, SearchType
 from lgrep_core.serialize import search_hit_json
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
 
+from .answers import (
+    FileAnswer,
+    IndexAnswer,
+    RelatedAnswer,
+    SearchAnswer,
+    StatusAnswer,
+    SymbolAnswer,
+    UnwatchAnswer,
+    WatchAnswer,
+)
+from .budget import DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, TokenCounter, compact_json, fit_results, measured
 from .roots import AllowedRoots
 
 __all__ = ["build_server", "main"]
@@ -46,6 +60,22 @@ INSTRUCTIONS = (
 
 # The `path` argument of the tools that act on a whole project.
 ProjectPath = Annotated[str | None, Field(description="The project folder (default: this project)")]
+# Every answer that can grow says how large it may be (budget.py).
+MaxTokens = Annotated[
+    int,
+    Field(
+        ge=500,
+        le=MAX_MAX_TOKENS,
+        description="Largest answer in tokens; results are shortened, then left out, to fit (default 4000)",
+    ),
+]
+
+# How long lgrep_index waits for a run by default before answering with its progress: an agent's
+# tool call should not hang on a first index of a large repository (minutes); 30 s covers a first
+# index of a few thousand files here and every incremental update.
+INDEX_WAIT_S = 30.0
+# How long a search of a project without an index waits for its first index to reach BM25.
+FIRST_INDEX_WAIT_S = 20.0
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITES_INDEX = ToolAnnotations(
@@ -108,12 +138,24 @@ def _plain(value: Any) -> Any:
 def _tool_errors(fn: Callable[..., T]) -> Callable[..., T]:
     """lgrep's errors reach the agent as tool errors with their own message (never a traceback)."""
 
-    def wrapped(*args: Any, **kwargs: Any) -> T:
-        try:
-            return fn(*args, **kwargs)
-        except LgrepError as exc:
-            raise ToolError(exc.message) from None
+    if inspect.iscoroutinefunction(fn):
 
+        async def awaiting(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except LgrepError as exc:
+                raise ToolError(exc.message) from None
+
+        wrapped: Callable[..., Any] = awaiting
+    else:
+
+        def calling(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except LgrepError as exc:
+                raise ToolError(exc.message) from None
+
+        wrapped = calling
     wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
     wrapped.__annotations__ = fn.__annotations__
     wrapped.__wrapped__ = fn  # type: ignore[attr-defined]  # keeps the signature for the input schema
@@ -124,28 +166,43 @@ def _is_glob(text: str) -> bool:
     return any(c in text for c in "*?[")
 
 
-def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServer:
+def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: TokenCounter | None = None) -> MCPServer:
     """The MCP server with lgrep's tools, for the project `roots.default` (and the other roots)."""
     link = link or DaemonLink()
+    counter = counter or TokenCounter()
     server = MCPServer("lgrep", instructions=INSTRUCTIONS)
 
-    def build_index(project: Path, ctx: Context | None, *, force: bool = False) -> IndexSummary:
+    async def index_for(
+        project: Path, ctx: Context | None, *, force: bool = False, wait_s: float
+    ) -> IndexSummary | IndexProgress | None:
         """Index `project` until it is searchable by BM25 (vectors follow in the daemon), reporting
-        progress to the client. The indexer finishes an interrupted first index and rebuilds one an
-        older lgrep wrote."""
+        progress to the client, for at most `wait_s` seconds: then the last progress event (or None)
+        is returned and the run goes on in the daemon. The indexer finishes an interrupted first
+        index and rebuilds one an older lgrep wrote. A cancelled call stops waiting at once (the run,
+        which other agents may be waiting for too, goes on)."""
+        streams: list[Any] = []
 
-        def run(client: Any) -> IndexSummary:
-            summary = None
-            for event in client.index(project, force=force, wait_vectors=False):
-                if isinstance(event, IndexSummary):
-                    summary = event
-                elif isinstance(event, IndexProgress) and ctx is not None and event.files_total:
-                    _progress(ctx, event)
-            if summary is None:  # the client raises when the stream ends without one
-                raise LgrepError(f"indexing {project} ended without a summary")
-            return summary
+        def run(client: Any) -> IndexSummary | IndexProgress | None:
+            last: IndexProgress | None = None
+            stream = client.index(project, force=force, wait_vectors=False, timeout=wait_s)
+            streams.append(stream)
+            try:
+                for event in stream:
+                    if isinstance(event, IndexSummary):
+                        return event
+                    if isinstance(event, IndexProgress):
+                        last = event
+                        if ctx is not None and event.files_total:
+                            _progress(ctx, event)
+            except DeadlineExceededError:
+                return last
+            raise LgrepError(f"indexing {project} ended without a summary")  # the client raises first
 
-        return link.call(run)
+        try:
+            return await anyio.to_thread.run_sync(lambda: link.call(run), abandon_on_cancel=True)
+        finally:
+            for stream in streams:
+                stream.cancel()  # a no-op once it ended; on a cancelled call it ends the wait now
 
     def locate(path: str) -> tuple[Path, str]:
         """(project root, project-relative path) of a file an agent names, inside an allowed root."""
@@ -167,9 +224,31 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
         rel = target.relative_to(project).as_posix()
         return project, (None if rel == "." else rel)
 
+    def file_uri(project: Path, rel: str) -> str | None:
+        """The lgrep://file resource of a result, for the default project (others have none)."""
+        return f"lgrep://file/{quote(rel)}" if project == roots.default else None
+
+    def answer(model: type[BaseModel], data: dict[str, Any], text: str) -> CallToolResult:
+        model.model_validate(data)  # the published output schema holds (the SDK checks it too)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+    def budgeted(
+        model: type[BaseModel],
+        data: dict[str, Any],
+        key: str,
+        max_tokens: int,
+        *,
+        snippet_field: str | None = "content",
+    ) -> CallToolResult:
+        text, _ = fit_results(data, key, counter, max_tokens, snippet_field=snippet_field)
+        return answer(model, data, text)
+
+    def plain(model: type[BaseModel], data: dict[str, Any]) -> CallToolResult:
+        return answer(model, data, compact_json(data))
+
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     @_tool_errors
-    def lgrep_search(
+    async def lgrep_search(
         query: Annotated[
             str, Field(description="What to find, in words or names: 'where are JWTs verified', 'parseConfig'")
         ],
@@ -185,11 +264,14 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
         content: Annotated[
             Literal["code", "docs", "config", "text"] | None, Field(description="Only this kind of file")
         ] = None,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
         ctx: Context | None = None,
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, SearchAnswer]:
         """Search the project's code by meaning and by name. Each result has the file, the line
-        range, the symbol, a snippet, a score and why it matched; `stale_files` lists result files
-        that changed since they were indexed (re-read them with lgrep_get_file)."""
+        range, the symbol, a snippet (its first lines; lgrep_get_file reads the rest), a score and
+        why it matched; `stale_files` lists result files that changed since they were indexed
+        (re-read them with lgrep_get_file). The answer stays within max_tokens (default 4000): lower
+        results are shortened, then left out, and `note` says so."""
         project, path_glob = scope(path)
         request = SearchRequest(
             query,
@@ -200,69 +282,112 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
             languages=(language,) if language else (),
             content_types=(ContentType(content),) if content else (),
         )
-        note = ""
+        notes: list[str] = []
+
+        def search() -> Any:
+            return link.call(lambda c: c.search(request))
+
+        data: dict[str, Any] = {"project": str(project), "results": [], "stale_files": []}
         try:
-            response = link.call(lambda c: c.search(request))
+            response = await anyio.to_thread.run_sync(search, abandon_on_cancel=True)
         except NotFoundError:
             # No index yet (or an interrupted or outdated one): build it up to BM25 search, which the
-            # daemon does once however many agents ask, then answer; vectors are filled in behind.
-            summary = build_index(project, ctx)
-            note = f"indexed {project} first ({summary.files_seen} files, {summary.chunks_total} chunks); "
-            response = link.call(lambda c: c.search(request))
-        results = []
+            # daemon does once however many agents ask, and answer; vectors are filled in behind. A
+            # large project's first index takes longer than an agent should wait: then the answer
+            # says how far it is, and the index goes on.
+            outcome = await index_for(project, ctx, wait_s=FIRST_INDEX_WAIT_S)
+            if not isinstance(outcome, IndexSummary):
+                data["indexing"] = _progress_json(outcome)
+                data["note"] = (
+                    f"{project} is being indexed for the first time ({_progress_words(outcome)}); it is "
+                    "searchable by words and names once its files are chunked: search again shortly, or follow "
+                    "it with lgrep_status"
+                )
+                return budgeted(SearchAnswer, data, "results", max_tokens)
+            notes.append(f"indexed {project} first ({outcome.files_seen} files, {outcome.chunks_total} chunks)")
+            response = await anyio.to_thread.run_sync(search, abandon_on_cancel=True)
         for hit in response.results:
             item = search_hit_json(hit)
             item["why"] = list(hit.why)
-            results.append(item)
-        stale = sorted({h.path for h in response.results if h.stale})
-        answer: dict[str, Any] = {"project": str(project), "results": results, "stale_files": stale}
+            item["uri"] = file_uri(project, hit.path)
+            data["results"].append(item)
+        data["stale_files"] = sorted({h.path for h in response.results if h.stale})
+        data["files_changed"] = response.files_changed
+        data["vectors_pending"] = response.vectors_pending
         if response.vectors_pending:
-            note += (
+            notes.append(
                 f"{response.vectors_pending} chunks are still waiting for their vectors: results lean on words "
                 "and names until they are in"
             )
-        if note:
-            answer["note"] = note.rstrip("; ")
-        return answer
+        if data["stale_files"]:
+            shown = ", ".join(data["stale_files"][:5])
+            notes.append(
+                f"{len(data['stale_files'])} result file(s) changed since indexing ({shown}): their snippets may "
+                "be out of date, lgrep_get_file shows them as they are now"
+            )
+        if notes:
+            data["note"] = "; ".join(notes)
+        return budgeted(SearchAnswer, data, "results", max_tokens)
 
     @server.tool(annotations=_WRITES_INDEX, structured_output=True)
     @_tool_errors
-    def lgrep_index(
+    async def lgrep_index(
         path: ProjectPath = None,
         force: Annotated[bool, Field(description="Rebuild the index from scratch")] = False,
+        wait: Annotated[
+            float,
+            Field(ge=0, le=600, description="Seconds to wait for the run before returning with its progress"),
+        ] = INDEX_WAIT_S,
         ctx: Context | None = None,
-    ) -> dict[str, Any]:
-        """Index a project, or bring its index up to date (only changed files are redone). Returns
-        once the project is searchable by words and names; vectors are filled in behind it."""
-        return _plain(build_index(roots.project(path), ctx, force=force))
+    ) -> Annotated[CallToolResult, IndexAnswer]:
+        """Index a project, or bring its index up to date (only changed files are redone). Waits
+        until the project is searchable by words and names, at most `wait` seconds (progress is
+        reported meanwhile); a longer first index goes on in the lgrep daemon and the answer says
+        how far it is (lgrep_status follows it). Vectors are filled in behind either way."""
+        project = roots.project(path)
+        outcome = await index_for(project, ctx, force=force, wait_s=wait)
+        data: dict[str, Any] = {"project": str(project), "done": isinstance(outcome, IndexSummary)}
+        if isinstance(outcome, IndexSummary):
+            summary = _plain(outcome)
+            summary.pop("root", None)
+            data["summary"] = summary
+        else:
+            data["progress"] = _progress_json(outcome)
+            data["note"] = f"still indexing after {wait:g} s ({_progress_words(outcome)}); it goes on in the daemon"
+        return plain(IndexAnswer, data)
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     @_tool_errors
-    def lgrep_status(
-        path: ProjectPath = None,
-    ) -> dict[str, Any]:
+    def lgrep_status(path: ProjectPath = None) -> Annotated[CallToolResult, StatusAnswer]:
         """Where the project's index stands: files, chunks, vectors still pending, model, when it
-        was last indexed, whether it is watched, and which files changed since (stale)."""
+        was last indexed, whether it is watched, and how many files changed since (stale)."""
         project = roots.project(path)
-        return _plain(link.call(lambda c: c.status(project)))
+        status = link.call(lambda c: c.status(project))
+        data = _plain(status)
+        changes = data.pop("changes", None)
+        data["files_changed_since"] = (
+            None
+            if changes is None
+            else {**changes, "total": changes["added"] + changes["modified"] + changes["deleted"]}
+        )
+        data["stale"] = bool(changes and data["files_changed_since"]["total"])
+        return plain(StatusAnswer, data)
 
     @server.tool(annotations=_WRITES_INDEX, structured_output=True)
     @_tool_errors
-    def lgrep_watch_start(
-        path: ProjectPath = None,
-    ) -> dict[str, Any]:
-        """Keep the project's index fresh as files change (a saved file is searchable within ~2 s)."""
+    def lgrep_watch_start(path: ProjectPath = None) -> Annotated[CallToolResult, WatchAnswer]:
+        """Keep the project's index fresh as files change (a saved file is searchable within ~2 s).
+        The daemon runs one watcher per project however many agents ask."""
         project = roots.project(path)
-        return _plain(link.call(lambda c: c.watch(project)))
+        result = link.call(lambda c: c.watch(project))
+        return plain(WatchAnswer, {"project": str(project), **_plain(result)})
 
     @server.tool(annotations=_WRITES_INDEX, structured_output=True)
     @_tool_errors
-    def lgrep_watch_stop(
-        path: ProjectPath = None,
-    ) -> dict[str, Any]:
-        """Stop keeping the project's index fresh."""
+    def lgrep_watch_stop(path: ProjectPath = None) -> Annotated[CallToolResult, UnwatchAnswer]:
+        """Stop keeping the project's index fresh (for every agent: the watcher is shared)."""
         project = roots.project(path)
-        return {"project": str(project), "was_watched": link.call(lambda c: c.unwatch(project))}
+        return plain(UnwatchAnswer, {"project": str(project), "was_watched": link.call(lambda c: c.unwatch(project))})
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     @_tool_errors
@@ -270,10 +395,13 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
         path: Annotated[str, Field(description="A file of the project (relative to it, or absolute inside it)")],
         start_line: Annotated[int, Field(ge=0, description="First line, 1-based (0: from the start)")] = 0,
         end_line: Annotated[int, Field(ge=0, description="Last line, inclusive (0: to the end)")] = 0,
-    ) -> dict[str, Any]:
-        """Lines of an indexed file as it is on disk now (secrets redacted as in the index)."""
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+    ) -> Annotated[CallToolResult, FileAnswer]:
+        """Lines of an indexed file as it is on disk now (secrets redacted as in the index). A long
+        range is cut to max_tokens at a line end; `note` names the next start_line."""
         project, rel = locate(path)
-        return _plain(link.call(lambda c: c.get_file(project, rel, start_line, end_line)))
+        data = _plain(link.call(lambda c: c.get_file(project, rel, start_line, end_line)))
+        return _fit_file(data, counter, max_tokens, answer)
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     @_tool_errors
@@ -281,8 +409,11 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
         name: Annotated[str, Field(description="A name, typos allowed: getUserById, Auth.verify")],
         kind: Annotated[str | None, Field(description="Only this kind: function, method, class, ...")] = None,
         path: ProjectPath = None,
-    ) -> dict[str, Any]:
-        """Where a symbol is defined: exact names first, then typo-tolerant and partial matches."""
+        limit: Annotated[int, Field(ge=1, le=100, description="Matches to return")] = 20,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+    ) -> Annotated[CallToolResult, SymbolAnswer]:
+        """Where a symbol is defined: exact names first, then typo-tolerant and partial matches,
+        each with its file, lines, scope and signature."""
         from lgrep_core.models import ChunkKind
 
         project = roots.project(path)
@@ -290,8 +421,15 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
             kinds = (ChunkKind(kind),) if kind else ()
         except ValueError:
             raise ToolError(f"unknown kind {kind!r}; one of {', '.join(k.value for k in ChunkKind)}") from None
-        matches = link.call(lambda c: c.find_symbol(project, name, kinds=kinds))
-        return {"project": str(project), "matches": _plain(matches)}
+        matches = link.call(lambda c: c.find_symbol(project, name, kinds=kinds, limit=limit))
+        rows = []
+        for match in matches:
+            row = _location_json(match.location)
+            row.update(score=match.score, exact=match.exact, uri=file_uri(project, match.location.path))
+            rows.append(row)
+        return budgeted(
+            SymbolAnswer, {"project": str(project), "matches": rows}, "matches", max_tokens, snippet_field=None
+        )
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     @_tool_errors
@@ -299,15 +437,19 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
         path: Annotated[str, Field(description="A file of the project")],
         line: Annotated[int, Field(ge=1, description="A line in it, 1-based")],
         limit: Annotated[int, Field(ge=1, le=50, description="Results to return")] = 10,
-    ) -> dict[str, Any]:
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+    ) -> Annotated[CallToolResult, RelatedAnswer]:
         """Code related to a place: the chunks nearest by meaning to the one spanning `line`."""
         project, rel = locate(path)
         related = link.call(lambda c: c.find_related(project, rel, line, limit=limit))
-        return {
-            "project": str(project),
-            "anchor": _plain(related.anchor),
-            "related": [search_hit_json(h) for h in related.related],
-        }
+        hits = []
+        for hit in related.related:
+            item = search_hit_json(hit)
+            item["why"] = list(hit.why)
+            item["uri"] = file_uri(project, hit.path)
+            hits.append(item)
+        data = {"project": str(project), "anchor": _location_json(related.anchor), "related": hits}
+        return budgeted(RelatedAnswer, data, "related", max_tokens)
 
     # ------------------------------------------------------------------------------ resources
 
@@ -318,6 +460,18 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
         except LgrepError as exc:  # no index yet: say so, and what to run
             status = {"project_root": str(roots.default), "state": "absent", "detail": exc.message}
         return json.dumps(status, indent=1)
+
+    @server.resource(
+        "lgrep://file/{+path}",
+        mime_type="text/plain",
+        description="A file of this project as it is on disk now (search results link to it)",
+    )
+    def file_resource(path: str) -> str:
+        try:
+            project, rel = locate(unquote(path))
+            return link.call(lambda c: c.get_file(project, rel)).content
+        except LgrepError as exc:
+            raise ResourceError(exc.message) from None
 
     @server.resource(
         "lgrep://config", mime_type="application/json", description="Effective settings, each with where it came from"
@@ -365,6 +519,73 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None) -> MCPServ
     return server
 
 
+def _progress_json(event: IndexProgress | None) -> dict[str, Any]:
+    if event is None:
+        return {"phase": "queued", "files_done": 0, "files_total": 0, "chunks_done": 0, "chunks_total": 0}
+    return {
+        "phase": event.phase.value if event.phase is not None else "working",
+        "files_done": event.files_done,
+        "files_total": event.files_total,
+        "chunks_done": event.chunks_done,
+        "chunks_total": event.chunks_total,
+        "eta_seconds": event.eta_seconds,
+    }
+
+
+def _progress_words(event: IndexProgress | None) -> str:
+    if event is None:
+        return "queued"
+    phase = event.phase.value if event.phase is not None else "working"
+    done, total, what = (
+        (event.chunks_done, event.chunks_total, "chunks")
+        if event.chunks_total
+        else (event.files_done, event.files_total, "files")
+    )
+    eta = f", about {event.eta_seconds:.0f} s left" if event.eta_seconds else ""
+    return f"{phase}: {done:,}/{total:,} {what}{eta}" if total else phase
+
+
+def _location_json(location: Location) -> dict[str, Any]:
+    return {
+        "path": location.path,
+        "start_line": location.start_line,
+        "end_line": location.end_line,
+        "symbol": location.symbol,
+        "kind": location.kind.value if location.kind is not None else "",
+        "language": location.language,
+        "scope": list(location.scope),
+        "signature": location.signature,
+    }
+
+
+def _fit_file(
+    data: dict[str, Any],
+    counter: TokenCounter,
+    max_tokens: int,
+    answer: Callable[[type[BaseModel], dict[str, Any], str], CallToolResult],
+) -> CallToolResult:
+    """A file slice cut at a line end to fit `max_tokens`, with a note naming the next call."""
+    lines = data["content"].split("\n")
+    keep = len(lines)
+    while True:
+        data["content"] = "\n".join(lines[:keep])
+        cut = keep < len(lines)
+        if cut:
+            data["end_line"] = data["start_line"] + keep - 1
+            data["truncated"] = True
+        if data["truncated"] and data["end_line"] < data["total_lines"]:
+            data["note"] = (
+                f"lines {data['start_line']}-{data['end_line']} of {data['total_lines']}: call again with "
+                f"start_line={data['end_line'] + 1} for more"
+            )
+        data["max_tokens"] = max_tokens
+        text, tokens = measured(data, counter)
+        if tokens <= max_tokens or keep <= 1:
+            return answer(FileAnswer, data, text)
+        # Shrink in proportion to the excess, at least one line per step.
+        keep = max(1, min(keep - 1, int(keep * max_tokens / tokens * 0.95)))
+
+
 def _progress(ctx: Context, event: IndexProgress) -> None:
     import anyio.from_thread
 
@@ -376,6 +597,13 @@ def _progress(ctx: Context, event: IndexProgress) -> None:
         anyio.from_thread.run(lambda: ctx.report_progress(done, total or None, f"{phase}: {done}/{total}"))
     except Exception:  # progress is a courtesy: a client that went away must not fail the index
         log.debug("progress notification failed", exc_info=True)
+
+
+def _warm(counter: TokenCounter) -> None:
+    try:
+        counter.warm()
+    except Exception:  # the first answer that needs it will raise, as a tool error, with the reason
+        log.warning("could not load the tokenizer", exc_info=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -392,7 +620,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not project.is_dir():
         print(f"lgrep-mcp: {args.project} is not a folder", file=sys.stderr)
         return 2
-    server = build_server(AllowedRoots(project, [Path(r) for r in args.root]))
+    counter = TokenCounter()
+    # The tokenizer loads while the client is still connecting (~0.1 s), not on the first answer.
+    threading.Thread(target=_warm, args=(counter,), name="lgrep-mcp tokenizer", daemon=True).start()
+    server = build_server(AllowedRoots(project, [Path(r) for r in args.root]), counter=counter)
     if args.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     else:

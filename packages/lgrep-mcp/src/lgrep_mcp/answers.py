@@ -1,0 +1,169 @@
+"""The shapes of the MCP tools' answers: each tool publishes one as its output schema and returns it
+as structured content (the text content is the same object as compact JSON). Field names follow the
+CLI's `--json` output (lgrep_core.serialize), so an agent that knows one knows the other."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "FileAnswer",
+    "IndexAnswer",
+    "IndexProgressOut",
+    "IndexSummaryOut",
+    "LocationOut",
+    "RelatedAnswer",
+    "SearchAnswer",
+    "SearchResult",
+    "StatusAnswer",
+    "SymbolAnswer",
+    "SymbolOut",
+    "UnwatchAnswer",
+    "WatchAnswer",
+]
+
+
+class Budgeted(BaseModel):
+    tokens: int = Field(description="Tokens in this answer (cl100k_base), this count included")
+    max_tokens: int = Field(description="The budget it was cut to fit (pass max_tokens for more)")
+    note: str | None = Field(None, description="Anything the agent should know: what was left out and how to get it")
+
+
+class SearchResult(BaseModel):
+    path: str = Field(description="File, relative to the project root")
+    start_line: int = Field(description="First line of the chunk (1-based)")
+    end_line: int = Field(description="Last line of the chunk (inclusive); the snippet may stop earlier")
+    symbol: str = Field(description="The function, class or section it defines ('' if none)")
+    kind: str = Field(description="function, method, class, module, anchor, section, config, block or window")
+    language: str
+    score: float = Field(description="Higher is better; comparable within one answer")
+    match: str = Field(description="The channels that found it: bm25, vector, fuzzy, joined by '+'")
+    stale: bool = Field(description="The file changed on disk since it was indexed: re-read it with lgrep_get_file")
+    content: str = Field(description="The snippet: the chunk's first lines")
+    truncated: bool = Field(description="The snippet is shorter than the chunk (lgrep_get_file reads the rest)")
+    why: list[str] = Field(default_factory=list, description="The ranking signals that moved it, in words")
+    uri: str | None = Field(None, description="The file as an MCP resource (lgrep://file/...)")
+
+
+class SearchAnswer(Budgeted):
+    project: str = Field(description="The project searched (absolute)")
+    results: list[SearchResult] = Field(description="Best first")
+    stale_files: list[str] = Field(description="Result files changed since they were indexed")
+    files_changed: int = Field(0, description="Files of the project changed since the last index (0: none or unknown)")
+    vectors_pending: int = Field(0, description="Chunks still waiting for their vectors (found by words and names)")
+    omitted: int = Field(0, description="Results left out to fit max_tokens")
+    indexing: IndexProgressOut | None = Field(
+        None, description="Set while the project's first index is still being built: how far it is"
+    )
+
+
+class IndexSummaryOut(BaseModel):
+    files_seen: int
+    files_indexed: int = Field(description="Files (re)chunked in this run")
+    files_unchanged: int
+    files_deleted: int
+    skipped: dict[str, int] = Field(description="Files left out, by reason (binary, secret, too_large, ...)")
+    chunks_written: int
+    chunks_total: int
+    vectors_embedded: int
+    vectors_pending: int = Field(description="Chunks whose vectors the daemon is still computing")
+    seconds_bm25: float = Field(description="Seconds until the project was searchable by words and names")
+    seconds_vectors: float
+    created: bool = Field(description="A new index was built (first index, force, or a repair)")
+
+
+class IndexProgressOut(BaseModel):
+    phase: str = Field(description="walk, chunk, store or embed")
+    files_done: int
+    files_total: int
+    chunks_done: int
+    chunks_total: int
+    eta_seconds: float | None = None
+
+
+class IndexAnswer(BaseModel):
+    project: str
+    done: bool = Field(description="The run finished (the project is searchable by words and names)")
+    summary: IndexSummaryOut | None = Field(None, description="What the run did, when done")
+    progress: IndexProgressOut | None = Field(None, description="How far it is, when not done")
+    note: str | None = None
+
+
+class ChangesOut(BaseModel):
+    added: int
+    modified: int
+    deleted: int
+    total: int
+
+
+class StatusAnswer(BaseModel):
+    project_root: str
+    state: str = Field(description="ready, building, interrupted or outdated")
+    index_dir: str
+    watched: bool = Field(description="The daemon keeps the index fresh as files change")
+    files: int = 0
+    chunks: int = 0
+    vectors_pending: int = 0
+    languages: dict[str, int] = Field(default_factory=dict, description="Files per language")
+    provider: str = ""
+    model: str = ""
+    dimension: int = 0
+    chunker_version: str = ""
+    last_indexed: str | None = None
+    files_changed_since: ChangesOut | None = Field(
+        None, description="Files changed on disk since the last index (the index is stale when total > 0)"
+    )
+    stale: bool = Field(False, description="Some files changed since the last index (lgrep_index or a watch fixes it)")
+    detail: str = ""
+
+
+class WatchAnswer(BaseModel):
+    project: str
+    watched: bool
+    already_watched: bool
+
+
+class UnwatchAnswer(BaseModel):
+    project: str
+    was_watched: bool
+
+
+class FileAnswer(Budgeted):
+    path: str
+    language: str
+    content: str = Field(description="The lines, as the file is on disk now (secrets redacted)")
+    start_line: int
+    end_line: int = Field(description="The last line in content")
+    total_lines: int
+    stale: bool = Field(description="The file changed since it was indexed")
+    truncated: bool = Field(description="content stops before the lines asked for (see note for the next call)")
+
+
+class LocationOut(BaseModel):
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    kind: str
+    language: str
+    scope: list[str] = Field(default_factory=list, description="Enclosing definitions, outermost first")
+    signature: str = ""
+
+
+class SymbolOut(LocationOut):
+    score: float
+    exact: bool = Field(description="The name is exactly the one asked for (not a typo-tolerant or partial match)")
+    uri: str | None = None
+
+
+class SymbolAnswer(Budgeted):
+    project: str
+    matches: list[SymbolOut] = Field(description="Exact matches first")
+    omitted: int = 0
+
+
+class RelatedAnswer(Budgeted):
+    project: str
+    anchor: LocationOut = Field(description="The chunk that spans the line asked about")
+    related: list[SearchResult] = Field(description="Nearest by meaning first")
+    omitted: int = 0
