@@ -7,9 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from lgrep_core.models import SearchHit, SearchResponse
+from lgrep_core.models import FileSlice, Location, RelatedResult, SearchHit, SearchResponse, SymbolMatch
 
-__all__ = ["search_hit_json", "search_response_json"]
+__all__ = [
+    "file_slice_json",
+    "location_json",
+    "related_json",
+    "search_hit_json",
+    "search_response_json",
+    "symbol_match_json",
+]
 
 
 def search_hit_json(hit: SearchHit, *, explain: bool = False) -> dict[str, Any]:
@@ -45,4 +52,46 @@ def search_response_json(response: SearchResponse, *, query: str, root: str, exp
         "timings_ms": dict(response.timings_ms),
         "chunks_searched": response.chunks_searched,
         "vectors_pending": response.vectors_pending,
+    }
+
+
+def location_json(location: Location) -> dict[str, Any]:
+    """Where a chunk is and what it defines (a symbol's match, a related search's anchor)."""
+    return {
+        "path": location.path,
+        "start_line": location.start_line,
+        "end_line": location.end_line,
+        "symbol": location.symbol,
+        "kind": location.kind.value if location.kind is not None else "",
+        "language": location.language,
+        "scope": list(location.scope),
+        "signature": location.signature,
+    }
+
+
+def symbol_match_json(match: SymbolMatch) -> dict[str, Any]:
+    """A definition found by name: its location, score and whether the name matched exactly."""
+    return {**location_json(match.location), "score": match.score, "exact": match.exact}
+
+
+def related_json(result: RelatedResult, *, root: str) -> dict[str, Any]:
+    """The chunk at a place (`anchor`) and the chunks related to it, best first."""
+    return {
+        "project": root,
+        "anchor": location_json(result.anchor),
+        "related": [{**search_hit_json(h), "why": list(h.why)} for h in result.related],
+    }
+
+
+def file_slice_json(piece: FileSlice) -> dict[str, Any]:
+    """Lines of a file as they are on disk now."""
+    return {
+        "path": piece.path,
+        "language": piece.language,
+        "content": piece.content,
+        "start_line": piece.start_line,
+        "end_line": piece.end_line,
+        "total_lines": piece.total_lines,
+        "stale": piece.stale,
+        "truncated": piece.truncated,
     }

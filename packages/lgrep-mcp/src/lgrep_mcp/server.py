@@ -25,8 +25,8 @@ from urllib.parse import quote, unquote
 
 import anyio.to_thread
 from lgrep_core.errors import DeadlineExceededError, LgrepError, NotFoundError, ServerUnavailableError
-from lgrep_core.models import ContentType, IndexProgress, IndexSummary, Location, SearchRequest, SearchType
-from lgrep_core.serialize import search_hit_json
+from lgrep_core.models import ContentType, IndexProgress, IndexSummary, SearchRequest, SearchType
+from lgrep_core.serialize import file_slice_json, location_json, search_hit_json, symbol_match_json
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -400,7 +400,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         """Lines of an indexed file as it is on disk now (secrets redacted as in the index). A long
         range is cut to max_tokens at a line end; `note` names the next start_line."""
         project, rel = locate(path)
-        data = _plain(link.call(lambda c: c.get_file(project, rel, start_line, end_line)))
+        data = file_slice_json(link.call(lambda c: c.get_file(project, rel, start_line, end_line)))
         return _fit_file(data, counter, max_tokens, answer)
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
@@ -424,9 +424,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         matches = link.call(lambda c: c.find_symbol(project, name, kinds=kinds, limit=limit))
         rows = []
         for match in matches:
-            row = _location_json(match.location)
-            row.update(score=match.score, exact=match.exact, uri=file_uri(project, match.location.path))
-            rows.append(row)
+            rows.append({**symbol_match_json(match), "uri": file_uri(project, match.location.path)})
         return budgeted(
             SymbolAnswer, {"project": str(project), "matches": rows}, "matches", max_tokens, snippet_field=None
         )
@@ -448,7 +446,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
             item["why"] = list(hit.why)
             item["uri"] = file_uri(project, hit.path)
             hits.append(item)
-        data = {"project": str(project), "anchor": _location_json(related.anchor), "related": hits}
+        data = {"project": str(project), "anchor": location_json(related.anchor), "related": hits}
         return budgeted(RelatedAnswer, data, "related", max_tokens)
 
     # ------------------------------------------------------------------------------ resources
@@ -543,19 +541,6 @@ def _progress_words(event: IndexProgress | None) -> str:
     )
     eta = f", about {event.eta_seconds:.0f} s left" if event.eta_seconds else ""
     return f"{phase}: {done:,}/{total:,} {what}{eta}" if total else phase
-
-
-def _location_json(location: Location) -> dict[str, Any]:
-    return {
-        "path": location.path,
-        "start_line": location.start_line,
-        "end_line": location.end_line,
-        "symbol": location.symbol,
-        "kind": location.kind.value if location.kind is not None else "",
-        "language": location.language,
-        "scope": list(location.scope),
-        "signature": location.signature,
-    }
 
 
 def _fit_file(

@@ -239,6 +239,149 @@ def search(
     return EXIT_OK
 
 
+# ------------------------------------------------------------------------- file, symbol, related
+# The MCP tools lgrep_get_file, lgrep_find_symbol and lgrep_find_related, as commands.
+
+
+def _reader(cs: Any, root: Path, no_daemon: bool) -> Any:
+    """Something with get_file/find_symbol/find_related for `root`: the daemon's client (started
+    if needed), or this process's searchers."""
+    client = None if no_daemon else _daemon(cs, start=True)
+    if client is not None:
+        return client
+    from . import local
+
+    return local.Reads(_settings(root), root)
+
+
+def _project_of(cs: Any, target: Path, project: Path | None) -> Path:
+    """The project a file belongs to: `--project`, else the nearest folder above it with an index,
+    else the current folder."""
+    if project is not None:
+        return _root(project)
+    from lgrep_core.models import ProjectState
+    from lgrep_core.storage.layout import index_state, project_dir
+
+    for folder in target.parents:
+        if index_state(project_dir(cs.cache_dir, folder)) is not ProjectState.ABSENT:
+            return folder
+    return _root(Path())
+
+
+def _lines(text: str | None) -> tuple[int, int]:
+    if not text:
+        return 0, 0
+    start, _, end = text.partition(":") if ":" in text else text.partition("-")
+    try:
+        return int(start or 0), int(end or 0)
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: give lines as START:END (1-based, inclusive; 10: or :40)") from None
+
+
+@cli.command("file")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--lines", metavar="START:END", help="only these lines (1-based, inclusive; 10: or :40)")
+@click.option("--project", type=click.Path(path_type=Path), help="the project (default: found from the file)")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@no_daemon_option
+@click.pass_obj
+def file_command(cs: Any, file: Path, lines: str | None, project: Path | None, as_json: bool, no_daemon: bool) -> int:
+    """Print lines of an indexed file as it is on disk now (secrets redacted as in the index)."""
+    from lgrep_core.serialize import file_slice_json
+
+    from .output import printable
+
+    target = file.expanduser().absolute()
+    root = _project_of(cs, target, project)
+    start, end = _lines(lines)
+    reader = _reader(cs, root, no_daemon)
+    with reader:
+        piece = reader.get_file(root, target, start, end)
+    if as_json:
+        print(json.dumps({"project": str(root), **file_slice_json(piece)}, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    width = len(str(piece.end_line))
+    text = piece.content[:-1] if piece.content.endswith("\n") else piece.content
+    for n, line in enumerate(text.split("\n"), start=piece.start_line):
+        print(f"{n:>{width}}  {printable(line, keep_tabs=True)}")
+    if piece.truncated:
+        _note(f"cut at line {piece.end_line} of {piece.total_lines}: --lines {piece.end_line + 1}: shows more")
+    if piece.stale:
+        _note("this file changed since it was indexed")
+    return EXIT_OK
+
+
+@cli.command()
+@click.argument("name")
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option("--kind", help="only this kind (function, method, class, ...)")
+@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@no_daemon_option
+@click.pass_obj
+def symbol(cs: Any, name: str, path: Path, kind: str | None, limit: int, as_json: bool, no_daemon: bool) -> int:
+    """Where a symbol is defined (exact names first, then typo-tolerant matches: getUsrByld)."""
+    from lgrep_core.errors import InvalidRequestError
+    from lgrep_core.models import ChunkKind
+    from lgrep_core.serialize import symbol_match_json
+
+    from .output import printable
+
+    root = _root(path)
+    try:
+        kinds = (ChunkKind(kind),) if kind else ()
+    except ValueError:
+        raise InvalidRequestError(f"unknown kind {kind!r}; one of {', '.join(k.value for k in ChunkKind)}") from None
+    reader = _reader(cs, root, no_daemon)
+    with reader:
+        matches = reader.find_symbol(root, name, kinds=kinds, limit=limit)
+    if as_json:
+        payload = {"project": str(root), "query": name, "matches": [symbol_match_json(m) for m in matches]}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not matches:
+        print("no matches", file=sys.stderr)
+    for match in matches:
+        loc = match.location
+        label = printable(".".join(loc.scope) or loc.symbol)
+        kind_name = loc.kind.value if loc.kind is not None else "?"
+        fuzzy = "" if match.exact else "  ~"
+        print(f"{printable(loc.path)}:{loc.start_line}-{loc.end_line}  {label} ({kind_name}){fuzzy}")
+        if loc.signature:
+            print(f"    {printable(loc.signature.splitlines()[0][:160])}")
+    return EXIT_OK
+
+
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.argument("line", type=click.IntRange(1))
+@click.option("--project", type=click.Path(path_type=Path), help="the project (default: found from the file)")
+@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@no_daemon_option
+@click.pass_obj
+def related(cs: Any, file: Path, line: int, project: Path | None, limit: int, as_json: bool, no_daemon: bool) -> int:
+    """Code related to a place: the chunks nearest by meaning to the one spanning LINE of FILE."""
+    from lgrep_core.models import SearchResponse
+    from lgrep_core.serialize import location_json, related_json
+
+    from . import output
+
+    target = file.expanduser().absolute()
+    root = _project_of(cs, target, project)
+    reader = _reader(cs, root, no_daemon)
+    with reader:
+        result = reader.find_related(root, target, line, limit=limit)
+    if as_json:
+        print(json.dumps(related_json(result, root=str(root)), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    anchor = location_json(result.anchor)
+    print(f"near {output.printable(anchor['path'])}:{anchor['start_line']}-{anchor['end_line']} {anchor['symbol']}\n")
+    response = SearchResponse(list(result.related), {}, 0, 0)
+    output.print_search(response, query="", root=str(root), as_json=False, explain=False)
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------------------ status, clean
 
 
@@ -296,8 +439,9 @@ def clean(cs: Any, path: Path, no_daemon: bool) -> int:
 
 @cli.command()
 @click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.pass_obj
-def watch(cs: Any, path: Path) -> int:
+def watch(cs: Any, path: Path, as_json: bool) -> int:
     """Keep a project's index fresh as its files change (the daemon watches it)."""
     from .output import printable
 
@@ -307,6 +451,9 @@ def watch(cs: Any, path: Path) -> int:
         raise NotFoundError("watching needs the lgrep daemon, and it could not be started (see serve.log)")
     with client:
         result = client.watch(root)
+    if as_json:
+        print(json.dumps({"project": str(root), "watched": result.watched, "already_watched": result.already_watched}))
+        return EXIT_OK
     what = "already watched" if result.already_watched else "now watched"
     print(f"{printable(str(root))} is {what}: saved changes are searchable within seconds", file=sys.stderr)
     return EXIT_OK
@@ -314,8 +461,9 @@ def watch(cs: Any, path: Path) -> int:
 
 @cli.command()
 @click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.pass_obj
-def unwatch(cs: Any, path: Path) -> int:
+def unwatch(cs: Any, path: Path, as_json: bool) -> int:
     """Stop watching a project."""
     from .output import printable
 
@@ -325,6 +473,9 @@ def unwatch(cs: Any, path: Path) -> int:
     if client is not None:
         with client:
             was = client.unwatch(root)
+    if as_json:
+        print(json.dumps({"project": str(root), "was_watched": was}))
+        return EXIT_OK
     print(f"{printable(str(root))} {'is no longer watched' if was else 'was not watched'}", file=sys.stderr)
     return EXIT_OK
 

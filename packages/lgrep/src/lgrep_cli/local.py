@@ -12,9 +12,23 @@ from pathlib import Path
 
 from lgrep_core.config import LgrepSettings
 from lgrep_core.memory import limit_heap_arenas
-from lgrep_core.models import IndexProgress, IndexSummary, ProjectState, ProjectStatus, SearchRequest, SearchResponse
+from lgrep_core.models import (
+    ChunkKind,
+    FileSlice,
+    FindRelatedRequest,
+    FindSymbolRequest,
+    GetFileRequest,
+    IndexProgress,
+    IndexSummary,
+    ProjectState,
+    ProjectStatus,
+    RelatedResult,
+    SearchRequest,
+    SearchResponse,
+    SymbolMatch,
+)
 
-__all__ = ["index", "remove", "search", "spawn_vector_filler", "status"]
+__all__ = ["Reads", "index", "remove", "search", "spawn_vector_filler", "status"]
 
 # How long a search that has to build the index first waits for another process building it.
 SEARCH_BUILD_WAIT_S = 3600.0
@@ -103,3 +117,47 @@ def spawn_vector_filler(settings: LgrepSettings, root: Path) -> None:
             cwd=str(store.dir),
             env=os.environ.copy(),
         )
+
+
+class Reads:
+    """get_file, find_symbol and find_related of one project in this process, with the same
+    signatures as the daemon's client (so a command uses either)."""
+
+    def __init__(self, settings: LgrepSettings, root: Path) -> None:
+        from lgrep_core.embeddings.registry import make_embedder
+        from lgrep_search.projects import ProjectSearchers
+
+        limit_heap_arenas()
+        self._searchers = ProjectSearchers(
+            settings, make_embedder(settings.embedding, settings.cache_dir), background=False
+        )
+
+    def __enter__(self) -> Reads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def get_file(self, root: Path, path: Path | str, start_line: int = 0, end_line: int = 0) -> FileSlice:
+        return self._searchers.get_file(GetFileRequest(str(root), _relative(root, path), start_line, end_line))
+
+    def find_symbol(
+        self, root: Path, name: str, *, kinds: tuple[ChunkKind, ...] = (), limit: int | None = None
+    ) -> list[SymbolMatch]:
+        return self._searchers.find_symbol(FindSymbolRequest(str(root), name, limit, kinds))
+
+    def find_related(self, root: Path, path: Path | str, line: int, *, limit: int | None = None) -> RelatedResult:
+        return self._searchers.find_related(FindRelatedRequest(str(root), _relative(root, path), line, limit))
+
+
+def _relative(root: Path, path: Path | str) -> str:
+    """A project-relative path, as the client makes it (absolute paths must lie inside the root)."""
+    from lgrep_core.errors import InvalidRequestError
+
+    target = Path(path)
+    if not target.is_absolute():
+        return target.as_posix()
+    try:
+        return target.resolve().relative_to(root).as_posix()
+    except ValueError:
+        raise InvalidRequestError(f"{path} is not inside the project {root}") from None
