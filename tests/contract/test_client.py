@@ -358,3 +358,10 @@ def test_the_documented_example_without_a_server_prints_one_line(short_dir: Path
     assert proc.returncode == 1
     assert proc.stderr.startswith("error: cannot reach the lgrep server at unix:")
     assert "Traceback" not in proc.stderr
+
+
+def test_list_files(lgrep_server: RunningServer, client: LgrepClient) -> None:
+    listed = client.list_files("/p", path_glob="src/**", languages=["python"], limit=1)
+    assert listed.total == 2 and [f.path for f in listed.files] == ["README.md"]
+    first = _seen(lgrep_server, "ListFiles")[0]
+    assert first.path_glob == "src/**" and first.languages == ("python",) and first.limit == 1  # type: ignore[attr-defined]

@@ -271,7 +271,13 @@ def test_reflection_lists_and_describes_the_services(unix_channel: grpc.Channel)
     }
     search_file = database.FindFileContainingSymbol("lgrep.v1.SearchService")
     assert search_file.name == "lgrep/v1/search.proto"
-    assert {m.name for m in search_file.service[0].method} == {"Search", "GetFile", "FindSymbol", "FindRelated"}
+    assert {m.name for m in search_file.service[0].method} == {
+        "Search",
+        "GetFile",
+        "FindSymbol",
+        "FindRelated",
+        "ListFiles",
+    }
     assert "lgrep/v1/common.proto" in search_file.dependency
     assert database.FindFileByName("lgrep/v1/common.proto").package == "lgrep.v1"
     index_file = database.FindFileContainingSymbol("lgrep.v1.IndexService")

@@ -544,3 +544,29 @@ def test_server_info_of_a_newer_peer_drops_unknown_roles() -> None:
 def test_a_search_request_needs_an_absolute_root() -> None:
     with pytest.raises(errors.InvalidRequestError, match="project_root"):
         wire.search_request_from_proto(search_pb2.SearchRequest(query="verify", project_root="relative"))
+
+
+# --- ListFiles ------------------------------------------------------------------------------------
+
+
+def test_list_files_round_trip() -> None:
+    from lgrep_core.models import ContentType, FileList, IndexedFile, ListFilesRequest
+
+    request = ListFilesRequest(project_root="/p", path_glob="src/**", languages=("python",), limit=5)
+    assert wire.list_files_request_from_proto(_through_bytes(wire.list_files_request_to_proto(request))) == request
+    bare = ListFilesRequest(project_root="/p")
+    message = _through_bytes(wire.list_files_request_to_proto(bare))
+    assert (message.limit, message.path_glob, list(message.languages)) == (0, "", [])
+    assert wire.list_files_request_from_proto(message) == bare
+    files = FileList(
+        (
+            IndexedFile("README.md", "markdown", ContentType.DOCS, 2, 30),
+            IndexedFile("src/a.py", "python", ContentType.CODE, 3, 41),
+        ),
+        total=7,
+    )
+    assert wire.list_files_response_from_proto(_through_bytes(wire.list_files_response_to_proto(files))) == files
+    with pytest.raises(errors.InvalidRequestError, match="limit"):
+        wire.list_files_request_from_proto(search_pb2.ListFilesRequest(project_root="/p", limit=-1))
+    with pytest.raises(errors.InvalidRequestError, match="absolute"):
+        wire.list_files_request_from_proto(search_pb2.ListFilesRequest(project_root="rel"))

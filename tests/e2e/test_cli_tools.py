@@ -31,6 +31,13 @@ def _check_answers(run, repo: Path) -> None:  # type: ignore[no-untyped-def]
         {"path", "start_line", "score", "why"} <= set(r) for r in near["related"]
     )
 
+    listed = run("files", str(repo), "--json").json()
+    on_disk = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file())
+    assert [f["path"] for f in listed["files"]] == on_disk and listed["total"] == len(on_disk)
+    go = run("files", str(repo), "--lang", "go", "--json").json()
+    assert [f["path"] for f in go["files"]] == ["cmd/server.go"] and go["files"][0]["content_type"] == "code"
+    assert run("files", str(repo), "--path", "auth", "-n", "1", "--json").json()["total"] == 1
+
     outside = run("file", "../outside.py", cwd=repo, check=False)
     assert outside.code != 0 and "not inside the project" in outside.err and "Traceback" not in outside.err
     bad = run("symbol", "x", str(repo), "--kind", "nonsense", check=False)

@@ -123,6 +123,7 @@ def test_resources_and_prompts(daemon, mini_repo: Path) -> None:
         await session.call_tool("lgrep_index", {})
         after = await session.read_resource("lgrep://status")
         config = await session.read_resource("lgrep://config")
+        files = await session.read_resource("lgrep://files")
         prompts = {p.name: p for p in (await session.list_prompts()).prompts}
         review = await session.get_prompt("code_review", {"path": "auth/tokens.py"})
         similar = await session.get_prompt("find_similar", {"path": "auth/tokens.py", "line": "28"})
@@ -132,12 +133,18 @@ def test_resources_and_prompts(daemon, mini_repo: Path) -> None:
             "before": json.loads(before.contents[0].text),  # type: ignore[union-attr]
             "after": json.loads(after.contents[0].text),  # type: ignore[union-attr]
             "config": json.loads(config.contents[0].text),  # type: ignore[union-attr]
+            "files": json.loads(files.contents[0].text),  # type: ignore[union-attr]
             "prompts": prompts,
             "texts": [m.content.text for r in (review, similar, explain) for m in r.messages],  # type: ignore[union-attr]
         }
 
     out = _run(daemon, mini_repo, steps)
-    assert {"lgrep://status", "lgrep://config"} <= out["resources"]
+    assert {"lgrep://status", "lgrep://config", "lgrep://files"} <= out["resources"]
+    on_disk = sorted(p.relative_to(mini_repo).as_posix() for p in mini_repo.rglob("*") if p.is_file())
+    assert [f["path"] for f in out["files"]["files"]] == on_disk and out["files"]["total"] == len(on_disk)
+    tokens_py = next(f for f in out["files"]["files"] if f["path"] == "auth/tokens.py")
+    assert tokens_py["language"] == "python" and tokens_py["chunks"] >= 1
+    assert tokens_py["last_line"] == len((mini_repo / "auth/tokens.py").read_text().splitlines())
     assert out["before"]["state"] == "absent" and "lgrep index" in out["before"]["detail"]
     assert out["after"]["state"] == "ready" and out["after"]["chunks"] > 0
     assert out["config"]["index.cache_dir"]["value"] == str(daemon.cache)

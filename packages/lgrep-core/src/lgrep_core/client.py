@@ -33,6 +33,7 @@ from lgrep_core import grpc_support, wire
 from lgrep_core.errors import ConfigError, ContractMismatchError, InvalidRequestError, LgrepError
 from lgrep_core.models import (
     ChunkKind,
+    FileList,
     FileSlice,
     FindRelatedRequest,
     FindSymbolRequest,
@@ -40,6 +41,7 @@ from lgrep_core.models import (
     IndexProgress,
     IndexProjectRequest,
     IndexSummary,
+    ListFilesRequest,
     ProjectInfo,
     ProjectStatus,
     RelatedResult,
@@ -221,6 +223,19 @@ class LgrepClient:
         request = FindRelatedRequest(root, self._path(root, path), line, limit).validate()
         message = self._call(self._search.FindRelated, wire.find_related_request_to_proto(request))
         return wire.related_result_from_proto(message)
+
+    def list_files(
+        self,
+        project_root: str | os.PathLike[str],
+        *,
+        path_glob: str | None = None,
+        languages: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> FileList:
+        """The files of a project's index by path, with language, content type and size."""
+        request = ListFilesRequest(self._root(project_root), path_glob, tuple(languages), limit).validate()
+        message = self._call(self._search.ListFiles, wire.list_files_request_to_proto(request))
+        return wire.list_files_response_from_proto(message)
 
     # ------------------------------------------------------------------ IndexService
 

@@ -28,6 +28,7 @@ __all__ = [
     "ChunkKind",
     "ContentType",
     "FileChanges",
+    "FileList",
     "FileSlice",
     "FindRelatedRequest",
     "FindSymbolRequest",
@@ -36,6 +37,8 @@ __all__ = [
     "IndexProgress",
     "IndexProjectRequest",
     "IndexSummary",
+    "IndexedFile",
+    "ListFilesRequest",
     "Location",
     "MatchType",
     "ProjectInfo",
@@ -502,6 +505,39 @@ class SymbolMatch:
     location: Location
     score: float  # higher is better; comparable within one answer
     exact: bool  # the name is the queried name exactly (not a typo-tolerant or partial match)
+
+
+@dataclass(frozen=True, slots=True)
+class ListFilesRequest:
+    """The files of a project's index; filters as in SearchRequest, `limit` None for all."""
+
+    project_root: str
+    path_glob: str | None = None
+    languages: tuple[str, ...] = ()
+    limit: int | None = None
+
+    def validate(self) -> ListFilesRequest:
+        check_project_root(self.project_root)
+        if self.limit is not None and self.limit < 1:
+            raise InvalidRequestError(f"limit must be 1 or more (None for all), got {self.limit}")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFile:
+    """One file of an index (`lgrep.v1.IndexedFile`)."""
+
+    path: str  # relative to the project root, '/'-separated
+    language: str
+    content_type: ContentType | None  # None only for a type a newer server sent
+    chunks: int
+    last_line: int  # the last line its chunks cover
+
+
+@dataclass(frozen=True, slots=True)
+class FileList:
+    files: tuple[IndexedFile, ...]  # by path, at most the request's limit
+    total: int  # files that matched, including those the limit left out
 
 
 @dataclass(frozen=True, slots=True)

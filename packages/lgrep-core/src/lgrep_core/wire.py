@@ -33,14 +33,17 @@ from lgrep_core.models import (
     ChunkKind,
     ContentType,
     FileChanges,
+    FileList,
     FileSlice,
     FindRelatedRequest,
     FindSymbolRequest,
     GetFileRequest,
+    IndexedFile,
     IndexPhase,
     IndexProgress,
     IndexProjectRequest,
     IndexSummary,
+    ListFilesRequest,
     Location,
     MatchType,
     ProjectInfo,
@@ -94,6 +97,10 @@ __all__ = [
     "index_project_request_to_proto",
     "index_summary_from_proto",
     "index_summary_to_proto",
+    "list_files_request_from_proto",
+    "list_files_request_to_proto",
+    "list_files_response_from_proto",
+    "list_files_response_to_proto",
     "list_projects_response_from_proto",
     "list_projects_response_to_proto",
     "location_from_proto",
@@ -134,7 +141,7 @@ __all__ = [
     "watch_result_to_proto",
 ]
 
-CONTRACT_REVISION = 1
+CONTRACT_REVISION = 2
 """The revision of the lgrep.v1 contract this code was generated from and speaks.
 
 Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.client` refuses a server
@@ -995,4 +1002,54 @@ def server_info_from_proto(message: server_pb2.GetServerInfoResponse) -> ServerI
         unix_socket_path=message.unix_socket_path,
         tcp_host=message.tcp_host,
         tcp_port=message.tcp_port,
+    )
+
+
+def list_files_request_to_proto(request: ListFilesRequest) -> search_pb2.ListFilesRequest:
+    """A domain file-list request as `lgrep.v1.ListFilesRequest` (unset glob and limit stay unset)."""
+    return search_pb2.ListFilesRequest(
+        project_root=request.project_root,
+        path_glob=request.path_glob or "",
+        languages=list(request.languages),
+        limit=request.limit or 0,
+    )
+
+
+def list_files_request_from_proto(message: search_pb2.ListFilesRequest) -> ListFilesRequest:
+    """An `lgrep.v1.ListFilesRequest` as a validated domain request (InvalidRequestError if not)."""
+    if message.limit < 0:
+        raise errors.InvalidRequestError(f"limit must be 1 or more (0 for all), got {message.limit}")
+    return ListFilesRequest(
+        project_root=message.project_root,
+        path_glob=message.path_glob or None,
+        languages=tuple(message.languages),
+        limit=message.limit or None,
+    ).validate()
+
+
+def list_files_response_to_proto(files: FileList) -> search_pb2.ListFilesResponse:
+    """A project's files as the ListFiles response."""
+    return search_pb2.ListFilesResponse(
+        files=[
+            search_pb2.IndexedFile(
+                path=f.path,
+                language=f.language,
+                content_type=content_type_to_proto(f.content_type or ContentType.CODE),
+                chunks=f.chunks,
+                last_line=f.last_line,
+            )
+            for f in files.files
+        ],
+        total=files.total,
+    )
+
+
+def list_files_response_from_proto(message: search_pb2.ListFilesResponse) -> FileList:
+    """The files of a ListFiles response, by path."""
+    return FileList(
+        files=tuple(
+            IndexedFile(f.path, f.language, content_type_from_proto(f.content_type), f.chunks, f.last_line)
+            for f in message.files
+        ),
+        total=message.total,
     )

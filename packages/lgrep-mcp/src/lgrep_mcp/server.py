@@ -74,6 +74,8 @@ MaxTokens = Annotated[
 # tool call should not hang on a first index of a large repository (minutes); 30 s covers a first
 # index of a few thousand files here and every incremental update.
 INDEX_WAIT_S = 30.0
+# lgrep://files lists at most this many files (~15 tokens each): a resource an agent reads whole.
+FILES_LISTED = 1_000
 # How long a search of a project without an index waits for its first index to reach BM25.
 FIRST_INDEX_WAIT_S = 20.0
 
@@ -458,6 +460,31 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         except LgrepError as exc:  # no index yet: say so, and what to run
             status = {"project_root": str(roots.default), "state": "absent", "detail": exc.message}
         return json.dumps(status, indent=1)
+
+    @server.resource(
+        "lgrep://files",
+        mime_type="application/json",
+        description=f"This project's indexed files: path, language, chunks, last line (first {FILES_LISTED:,})",
+    )
+    def files_resource() -> str:
+        try:
+            listed = link.call(lambda c: c.list_files(roots.default, limit=FILES_LISTED))
+        except LgrepError as exc:
+            raise ResourceError(exc.message) from None
+        data: dict[str, Any] = {
+            "project": str(roots.default),
+            "total": listed.total,
+            "files": [
+                {"path": f.path, "language": f.language, "chunks": f.chunks, "last_line": f.last_line}
+                for f in listed.files
+            ],
+        }
+        if listed.total > len(listed.files):
+            data["note"] = (
+                f"the first {len(listed.files):,} of {listed.total:,} files by path; `lgrep files --path GLOB` "
+                "or lgrep_search with a path narrows it"
+            )
+        return compact_json(data)
 
     @server.resource(
         "lgrep://file/{+path}",

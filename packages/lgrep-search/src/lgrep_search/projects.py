@@ -19,10 +19,12 @@ from lgrep_core.config import LgrepSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.errors import IndexMismatchError
 from lgrep_core.models import (
+    FileList,
     FileSlice,
     FindRelatedRequest,
     FindSymbolRequest,
     GetFileRequest,
+    ListFilesRequest,
     RelatedResult,
     SearchRequest,
     SearchResponse,
@@ -114,6 +116,16 @@ class ProjectSearchers:
             kinds=request.kinds,
             languages=request.languages,
             path_glob=glob or None,
+        )
+
+    def list_files(self, request: ListFilesRequest) -> FileList:
+        """The files of a project's index (reads.list_files)."""
+        request.validate()
+        root = project_root(request.project_root)
+        project = self._project(root)
+        glob = relative_to_root(request.path_glob, root) if request.path_glob else None
+        return reads.list_files(
+            project.snapshots.current(), path_glob=glob or None, languages=request.languages, limit=request.limit
         )
 
     def find_related(self, request: FindRelatedRequest) -> RelatedResult:

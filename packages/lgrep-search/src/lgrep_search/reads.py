@@ -16,8 +16,10 @@ from lgrep_core.errors import InvalidRequestError, NotFoundError
 from lgrep_core.models import (
     ChunkKind,
     ContentType,
+    FileList,
     FileSlice,
     GetFileRequest,
+    IndexedFile,
     Location,
     MatchType,
     RelatedResult,
@@ -33,7 +35,7 @@ from .corpus import Corpus
 from .pathfilter import path_matcher
 from .searcher import snippet
 
-__all__ = ["MAX_FILE_BYTES", "find_related", "find_symbol", "get_file", "location"]
+__all__ = ["MAX_FILE_BYTES", "find_related", "find_symbol", "get_file", "list_files", "location"]
 
 # A GetFile answer carries at most this much text; longer files are cut at a line end (`truncated`).
 MAX_FILE_BYTES = 1_000_000
@@ -136,6 +138,44 @@ def _read_inside(root: Path, path: str) -> bytes:
 def _language_of(corpus: Corpus, path: str) -> str:
     chunks = corpus.chunks_of(corpus.file_numbers[path])
     return corpus.languages[chunks.start] if len(chunks) else ""
+
+
+# ---------------------------------------------------------------------------------- ListFiles
+
+
+def list_files(
+    corpus: Corpus, *, path_glob: str | None = None, languages: tuple[str, ...] = (), limit: int | None = None
+) -> FileList:
+    """The files of a snapshot by path, with language, content type, chunks and last line."""
+    wanted_langs = {lang.lower() for lang in languages}
+    matches_path = path_matcher(path_glob) if path_glob else None
+    found: list[IndexedFile] = []
+    total = 0
+    for file_no, path in sorted(enumerate(corpus.files), key=lambda t: t[1]):
+        chunks = corpus.chunks_of(file_no)
+        if not len(chunks):
+            continue
+        first = chunks.start
+        if wanted_langs and corpus.languages[first] not in wanted_langs:
+            continue
+        if matches_path is not None and not matches_path(path):
+            continue
+        total += 1
+        if limit is None or len(found) < limit:
+            content_type = corpus.content_types[first]
+            found.append(
+                IndexedFile(
+                    path,
+                    corpus.languages[first],
+                    ContentType(content_type) if content_type in _CONTENT_TYPES else None,
+                    len(chunks),
+                    int(corpus.end_line[chunks.start : chunks.stop].max()),
+                )
+            )
+    return FileList(tuple(found), total)
+
+
+_CONTENT_TYPES = {c.value for c in ContentType}
 
 
 # --------------------------------------------------------------------------------- FindSymbol

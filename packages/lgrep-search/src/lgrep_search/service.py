@@ -36,6 +36,10 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         result = self.searchers.find_related(wire.find_related_request_from_proto(request))
         return wire.related_result_to_proto(result)
 
+    def ListFiles(self, request: search_pb2.ListFilesRequest, context: Any) -> search_pb2.ListFilesResponse:
+        files = self.searchers.list_files(wire.list_files_request_from_proto(request))
+        return wire.list_files_response_to_proto(files)
+
 
 def add_search_service(server: Any, searchers: ProjectSearchers) -> str:
     """Register SearchService on a grpc server; returns its full name (for health and reflection)."""

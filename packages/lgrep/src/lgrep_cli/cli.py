@@ -312,6 +312,44 @@ def file_command(cs: Any, file: Path, lines: str | None, project: Path | None, a
 
 
 @cli.command()
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option("--path", "path_glob", metavar="GLOB", help="only files matching GLOB (src/**/*.py, *.go, src/auth)")
+@click.option("--lang", multiple=True, metavar="L", help="only files in language L; repeatable")
+@click.option("-n", "--limit", type=click.IntRange(1), help="at most this many files")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@no_daemon_option
+@click.pass_obj
+def files(
+    cs: Any, path: Path, path_glob: str | None, lang: tuple[str, ...], limit: int | None, as_json: bool, no_daemon: bool
+) -> int:
+    """List the files of a project's index, with language and size."""
+    from .output import printable
+
+    root = _root(path)
+    reader = _reader(cs, root, no_daemon)
+    with reader:
+        listed = reader.list_files(root, path_glob=path_glob, languages=lang, limit=limit)
+    if as_json:
+        rows = [
+            {
+                "path": f.path,
+                "language": f.language,
+                "content_type": f.content_type.value if f.content_type is not None else "",
+                "chunks": f.chunks,
+                "last_line": f.last_line,
+            }
+            for f in listed.files
+        ]
+        print(json.dumps({"project": str(root), "total": listed.total, "files": rows}, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    for f in listed.files:
+        print(f"{printable(f.path)}  {f.language}  {f.chunks} chunks  {f.last_line} lines")
+    if listed.total > len(listed.files):
+        _note(f"{len(listed.files)} of {listed.total} files shown")
+    return EXIT_OK
+
+
+@cli.command()
 @click.argument("name")
 @click.argument("path", default=".", type=click.Path(path_type=Path))
 @click.option("--kind", help="only this kind (function, method, class, ...)")

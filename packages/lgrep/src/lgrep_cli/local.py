@@ -14,12 +14,14 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.memory import limit_heap_arenas
 from lgrep_core.models import (
     ChunkKind,
+    FileList,
     FileSlice,
     FindRelatedRequest,
     FindSymbolRequest,
     GetFileRequest,
     IndexProgress,
     IndexSummary,
+    ListFilesRequest,
     ProjectState,
     ProjectStatus,
     RelatedResult,
@@ -145,6 +147,11 @@ class Reads:
         self, root: Path, name: str, *, kinds: tuple[ChunkKind, ...] = (), limit: int | None = None
     ) -> list[SymbolMatch]:
         return self._searchers.find_symbol(FindSymbolRequest(str(root), name, limit, kinds))
+
+    def list_files(
+        self, root: Path, *, path_glob: str | None = None, languages: tuple[str, ...] = (), limit: int | None = None
+    ) -> FileList:
+        return self._searchers.list_files(ListFilesRequest(str(root), path_glob, languages, limit))
 
     def find_related(self, root: Path, path: Path | str, line: int, *, limit: int | None = None) -> RelatedResult:
         return self._searchers.find_related(FindRelatedRequest(str(root), _relative(root, path), line, limit))

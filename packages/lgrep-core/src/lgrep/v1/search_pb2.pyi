@@ -605,3 +605,105 @@ class FindRelatedResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___FindRelatedResponse: _TypeAlias = FindRelatedResponse  # noqa: Y015
+
+@_typing.final
+class ListFilesRequest(_message.Message):
+    """Request of SearchService.ListFiles."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_ROOT_FIELD_NUMBER: _builtins.int
+    PATH_GLOB_FIELD_NUMBER: _builtins.int
+    LANGUAGES_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    project_root: _builtins.str
+    """Absolute path of the project's root directory."""
+    path_glob: _builtins.str
+    """Only paths matching this glob (relative to the project root); empty means all."""
+    limit: _builtins.int
+    """Maximum number of files; 0 means all."""
+    @_builtins.property
+    def languages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only these languages; empty means all."""
+
+    def __init__(
+        self,
+        *,
+        project_root: _builtins.str = ...,
+        path_glob: _builtins.str = ...,
+        languages: _abc.Iterable[_builtins.str] | None = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["languages", b"languages", "limit", b"limit", "path_glob", b"path_glob", "project_root", b"project_root"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListFilesRequest: _TypeAlias = ListFilesRequest  # noqa: Y015
+
+@_typing.final
+class IndexedFile(_message.Message):
+    """One file of an index."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    LANGUAGE_FIELD_NUMBER: _builtins.int
+    CONTENT_TYPE_FIELD_NUMBER: _builtins.int
+    CHUNKS_FIELD_NUMBER: _builtins.int
+    LAST_LINE_FIELD_NUMBER: _builtins.int
+    path: _builtins.str
+    """Path relative to the project root, '/'-separated."""
+    language: _builtins.str
+    """Its language ("python", "markdown", ...)."""
+    content_type: _common_pb2.ContentType.ValueType
+    """What kind of file it is."""
+    chunks: _builtins.int
+    """Chunks it was split into."""
+    last_line: _builtins.int
+    """The last line its chunks cover (about its length in lines)."""
+    def __init__(
+        self,
+        *,
+        path: _builtins.str = ...,
+        language: _builtins.str = ...,
+        content_type: _common_pb2.ContentType.ValueType = ...,
+        chunks: _builtins.int = ...,
+        last_line: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks", b"chunks", "content_type", b"content_type", "language", b"language", "last_line", b"last_line", "path", b"path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IndexedFile: _TypeAlias = IndexedFile  # noqa: Y015
+
+@_typing.final
+class ListFilesResponse(_message.Message):
+    """Response of SearchService.ListFiles."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILES_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    total: _builtins.int
+    """Files that matched the filters, including any left out by the limit."""
+    @_builtins.property
+    def files(self) -> _containers.RepeatedCompositeFieldContainer[Global___IndexedFile]:
+        """The files, ordered by path (at most the request's limit)."""
+
+    def __init__(
+        self,
+        *,
+        files: _abc.Iterable[Global___IndexedFile] | None = ...,
+        total: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["files", b"files", "total", b"total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListFilesResponse: _TypeAlias = ListFilesResponse  # noqa: Y015

@@ -56,6 +56,11 @@ class SearchServiceStub:
                 request_serializer=lgrep_dot_v1_dot_search__pb2.FindRelatedRequest.SerializeToString,
                 response_deserializer=lgrep_dot_v1_dot_search__pb2.FindRelatedResponse.FromString,
                 _registered_method=True)
+        self.ListFiles = channel.unary_unary(
+                '/lgrep.v1.SearchService/ListFiles',
+                request_serializer=lgrep_dot_v1_dot_search__pb2.ListFilesRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_search__pb2.ListFilesResponse.FromString,
+                _registered_method=True)
 
 
 class SearchServiceServicer:
@@ -90,6 +95,13 @@ class SearchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListFiles(self, request, context):
+        """The files of a project's index, with their language and size in chunks.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SearchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -112,6 +124,11 @@ def add_SearchServiceServicer_to_server(servicer, server):
                     servicer.FindRelated,
                     request_deserializer=lgrep_dot_v1_dot_search__pb2.FindRelatedRequest.FromString,
                     response_serializer=lgrep_dot_v1_dot_search__pb2.FindRelatedResponse.SerializeToString,
+            ),
+            'ListFiles': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListFiles,
+                    request_deserializer=lgrep_dot_v1_dot_search__pb2.ListFilesRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_search__pb2.ListFilesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -223,6 +240,33 @@ class SearchService:
             '/lgrep.v1.SearchService/FindRelated',
             lgrep_dot_v1_dot_search__pb2.FindRelatedRequest.SerializeToString,
             lgrep_dot_v1_dot_search__pb2.FindRelatedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListFiles(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.SearchService/ListFiles',
+            lgrep_dot_v1_dot_search__pb2.ListFilesRequest.SerializeToString,
+            lgrep_dot_v1_dot_search__pb2.ListFilesResponse.FromString,
             options,
             channel_credentials,
             insecure,

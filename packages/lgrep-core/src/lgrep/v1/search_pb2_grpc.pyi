@@ -42,6 +42,8 @@ class SearchServiceStub:
     """Finds definitions by name (exact first, then typo-tolerant matches)."""
     FindRelated: _grpc.UnaryUnaryMultiCallable[_search_pb2.FindRelatedRequest, _search_pb2.FindRelatedResponse]
     """Finds the chunks most related to the chunk at a given line of a file."""
+    ListFiles: _grpc.UnaryUnaryMultiCallable[_search_pb2.ListFilesRequest, _search_pb2.ListFilesResponse]
+    """The files of a project's index, with their language and size in chunks."""
 
 @_typing.type_check_only
 class SearchServiceAsyncStub(SearchServiceStub):
@@ -56,6 +58,8 @@ class SearchServiceAsyncStub(SearchServiceStub):
     """Finds definitions by name (exact first, then typo-tolerant matches)."""
     FindRelated: _aio.UnaryUnaryMultiCallable[_search_pb2.FindRelatedRequest, _search_pb2.FindRelatedResponse]  # type: ignore[assignment]
     """Finds the chunks most related to the chunk at a given line of a file."""
+    ListFiles: _aio.UnaryUnaryMultiCallable[_search_pb2.ListFilesRequest, _search_pb2.ListFilesResponse]  # type: ignore[assignment]
+    """The files of a project's index, with their language and size in chunks."""
 
 class SearchServiceServicer(metaclass=_abc_1.ABCMeta):
     """Answers queries against project indexes. Any number of readers may serve one project."""
@@ -91,5 +95,13 @@ class SearchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_search_pb2.FindRelatedResponse, _abc.Awaitable[_search_pb2.FindRelatedResponse]]:
         """Finds the chunks most related to the chunk at a given line of a file."""
+
+    @_abc_1.abstractmethod
+    def ListFiles(
+        self,
+        request: _search_pb2.ListFilesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_search_pb2.ListFilesResponse, _abc.Awaitable[_search_pb2.ListFilesResponse]]:
+        """The files of a project's index, with their language and size in chunks."""
 
 def add_SearchServiceServicer_to_server(servicer: SearchServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -27,8 +27,11 @@ from lgrep.v1 import index_pb2_grpc, search_pb2_grpc, server_pb2_grpc
 from lgrep_core import errors, grpc_support, wire
 from lgrep_core.models import (
     ChunkKind,
+    ContentType,
     FileChanges,
+    FileList,
     FileSlice,
+    IndexedFile,
     IndexPhase,
     IndexProgress,
     IndexSummary,
@@ -158,6 +161,14 @@ class FakeLgrep:
             SymbolMatch(Location("src/b.py", 9, 9, req.name + "s"), 0.4, False),
         ]
         return wire.find_symbol_response_to_proto(matches[: req.limit or None])
+
+    def ListFiles(self, request: Any, context: grpc.ServicerContext) -> Any:
+        req = self._seen("ListFiles", wire.list_files_request_from_proto(request))
+        files = [
+            IndexedFile("README.md", "markdown", ContentType.DOCS, 2, 30),
+            IndexedFile("src/auth.py", "python", ContentType.CODE, 3, 40),
+        ]
+        return wire.list_files_response_to_proto(FileList(tuple(files[: req.limit or None]), len(files)))
 
     def FindRelated(self, request: Any, context: grpc.ServicerContext) -> Any:
         req = self._seen("FindRelated", wire.find_related_request_from_proto(request))
@@ -290,6 +301,9 @@ class _Search(search_pb2_grpc.SearchServiceServicer):
 
     def FindRelated(self, request: Any, context: Any) -> Any:
         return self._fake.FindRelated(request, context)
+
+    def ListFiles(self, request: Any, context: Any) -> Any:
+        return self._fake.ListFiles(request, context)
 
 
 def add_fake_services(server: Any, fake: FakeLgrep) -> None:
