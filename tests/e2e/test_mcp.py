@@ -187,6 +187,10 @@ def test_paths_outside_the_allowed_roots_are_refused(daemon, mini_repo: Path, tm
         ("lgrep_status", {"path": "escape"}),
         ("lgrep_watch_start", {"path": "/"}),
         ("lgrep_find_related", {"path": "escape/secret.py", "line": 1}),
+        ("lgrep_find_symbol", {"name": "PASSWORD", "path": str(outside)}),
+        ("lgrep_watch_stop", {"path": "../outside"}),
+        ("lgrep_search", {"query": "password", "path": "escape"}),
+        ("lgrep_get_file", {"path": "~/../../etc/passwd"}),
     ]
 
     async def steps(session: ClientSession) -> list[tuple[str, bool, str]]:
