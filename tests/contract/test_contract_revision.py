@@ -18,6 +18,7 @@ from lgrep_core import wire
 # revision -> sha256 of the serialized lgrep.v1 file descriptors. Never edit an old entry.
 FINGERPRINTS = {
     1: "016830f84aa6ed41b2f7e5dc6d07cce01ad14138b1f41e440f02349ee31309d4",
+    2: "9ced2f26ba551e7f48ab6e3999dfe3b21d9e6b479fc232fe94596a49eca147a7",
 }
 
 
