@@ -200,6 +200,13 @@ def mini_repo(tmp_path: Path) -> Path:
 # Real agent clients, installed from npm once per machine (CI installs them on its first use) and
 # reused by every later test and run: `npm_client("opencode-ai", "1.18.33", "opencode")`.
 NPM_CLIENTS_DIR = Path(os.environ.get("LGREP_TEST_NPM_DIR", str(Path.home() / ".cache" / "lgrep-test-npm")))
+# The clients the tests run. `.ci/run` installs them ahead (`python tests/conftest.py`), in parallel
+# with its other checks; a test that names another version still installs that itself.
+NPM_CLIENTS = (
+    ("opencode-ai", "1.18.33", "opencode"),
+    ("@anthropic-ai/claude-code", "2.1.328", "claude"),
+    ("@modelcontextprotocol/inspector", "2.12.0", "mcp-inspector"),
+)
 
 
 def install_npm_client(package: str, version: str, binary: str) -> Path:
@@ -233,3 +240,11 @@ def install_npm_client(package: str, version: str, binary: str) -> Path:
 def npm_client() -> Callable[[str, str, str], Path]:
     """`npm_client(package, version, binary)`: a real client's executable (see install_npm_client)."""
     return install_npm_client
+
+
+if __name__ == "__main__":  # `.ci/run`: install every client ahead, all at once
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(NPM_CLIENTS)) as pool:
+        for path in pool.map(lambda client: install_npm_client(*client), NPM_CLIENTS):
+            print(path)

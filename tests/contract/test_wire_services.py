@@ -114,6 +114,8 @@ def _server_info(**overrides: object) -> ServerInfo:
         "unix_socket_path": "/home/dev/.cache/lgrep/lgrep.sock",
         "tcp_host": "127.0.0.1",
         "tcp_port": 7781,
+        "models_loaded": 1,
+        "watched_projects": ("/home/dev/api", "/home/dev/web"),
     }
     fields.update(overrides)
     return ServerInfo(**fields)  # type: ignore[arg-type]
@@ -530,6 +532,17 @@ def test_server_info_without_tcp_or_start_time() -> None:
     message = _through_bytes(wire.server_info_to_proto(info))
     assert not message.HasField("started_at")
     assert wire.server_info_from_proto(message) == info
+
+
+def test_server_info_says_how_many_models_and_which_watchers() -> None:
+    message = _through_bytes(wire.server_info_to_proto(_server_info()))
+    assert message.models_loaded == 1
+    assert list(message.watched_projects) == ["/home/dev/api", "/home/dev/web"]
+    # A server that loaded nothing yet and watches nothing sends neither (proto3 defaults).
+    idle = wire.server_info_to_proto(_server_info(models_loaded=0, watched_projects=()))
+    assert idle.models_loaded == 0 and not idle.watched_projects
+    back = wire.server_info_from_proto(_through_bytes(idle))
+    assert back.models_loaded == 0 and back.watched_projects == ()
 
 
 def test_server_info_of_a_newer_peer_drops_unknown_roles() -> None:

@@ -591,3 +591,5 @@ class ServerInfo:
     unix_socket_path: str = ""  # "" when it listens on no unix socket
     tcp_host: str = ""  # "" when it listens on no TCP port
     tcp_port: int = 0
+    models_loaded: int = 0  # embedding models (inference sessions) in its memory now
+    watched_projects: tuple[str, ...] = ()  # absolute roots it watches, sorted; one watcher each

@@ -27,7 +27,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent import futures
 from datetime import datetime
 from pathlib import Path
@@ -332,8 +332,11 @@ def make_server_info(
     *,
     resident: int,
     started: datetime,
+    watched: Iterable[Path] = (),
 ) -> ServerInfo:
-    """What GetServerInfo answers for a server process."""
+    """What GetServerInfo answers for a server process (`watched`: the projects its index role watches)."""
+    from lgrep_core.embeddings.registry import models_loaded
+
     return ServerInfo(
         version=server_version(),
         contract_revision=wire.CONTRACT_REVISION,
@@ -348,4 +351,6 @@ def make_server_info(
         unix_socket_path=str(runtime.socket_path),
         tcp_host="127.0.0.1" if runtime.bound_tcp_port else "",
         tcp_port=runtime.bound_tcp_port,
+        models_loaded=models_loaded(),
+        watched_projects=tuple(sorted(str(root) for root in watched)),
     )

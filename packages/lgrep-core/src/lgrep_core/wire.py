@@ -980,6 +980,8 @@ def server_info_to_proto(info: ServerInfo) -> server_pb2.GetServerInfoResponse:
         unix_socket_path=info.unix_socket_path,
         tcp_host=info.tcp_host,
         tcp_port=info.tcp_port,
+        models_loaded=info.models_loaded,
+        watched_projects=list(info.watched_projects),
     )
     if info.started_at is not None:
         message.started_at.CopyFrom(_timestamp(info.started_at))
@@ -1002,6 +1004,8 @@ def server_info_from_proto(message: server_pb2.GetServerInfoResponse) -> ServerI
         unix_socket_path=message.unix_socket_path,
         tcp_host=message.tcp_host,
         tcp_port=message.tcp_port,
+        models_loaded=message.models_loaded,
+        watched_projects=tuple(message.watched_projects),
     )
 
 

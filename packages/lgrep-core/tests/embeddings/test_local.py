@@ -255,3 +255,17 @@ def test_concurrent_first_use_loads_once(cache_dir: Path, monkeypatch: pytest.Mo
     assert len(opened) == 1
     for result in results[1:]:
         np.testing.assert_allclose(result, results[0], atol=1e-6)
+
+
+@pytest.mark.model
+def test_loaded_count_follows_the_inference_session(cache_dir: Path) -> None:
+    # What a server reports as `models_loaded`: sessions open now, not providers configured.
+    before = local.loaded_count()
+    provider = LocalMiniLMProvider(cache_dir)
+    assert local.loaded_count() == before
+    provider.embed_query("load the model")
+    assert local.loaded_count() == before + 1
+    provider.embed_query("a second query loads nothing more")
+    assert local.loaded_count() == before + 1
+    provider.release_memory()
+    assert local.loaded_count() == before

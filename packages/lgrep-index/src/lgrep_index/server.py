@@ -118,7 +118,15 @@ def serve_index(
 
     def install(server: Any) -> list[str]:
         def info() -> ServerInfo:
-            return make_server_info(settings, embedder, runtime, [ServerRole.INDEX], resident=0, started=started)
+            return make_server_info(
+                settings,
+                embedder,
+                runtime,
+                [ServerRole.INDEX],
+                resident=0,
+                started=started,
+                watched=role.watches.watched(),
+            )
 
         return [add_server_service(server, info), role.install(server)]
 

@@ -80,6 +80,7 @@ no_daemon_option = click.option(
 
 @group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="log progress details to stderr")
+@click.version_option(package_name="lgrep", prog_name="lgrep", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
     """Local semantic code search for AI coding agents."""
@@ -549,10 +550,17 @@ def mcp(project: Path, roots: tuple[Path, ...], http_port: int | None) -> int:
 )
 @click.option("--stop", is_flag=True, help="stop the running daemon")
 @click.option("--status", "show_status", is_flag=True, help="say whether a daemon runs, and what it serves")
+@click.option("--json", "as_json", is_flag=True, help="with --status: print one JSON object")
 @click.option("--ready-fd", type=int, hidden=True)
 @click.pass_obj
 def serve(
-    cs: Any, socket_path: Path | None, tcp_port: int | None, stop: bool, show_status: bool, ready_fd: int | None
+    cs: Any,
+    socket_path: Path | None,
+    tcp_port: int | None,
+    stop: bool,
+    show_status: bool,
+    as_json: bool,
+    ready_fd: int | None,
 ) -> int:
     """Run the lgrep daemon: one warm model and index service for every agent and command."""
     from .output import printable
@@ -569,7 +577,9 @@ def serve(
             print(f"stopped the lgrep daemon (pid {pid})", file=sys.stderr)
         return EXIT_OK
     if show_status:
-        return _serve_status(cs, socket_path)
+        return _serve_status(cs, socket_path, as_json=as_json)
+    if as_json:
+        raise click.UsageError("--json goes with --status")
     from lgrep_core.daemon_client import EXIT_ALREADY_SERVING
     from lgrep_core.errors import IndexBusyError
 
@@ -586,24 +596,36 @@ def serve(
     return EXIT_OK
 
 
-def _serve_status(cs: Any, socket_path: Path) -> int:
-    from dataclasses import replace
+def _serve_status(cs: Any, socket_path: Path, *, as_json: bool) -> int:
+    from dataclasses import asdict, replace
 
     from .output import printable
 
     client = _daemon(replace(cs, socket_path=socket_path, autostart=False), start=False)
     if client is None:
+        if as_json:
+            print(json.dumps({"running": False, "socket": str(socket_path)}))
         print(f"no lgrep daemon is running on {printable(str(socket_path))}", file=sys.stderr)
         return 1
     with client:
         info = client.server_info()
+    if as_json:
+        fields = asdict(info)
+        fields["started_at"] = info.started_at.isoformat() if info.started_at else None
+        fields["roles"] = [role.value for role in info.roles]
+        fields["watched_projects"] = list(info.watched_projects)
+        print(json.dumps({"running": True, **fields}, indent=2))
+        return EXIT_OK
     print(f"lgrep daemon {info.version}, pid {info.pid}, since {info.started_at}")
     print(
         f"  socket    {printable(info.unix_socket_path)}"
         + (f", tcp 127.0.0.1:{info.tcp_port}" if info.tcp_port else "")
     )
     print(f"  model     {info.embedding_provider}/{info.embedding_model} ({info.embedding_dimension} d)")
-    print(f"  projects  {info.resident_projects} in memory")
+    print(f"  models    {info.models_loaded} loaded")
+    print(f"  projects  {info.resident_projects} in memory, {len(info.watched_projects)} watched")
+    for root in info.watched_projects:
+        print(f"  watching  {printable(root)}")
     return EXIT_OK
 
 

@@ -64,7 +64,13 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
     def install(server: Any) -> list[str]:
         def info() -> ServerInfo:
             return make_server_info(
-                settings, embedder, runtime, roles, resident=len(searchers.resident()), started=started
+                settings,
+                embedder,
+                runtime,
+                roles,
+                resident=len(searchers.resident()),
+                started=started,
+                watched=role.watches.watched(),
             )
 
         return [add_server_service(server, info), add_search_service(server, searchers), role.install(server)]

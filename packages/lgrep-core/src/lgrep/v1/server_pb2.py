@@ -26,19 +26,19 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15lgrep/v1/server.proto\x12\x08lgrep.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x16\n\x14GetServerInfoRequest\"\xe3\x02\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x19\n\x11\x63ontract_revision\x18\x02 \x01(\x05\x12\x0b\n\x03pid\x18\x03 \x01(\x03\x12.\n\nstarted_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12#\n\x05roles\x18\x05 \x03(\x0e\x32\x14.lgrep.v1.ServerRole\x12\x11\n\tcache_dir\x18\x06 \x01(\t\x12\x1a\n\x12\x65mbedding_provider\x18\x07 \x01(\t\x12\x17\n\x0f\x65mbedding_model\x18\x08 \x01(\t\x12\x1b\n\x13\x65mbedding_dimension\x18\t \x01(\x05\x12\x19\n\x11resident_projects\x18\n \x01(\x05\x12\x18\n\x10unix_socket_path\x18\x0b \x01(\t\x12\x10\n\x08tcp_host\x18\x0c \x01(\t\x12\x10\n\x08tcp_port\x18\r \x01(\x05*X\n\nServerRole\x12\x1b\n\x17SERVER_ROLE_UNSPECIFIED\x10\x00\x12\x15\n\x11SERVER_ROLE_INDEX\x10\x01\x12\x16\n\x12SERVER_ROLE_SEARCH\x10\x02\x32\x61\n\rServerService\x12P\n\rGetServerInfo\x12\x1e.lgrep.v1.GetServerInfoRequest\x1a\x1f.lgrep.v1.GetServerInfoResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15lgrep/v1/server.proto\x12\x08lgrep.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x16\n\x14GetServerInfoRequest\"\x94\x03\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x19\n\x11\x63ontract_revision\x18\x02 \x01(\x05\x12\x0b\n\x03pid\x18\x03 \x01(\x03\x12.\n\nstarted_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12#\n\x05roles\x18\x05 \x03(\x0e\x32\x14.lgrep.v1.ServerRole\x12\x11\n\tcache_dir\x18\x06 \x01(\t\x12\x1a\n\x12\x65mbedding_provider\x18\x07 \x01(\t\x12\x17\n\x0f\x65mbedding_model\x18\x08 \x01(\t\x12\x1b\n\x13\x65mbedding_dimension\x18\t \x01(\x05\x12\x19\n\x11resident_projects\x18\n \x01(\x05\x12\x18\n\x10unix_socket_path\x18\x0b \x01(\t\x12\x10\n\x08tcp_host\x18\x0c \x01(\t\x12\x10\n\x08tcp_port\x18\r \x01(\x05\x12\x15\n\rmodels_loaded\x18\x0e \x01(\x05\x12\x18\n\x10watched_projects\x18\x0f \x03(\t*X\n\nServerRole\x12\x1b\n\x17SERVER_ROLE_UNSPECIFIED\x10\x00\x12\x15\n\x11SERVER_ROLE_INDEX\x10\x01\x12\x16\n\x12SERVER_ROLE_SEARCH\x10\x02\x32\x61\n\rServerService\x12P\n\rGetServerInfo\x12\x1e.lgrep.v1.GetServerInfoRequest\x1a\x1f.lgrep.v1.GetServerInfoResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'lgrep.v1.server_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SERVERROLE']._serialized_start=450
-  _globals['_SERVERROLE']._serialized_end=538
+  _globals['_SERVERROLE']._serialized_start=499
+  _globals['_SERVERROLE']._serialized_end=587
   _globals['_GETSERVERINFOREQUEST']._serialized_start=68
   _globals['_GETSERVERINFOREQUEST']._serialized_end=90
   _globals['_GETSERVERINFORESPONSE']._serialized_start=93
-  _globals['_GETSERVERINFORESPONSE']._serialized_end=448
-  _globals['_SERVERSERVICE']._serialized_start=540
-  _globals['_SERVERSERVICE']._serialized_end=637
+  _globals['_GETSERVERINFORESPONSE']._serialized_end=497
+  _globals['_SERVERSERVICE']._serialized_start=589
+  _globals['_SERVERSERVICE']._serialized_end=686
 # @@protoc_insertion_point(module_scope)

@@ -81,6 +81,8 @@ class GetServerInfoResponse(_message.Message):
     UNIX_SOCKET_PATH_FIELD_NUMBER: _builtins.int
     TCP_HOST_FIELD_NUMBER: _builtins.int
     TCP_PORT_FIELD_NUMBER: _builtins.int
+    MODELS_LOADED_FIELD_NUMBER: _builtins.int
+    WATCHED_PROJECTS_FIELD_NUMBER: _builtins.int
     version: _builtins.str
     """The lgrep version of the server ("0.1.0")."""
     contract_revision: _builtins.int
@@ -105,6 +107,11 @@ class GetServerInfoResponse(_message.Message):
     """The loopback address of its TCP endpoint ("127.0.0.1"); empty if it listens on no TCP port."""
     tcp_port: _builtins.int
     """Its TCP port; 0 if it listens on no TCP port. Calls over TCP need its bearer token."""
+    models_loaded: _builtins.int
+    """Embedding models loaded in its memory now (inference sessions, not configurations): 1 once a
+    daemon has warmed up, however many clients share it; 0 before the first embedding or after the
+    model was released to save memory (the next call loads it again).
+    """
     @_builtins.property
     def started_at(self) -> _timestamp_pb2.Timestamp:
         """When the server started."""
@@ -112,6 +119,12 @@ class GetServerInfoResponse(_message.Message):
     @_builtins.property
     def roles(self) -> _containers.RepeatedScalarFieldContainer[Global___ServerRole.ValueType]:
         """The services it hosts besides ServerService."""
+
+    @_builtins.property
+    def watched_projects(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Projects it watches and keeps fresh, one watcher each (absolute roots, sorted); empty for a
+        server without the index role.
+        """
 
     def __init__(
         self,
@@ -129,10 +142,12 @@ class GetServerInfoResponse(_message.Message):
         unix_socket_path: _builtins.str = ...,
         tcp_host: _builtins.str = ...,
         tcp_port: _builtins.int = ...,
+        models_loaded: _builtins.int = ...,
+        watched_projects: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["started_at", b"started_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_dir", b"cache_dir", "contract_revision", b"contract_revision", "embedding_dimension", b"embedding_dimension", "embedding_model", b"embedding_model", "embedding_provider", b"embedding_provider", "pid", b"pid", "resident_projects", b"resident_projects", "roles", b"roles", "started_at", b"started_at", "tcp_host", b"tcp_host", "tcp_port", b"tcp_port", "unix_socket_path", b"unix_socket_path", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_dir", b"cache_dir", "contract_revision", b"contract_revision", "embedding_dimension", b"embedding_dimension", "embedding_model", b"embedding_model", "embedding_provider", b"embedding_provider", "models_loaded", b"models_loaded", "pid", b"pid", "resident_projects", b"resident_projects", "roles", b"roles", "started_at", b"started_at", "tcp_host", b"tcp_host", "tcp_port", b"tcp_port", "unix_socket_path", b"unix_socket_path", "version", b"version", "watched_projects", b"watched_projects"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

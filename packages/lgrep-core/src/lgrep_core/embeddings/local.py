@@ -33,6 +33,7 @@ import shutil
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +56,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["LocalMiniLMProvider"]
+__all__ = ["LocalMiniLMProvider", "loaded_count"]
 
 logger = logging.getLogger(__name__)
 
@@ -170,6 +171,7 @@ class LocalMiniLMProvider:
         self._batch_tokens = batch_tokens
         self._runtime: _Runtime | None = None
         self._lock = threading.Lock()
+        _PROVIDERS.add(self)
 
     @property
     def provider(self) -> str:
@@ -260,6 +262,14 @@ class LocalMiniLMProvider:
                     self._cache_dir / _MODEL_SUBDIR, self._variant, self._threads, self._max_tokens
                 )
             return self._runtime
+
+
+_PROVIDERS: weakref.WeakSet[LocalMiniLMProvider] = weakref.WeakSet()
+
+
+def loaded_count() -> int:
+    """Providers of this process whose model is in memory now (an inference session is open)."""
+    return sum(1 for provider in list(_PROVIDERS) if provider._runtime is not None)
 
 
 def _default_threads() -> int:

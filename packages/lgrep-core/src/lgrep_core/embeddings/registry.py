@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from lgrep_core.config import EmbeddingSettings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import ConfigError
 
-__all__ = ["make_embedder"]
+__all__ = ["make_embedder", "models_loaded"]
 
 
 def make_embedder(settings: EmbeddingSettings, cache_dir: Path) -> EmbeddingProvider:
@@ -30,3 +31,10 @@ def make_embedder(settings: EmbeddingSettings, cache_dir: Path) -> EmbeddingProv
             batch_tokens=settings.batch_tokens,
         )
     raise ConfigError(f"unknown embedding provider {settings.provider!r}")  # pragma: no cover
+
+
+def models_loaded() -> int:
+    """Embedding models in this process's memory now (open inference sessions of every provider made
+    here): what a server reports, so that clients sharing it can see they share one model."""
+    local = sys.modules.get("lgrep_core.embeddings.local")  # never imported: no provider, no model
+    return local.loaded_count() if local is not None else 0

@@ -121,6 +121,8 @@ class FakeLgrep:
             embedding_dimension=384,
             resident_projects=1,
             unix_socket_path="/home/dev/.cache/lgrep/lgrep.sock",
+            models_loaded=1,
+            watched_projects=("/home/dev/project",),
         )
         return wire.server_info_to_proto(info)
 
