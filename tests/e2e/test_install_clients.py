@@ -140,6 +140,20 @@ def test_claude_code_validates_the_plugin_and_the_marketplace(daemon, npm_client
     assert "Validating marketplace manifest" in market and "Validation passed" in market
 
 
+def test_the_plugin_installs_from_the_marketplace_and_its_server_connects(daemon, npm_client, mini_repo: Path) -> None:
+    # The plugin's .mcp.json runs `lgrep` from PATH (a plugin cannot know where lgrep is installed).
+    claude = npm_client(*CLAUDE)
+    env = _env(daemon)
+    _git(mini_repo)
+    added = _run(claude, "plugin", "marketplace", "add", str(ROOT), env=env, cwd=mini_repo)
+    assert "Successfully added marketplace: lgrep" in added
+    assert "Successfully installed plugin: lgrep@lgrep" in _run(
+        claude, "plugin", "install", "lgrep@lgrep", env=env, cwd=mini_repo
+    )
+    line = _line(_run(claude, "mcp", "list", env=env, cwd=mini_repo), "lgrep")
+    assert "plugin:lgrep:lgrep" in line and re.search(r"[✓✔] Connected", line), line
+
+
 @pytest.mark.model
 def test_the_session_start_hook_warms_the_index_without_blocking(
     daemon, mini_repo: Path, tmp_path: Path, wait_for
