@@ -226,11 +226,12 @@ def _opencode_v2(doc: Any) -> bool:
 
 
 def _opencode(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
+    # The files in the order `opencode mcp add` picks them (and, for the user, the older name).
     if scope == "project":
         names = ("opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc")
         config, skills, stop = _opencode_config(project, names), project / ".opencode" / "skills", project
     else:
-        names = ("opencode.json", "opencode.jsonc")
+        names = ("opencode.json", "opencode.jsonc", "config.json")
         folder = where.opencode_dir
         config, skills, stop = _opencode_config(folder, names), folder / "skills", folder
     doc = _read_json(config)

@@ -102,12 +102,13 @@ def _report(plans: list[Any], *, dry_run: bool, as_json: bool, extra: dict[str, 
 
 
 _scope_options = [
-    click.option("--project", "scope", flag_value="project", help="this project only (the files in PATH)"),
+    click.option("--project", "scope", flag_value="project", help="this project only (files in the --path folder)"),
     click.option("--user", "scope", flag_value="user", help="every project of this user (default, but for agents-md)"),
     click.option(
         "--path",
         "project_dir",
         default=".",
+        metavar="DIR",
         type=click.Path(path_type=Path),
         help="the project folder (default: the current one)",
     ),
