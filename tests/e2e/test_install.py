@@ -23,7 +23,7 @@ def _env(lgrep) -> dict[str, str]:  # type: ignore[no-untyped-def]
 def test_install_writes_the_absolute_command_and_twice_changes_nothing(lgrep, mini_repo: Path) -> None:
     _env(lgrep)
     out = lgrep("install", "opencode", "--project", "--json", cwd=mini_repo).json()
-    assert out["operation"] == "install" and out["changed"] is True
+    assert out["operation"] == "install" and out["changed"] is True and out["command"] == LGREP_EXE
     assert {c["action"] for c in out["changes"]} == {"create"}
     config = json.loads((mini_repo / "opencode.json").read_text())
     assert config["mcp"]["lgrep"]["command"] == [LGREP_EXE, "mcp", str(mini_repo.resolve())]

@@ -260,3 +260,16 @@ def test_uninstall_of_nothing_changes_nothing(project: Path, where: Locations) -
         assert not plan.changed
         plan.apply()
     assert snapshot(project) == {"opencode.json": b'{"mcp": {"other": {}}}'}
+
+
+def test_opencode_user_scope_uses_the_older_global_file_when_it_is_the_one_there(
+    project: Path, where: Locations
+) -> None:
+    folder = where.home / ".config" / "opencode"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text('{"theme": "dark"}\n')
+    plan = plan_install("opencode", "user", project=project, command=EXE, where=where)
+    assert plan.command == EXE and plan.to_json(dry_run=True)["command"] == EXE
+    plan.apply()
+    assert json.loads((folder / "config.json").read_text())["theme"] == "dark"
+    assert not (folder / "opencode.json").exists()

@@ -71,7 +71,7 @@ def plan_install(client: str, scope: Scope, *, project: Path, command: str, wher
     """The changes that add lgrep to `client` at `scope`. `command` is the absolute path of the
     `lgrep` executable the client will run. Raises InvalidRequestError for an unknown client or a
     scope it has not, ConfigError for a file it cannot read or parse."""
-    plan = Plan("install", client, scope)
+    plan = Plan("install", client, scope, command=command if client != "agents-md" else None)
     _dispatch(client, scope, plan, project=project, command=command, where=where)
     return plan
 

@@ -77,6 +77,7 @@ class Plan:
     scope: str
     changes: list[Change] = field(default_factory=list[Change])
     notes: list[str] = field(default_factory=list[str])
+    command: str | None = None  # the lgrep executable an install writes into the client's settings
 
     @property
     def changed(self) -> bool:
@@ -102,6 +103,7 @@ class Plan:
             "operation": self.operation,
             "client": self.client,
             "scope": self.scope,
+            **({"command": self.command} if self.command else {}),
             "dry_run": dry_run,
             "changed": self.changed,
             "changes": [c.to_json() for c in self.changes],
