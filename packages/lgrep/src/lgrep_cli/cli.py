@@ -668,3 +668,12 @@ def _daemon(cs: Any, *, start: bool) -> Any:
     from lgrep_core.daemon_client import connect_daemon
 
     return connect_daemon(cs, start=start, notice=_note)
+
+
+# ------------------------------------------------------------------- agents: install, uninstall, init
+
+from .install import init, install, uninstall  # noqa: E402  (kept together with their registration)
+
+cli.add_command(install)
+cli.add_command(uninstall)
+cli.add_command(init)

@@ -1,0 +1,399 @@
+"""What `lgrep install` and `lgrep uninstall` change for each agent client, as a Plan.
+
+Each installer reads the files it would touch, computes their new text (an edit of one member of a
+JSON object, or of one delimited section of AGENTS.md), and returns the plan; nothing is written
+here. Installing twice gives the same bytes; uninstalling removes what install added and nothing
+else. Where a client reads a file is what the client does, checked against the real clients in
+tests/e2e/test_install_clients.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from lgrep_core.errors import ConfigError, InvalidRequestError
+
+from . import jsonc
+from .plan import Change, Plan, read_text
+
+__all__ = [
+    "CLIENTS",
+    "SERVER_NAME",
+    "Locations",
+    "Scope",
+    "asset_text",
+    "plan_install",
+    "plan_uninstall",
+]
+
+CLIENTS = ("opencode", "claude-code", "agents-md")
+SERVER_NAME = "lgrep"
+OPENCODE_SCHEMA = "https://opencode.ai/config.json"
+AGENTS_START = "<!-- lgrep:start -->"
+AGENTS_END = "<!-- lgrep:end -->"
+
+Scope = Literal["project", "user"]
+
+
+@dataclass(frozen=True)
+class Locations:
+    """Where the user's client settings live; built from the environment by the command."""
+
+    home: Path
+    xdg_config_home: Path | None = None  # $XDG_CONFIG_HOME (OpenCode honours it)
+    claude_config_dir: Path | None = None  # $CLAUDE_CONFIG_DIR (Claude Code honours it)
+
+    @property
+    def opencode_dir(self) -> Path:
+        return (self.xdg_config_home or self.home / ".config") / "opencode"
+
+    @property
+    def claude_dir(self) -> Path:
+        return self.claude_config_dir or self.home / ".claude"
+
+    @property
+    def claude_json(self) -> Path:
+        return (self.claude_config_dir or self.home) / ".claude.json"
+
+
+def asset_text(*parts: str) -> str:
+    """A file of the integrations shipped in this package (a checked copy of the repository's
+    `integrations/`)."""
+    return resources.files("lgrep_skill").joinpath("integrations", *parts).read_text(encoding="utf-8")
+
+
+def plan_install(client: str, scope: Scope, *, project: Path, command: str, where: Locations) -> Plan:
+    """The changes that add lgrep to `client` at `scope`. `command` is the absolute path of the
+    `lgrep` executable the client will run. Raises InvalidRequestError for an unknown client or a
+    scope it has not, ConfigError for a file it cannot read or parse."""
+    plan = Plan("install", client, scope, command=command if client != "agents-md" else None)
+    _dispatch(client, scope, plan, project=project, command=command, where=where)
+    return plan
+
+
+def plan_uninstall(client: str, scope: Scope, *, project: Path, where: Locations) -> Plan:
+    """The changes that take out what `plan_install` adds (and nothing else)."""
+    plan = Plan("uninstall", client, scope)
+    _dispatch(client, scope, plan, project=project, command=None, where=where)
+    return plan
+
+
+def _dispatch(client: str, scope: Scope, plan: Plan, *, project: Path, command: str | None, where: Locations) -> None:
+    handlers: dict[str, Callable[..., None]] = {"opencode": _opencode, "claude-code": _claude, "agents-md": _agents_md}
+    handler = handlers.get(client)
+    if handler is None:
+        raise InvalidRequestError(f"unknown client {client!r}; one of {', '.join(CLIENTS)}")
+    handler(plan, scope, project=project, command=command, where=where)
+
+
+def _server_args(scope: Scope, project: Path) -> list[str]:
+    # A project install serves that project whatever folder the client starts the server in (OpenCode
+    # starts it in its own working folder, which may be a subfolder); a user install serves the
+    # folder the client was started in, `lgrep mcp`'s default.
+    return ["mcp", str(project)] if scope == "project" else ["mcp"]
+
+
+# ------------------------------------------------------------------------------------ shared
+
+
+def _merge_entry(
+    existing: Any, forced: dict[str, Any], defaults: dict[str, Any], *, where: str
+) -> tuple[dict[str, Any], list[str]]:
+    """Our server entry merged into one already there: `forced` keys take our values, `defaults`
+    keys are set only when absent, every other key the user wrote stays. Notes say what happened."""
+    if not isinstance(existing, dict):
+        return {**forced, **defaults}, []
+    merged: dict[str, Any] = dict(existing)  # pyright: ignore[reportUnknownArgumentType]
+    notes: list[str] = []
+    changed = [k for k, v in forced.items() if k in merged and merged[k] != v]
+    merged.update(forced)
+    for key, value in defaults.items():
+        if key not in merged:
+            merged[key] = value
+        elif merged[key] != value:
+            notes.append(f"kept your {key}: {json.dumps(merged[key])} in {where}")
+    if changed:
+        notes.append(f"updated {', '.join(changed)} of the existing {SERVER_NAME} entry in {where}")
+    extra = sorted(set(merged) - set(forced) - set(defaults))
+    if extra:
+        notes.append(f"kept your other settings of the {SERVER_NAME} entry in {where}: {', '.join(extra)}")
+    return merged, notes
+
+
+def _json_change(
+    path: Path,
+    what: str,
+    key_path: list[str],
+    value: Any | None,
+    *,
+    new_document: Callable[[], dict[str, Any]],
+    empty_containers: list[list[str]],
+    delete_if_only: frozenset[str] | None,
+) -> Change:
+    """A Change that sets (value not None) or removes the member at `key_path` of a JSON(C) file.
+
+    On removal, each of `empty_containers` that is left empty is removed too, and the file is
+    deleted when nothing but the keys in `delete_if_only` remains (None: never delete it)."""
+    before = read_text(path)
+    if before is not None and not before.strip():
+        before_doc = None  # an empty file counts as no file
+    else:
+        before_doc = before
+    source = str(path)
+    if value is not None:
+        if before_doc is None:
+            doc = new_document()
+            target: Any = doc
+            for key in key_path[:-1]:
+                target = target.setdefault(key, {})
+            target[key_path[-1]] = value
+            return Change(path, before, jsonc.dump(doc) + "\n", what)
+        return Change(path, before, jsonc.set_member(before_doc, key_path, value, source), what)
+    if before_doc is None:
+        return Change(path, before, before, what)
+    after = _remove(before_doc, key_path, empty_containers, source)
+    if delete_if_only is not None and after != before_doc and _keys(after, source) <= delete_if_only:
+        return Change(path, before, None, what)
+    return Change(path, before, after, what)
+
+
+def _remove(text: str, key_path: list[str], empty_containers: list[list[str]], source: str) -> str:
+    """`text` without the member at `key_path`, and without each of `empty_containers` it left empty."""
+    after = jsonc.remove_member(text, key_path, source)
+    if after != text:
+        for container in empty_containers:
+            if _get(jsonc.loads(after, source), container) in ({}, []):
+                after = jsonc.remove_member(after, container, source)
+    return after
+
+
+def _keys(text: str, source: str) -> set[str]:
+    doc = jsonc.loads(text, source)
+    return set(doc) if isinstance(doc, dict) else {"?"}  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _get(doc: Any, key_path: list[str]) -> Any:
+    for key in key_path:
+        if not isinstance(doc, dict) or key not in doc:
+            return None
+        doc = doc[key]  # pyright: ignore[reportUnknownVariableType]
+    return doc  # pyright: ignore[reportUnknownVariableType]
+
+
+def _read_json(path: Path) -> Any:
+    text = read_text(path)
+    if text is None or not text.strip():
+        return None
+    doc = jsonc.loads(text, str(path))
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    return doc  # pyright: ignore[reportUnknownVariableType]
+
+
+def _skill_change(folder: Path, install: bool, *, stop: Path) -> Change:
+    """The skill file in `<folder>/lgrep/SKILL.md`; uninstall prunes the folders left empty up to `stop`."""
+    path = folder / SERVER_NAME / "SKILL.md"
+    before = read_text(path)
+    ours = asset_text("skill", "SKILL.md")
+    change = Change(path, before, ours if install else None, "skill", remove_empty_dirs_up_to=stop)
+    if install and before is not None and before != ours:
+        change.notes.append(f"replaced {path}, which differed from lgrep's skill")
+    return change
+
+
+# ------------------------------------------------------------------------------------ opencode
+
+
+def _opencode_config(folder: Path, candidates: tuple[str, ...]) -> Path:
+    for name in candidates:
+        if (folder / name).exists():
+            return folder / name
+    return folder / candidates[0]
+
+
+def _opencode_v2(doc: Any) -> bool:
+    """Whether the file uses OpenCode's newer config shape (`mcp.servers.<name>`, `disabled`), as
+    OpenCode itself decides it: a `servers` object under `mcp` that is not a server named `servers`."""
+    servers = _get(doc, ["mcp", "servers"])
+    if not isinstance(servers, dict):
+        return False
+    return not any(k in servers and (not isinstance(servers[k], dict)) for k in ("type", "enabled"))
+
+
+def _opencode(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
+    # The files in the order `opencode mcp add` picks them (and, for the user, the older name).
+    if scope == "project":
+        names = ("opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc")
+        config, skills, stop = _opencode_config(project, names), project / ".opencode" / "skills", project
+    else:
+        names = ("opencode.json", "opencode.jsonc", "config.json")
+        folder = where.opencode_dir
+        config, skills, stop = _opencode_config(folder, names), folder / "skills", folder
+    doc = _read_json(config)
+    v2 = _opencode_v2(doc)
+    key_path = ["mcp", "servers", SERVER_NAME] if v2 else ["mcp", SERVER_NAME]
+    if command is None:
+        before = read_text(config)
+        after = before
+        if before is not None and before.strip():
+            source = str(config)
+            after = _remove(before, ["mcp", "servers", SERVER_NAME], [["mcp", "servers"], ["mcp"]], source)
+            after = _remove(after, ["mcp", SERVER_NAME], [["mcp"]], source)
+            if after != before and _keys(after, source) <= {"$schema"}:
+                after = None  # nothing of the user's is left: the file was lgrep's
+        plan.changes += [Change(config, before, after, "MCP server"), _skill_change(skills, False, stop=stop)]
+        return
+    server_command = [command, *_server_args(scope, project)]
+    where_text = str(config)
+    if v2:
+        entry, notes = _merge_entry(
+            _get(doc, key_path), {"type": "local", "command": server_command}, {}, where=where_text
+        )
+    else:
+        entry, notes = _merge_entry(
+            _get(doc, key_path), {"type": "local", "command": server_command}, {"enabled": True}, where=where_text
+        )
+    change = _json_change(
+        config,
+        "MCP server",
+        key_path,
+        entry,
+        new_document=lambda: {"$schema": OPENCODE_SCHEMA},
+        empty_containers=[],
+        delete_if_only=None,
+    )
+    change.notes += notes
+    if v2:
+        change.notes.append("the file uses OpenCode's newer shape (mcp.servers): lgrep added there")
+    plan.changes += [change, _skill_change(skills, True, stop=stop)]
+    plan.notes.append("restart OpenCode to load the lgrep MCP server and skill (`opencode mcp list` shows it)")
+
+
+# ---------------------------------------------------------------------------------- claude code
+
+
+def _claude(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
+    install = command is not None
+    if scope == "project":
+        mcp_json, skills, stop = project / ".mcp.json", project / ".claude" / "skills", project
+        delete_if_only: frozenset[str] | None = frozenset()
+    else:
+        mcp_json, skills, stop = where.claude_json, where.claude_dir / "skills", where.claude_dir
+        delete_if_only = None  # ~/.claude.json holds Claude Code's own state: never deleted
+    key_path = ["mcpServers", SERVER_NAME]
+    if install:
+        assert command is not None
+        doc = _read_json(mcp_json)
+        entry, notes = _merge_entry(
+            _get(doc, key_path),
+            {"command": command, "args": _server_args(scope, project)},
+            {"type": "stdio"},
+            where=str(mcp_json),
+        )
+        change = _json_change(
+            mcp_json,
+            "MCP server",
+            key_path,
+            entry,
+            new_document=dict,
+            empty_containers=[],
+            delete_if_only=None,
+        )
+        change.notes += notes
+    else:
+        change = _json_change(
+            mcp_json,
+            "MCP server",
+            key_path,
+            None,
+            new_document=dict,
+            empty_containers=[["mcpServers"]] if scope == "project" else [],
+            delete_if_only=delete_if_only,
+        )
+    plan.changes.append(change)
+    if scope == "project":
+        plan.changes.append(_claude_approval(project / ".claude" / "settings.local.json", install, plan))
+    plan.changes.append(_skill_change(skills, install, stop=stop))
+    if install:
+        if scope == "project":
+            plan.notes.append(
+                "lgrep is approved in .claude/settings.local.json (your own, uncommitted settings); Claude Code "
+                "uses it once you trust the folder, as for any project"
+            )
+        plan.notes.append("restart Claude Code to load the lgrep MCP server and skill (`claude mcp list` shows it)")
+
+
+def _claude_approval(path: Path, install: bool, plan: Plan) -> Change:
+    """Project servers of `.mcp.json` wait for the user's approval; running `lgrep install` is that
+    approval, recorded where Claude Code records its own: `enabledMcpjsonServers` in the project's
+    local settings."""
+    what = "approval of the project MCP server"
+    before = read_text(path)
+    doc = _read_json(path)
+    source = str(path)
+    if install:
+        disabled = _get(doc, ["disabledMcpjsonServers"])
+        if isinstance(disabled, list) and SERVER_NAME in disabled:
+            plan.notes.append(f"{path} lists lgrep in disabledMcpjsonServers: left as you set it")
+        if doc is None:
+            return Change(path, before, jsonc.dump({"enabledMcpjsonServers": [SERVER_NAME]}) + "\n", what)
+        assert before is not None
+        return Change(path, before, jsonc.add_item(before, ["enabledMcpjsonServers"], SERVER_NAME, source), what)
+    if doc is None or before is None:
+        return Change(path, before, before, what)
+    after = jsonc.remove_item(before, ["enabledMcpjsonServers"], SERVER_NAME, source)
+    if after != before:
+        after = _drop_empty(after, ["enabledMcpjsonServers"], source)
+    change = Change(path, before, None if after != before and not _keys(after, source) else after, what)
+    change.remove_empty_dirs_up_to = path.parent.parent
+    return change
+
+
+def _drop_empty(text: str, key_path: list[str], source: str) -> str:
+    return jsonc.remove_member(text, key_path, source) if _get(jsonc.loads(text, source), key_path) == [] else text
+
+
+# ------------------------------------------------------------------------------------ AGENTS.md
+
+
+def _agents_section() -> str:
+    return f"{AGENTS_START}\n{asset_text('agents-md', 'AGENTS.section.md').rstrip()}\n{AGENTS_END}"
+
+
+def _agents_md(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
+    del where
+    if scope != "project":
+        raise InvalidRequestError("agents-md writes the project's AGENTS.md: it has no --user scope")
+    path = project / "AGENTS.md"
+    before = read_text(path)
+    text = before or ""
+    start, end = text.find(AGENTS_START), text.find(AGENTS_END)
+    if (start < 0) != (end < 0) or (start >= 0 and end < start):
+        raise ConfigError(
+            f"{path}: the lgrep section markers are broken ({AGENTS_START} … {AGENTS_END}); fix them by hand"
+        )
+    if command is not None:
+        section = _agents_section()
+        if start >= 0:
+            after = text[:start] + section + text[end + len(AGENTS_END) :]
+        elif text:
+            after = text + ("" if text.endswith("\n") else "\n") + "\n" + section + "\n"
+        else:
+            after = section + "\n"
+        plan.changes.append(Change(path, before, after, "agent instructions"))
+        return
+    if start < 0:
+        plan.changes.append(Change(path, before, before, "agent instructions"))
+        return
+    head, tail = text[:start], text[end + len(AGENTS_END) :]
+    if tail.startswith("\n"):
+        tail = tail[1:]
+    if head.endswith("\n\n") and not tail:
+        head = head[:-1]  # the blank line install put before the section
+    after = head + tail
+    plan.changes.append(Change(path, before, after if after.strip() else None, "agent instructions"))

@@ -1,0 +1,275 @@
+"""Installers merge into the user's files, change nothing the second time, and uninstall gives the
+files back as they were."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from lgrep_core.errors import ConfigError, InvalidRequestError
+from lgrep_skill import Locations, asset_text, jsonc, plan_install, plan_uninstall
+
+EXE = "/opt/lgrep/bin/lgrep"
+
+
+@pytest.fixture
+def where(tmp_path: Path) -> Locations:
+    home = tmp_path / "home"
+    home.mkdir()
+    return Locations(home=home)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    return root
+
+
+def install(client: str, scope: str, project: Path, where: Locations) -> None:
+    plan_install(client, scope, project=project, command=EXE, where=where).apply()  # type: ignore[arg-type]
+
+
+def uninstall(client: str, scope: str, project: Path, where: Locations) -> None:
+    plan_uninstall(client, scope, project=project, where=where).apply()  # type: ignore[arg-type]
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def folders(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_dir()}
+
+
+# ------------------------------------------------------------------------------------ opencode
+
+OPENCODE_JSONC = """{
+  "$schema": "https://opencode.ai/config.json",
+  // the model I pay for
+  "model": "anthropic/claude-sonnet-4-6",
+  "mcp": {
+    "playwright": {"type": "local", "command": ["npx", "-y", "@playwright/mcp"]}, // browser
+  },
+}
+"""
+
+
+def test_opencode_project_merges_keeps_comments_is_idempotent_and_uninstalls(project: Path, where: Locations) -> None:
+    (project / "opencode.jsonc").write_text(OPENCODE_JSONC)
+    install("opencode", "project", project, where)
+    text = (project / "opencode.jsonc").read_text()
+    assert "// the model I pay for" in text and "// browser" in text
+    doc = jsonc.loads(text)
+    assert doc["model"] == "anthropic/claude-sonnet-4-6"
+    assert set(doc["mcp"]) == {"playwright", "lgrep"}
+    assert doc["mcp"]["lgrep"] == {"type": "local", "command": [EXE, "mcp", str(project)], "enabled": True}
+    skill = project / ".opencode" / "skills" / "lgrep" / "SKILL.md"
+    assert skill.read_text() == asset_text("skill", "SKILL.md")
+    assert not (project / "opencode.json").exists()  # the user's file was used, not a second one
+
+    first = snapshot(project)
+    again = plan_install("opencode", "project", project=project, command=EXE, where=where)
+    assert not again.changed and {c.action for c in again.changes} == {"unchanged"}
+    again.apply()
+    assert snapshot(project) == first  # byte-identical
+
+    uninstall("opencode", "project", project, where)
+    assert snapshot(project) == {"opencode.jsonc": OPENCODE_JSONC.encode()}
+    assert folders(project) == set()  # .opencode/skills/lgrep pruned
+
+
+def test_opencode_newer_shape_gets_the_newer_entry(project: Path, where: Locations) -> None:
+    original = json.dumps(
+        {"mcp": {"servers": {"git": {"type": "local", "command": ["git-mcp"], "disabled": True}}}}, indent=2
+    )
+    (project / "opencode.json").write_text(original)
+    plan = plan_install("opencode", "project", project=project, command=EXE, where=where)
+    plan.apply()
+    doc = json.loads((project / "opencode.json").read_text())  # still strict JSON
+    assert doc["mcp"]["servers"]["lgrep"] == {"type": "local", "command": [EXE, "mcp", str(project)]}
+    assert doc["mcp"]["servers"]["git"]["disabled"] is True and "lgrep" not in doc["mcp"]
+    assert any("newer shape" in n for n in plan.changes[0].notes)
+    uninstall("opencode", "project", project, where)
+    assert (project / "opencode.json").read_text() == original
+
+
+def test_opencode_new_file_and_its_removal(project: Path, where: Locations) -> None:
+    install("opencode", "project", project, where)
+    doc = json.loads((project / "opencode.json").read_text())
+    assert doc == {
+        "$schema": "https://opencode.ai/config.json",
+        "mcp": {"lgrep": {"type": "local", "command": [EXE, "mcp", str(project)], "enabled": True}},
+    }
+    uninstall("opencode", "project", project, where)
+    assert snapshot(project) == {} and folders(project) == set()
+
+
+def test_opencode_user_scope_serves_the_client_folder_and_honours_xdg(tmp_path: Path, project: Path) -> None:
+    where = Locations(home=tmp_path / "home", xdg_config_home=tmp_path / "xdg")
+    install("opencode", "user", project, where)
+    doc = json.loads((tmp_path / "xdg" / "opencode" / "opencode.json").read_text())
+    assert doc["mcp"]["lgrep"]["command"] == [EXE, "mcp"]
+    assert (tmp_path / "xdg" / "opencode" / "skills" / "lgrep" / "SKILL.md").is_file()
+    assert snapshot(project) == {}
+    uninstall("opencode", "user", project, where)
+    assert snapshot(tmp_path / "xdg") == {}
+
+
+def test_a_hand_edited_entry_keeps_the_users_keys(project: Path, where: Locations) -> None:
+    mine = {"type": "local", "command": ["lgrep", "mcp"], "enabled": False, "environment": {"LGREP_LOG_LEVEL": "INFO"}}
+    (project / "opencode.json").write_text(json.dumps({"mcp": {"lgrep": mine}}, indent=2) + "\n")
+    plan = plan_install("opencode", "project", project=project, command=EXE, where=where)
+    plan.apply()
+    entry = json.loads((project / "opencode.json").read_text())["mcp"]["lgrep"]
+    assert entry == {**mine, "command": [EXE, "mcp", str(project)]}
+    notes = " ".join(plan.changes[0].notes)
+    assert "updated command" in notes and "kept your enabled: false" in notes and "environment" in notes
+
+
+@pytest.mark.parametrize("text", ['{"mcp": {"a": 1,, }}', '{"mcp": [1]}', "[]", "\xff"])
+def test_a_file_that_cannot_be_parsed_is_refused_and_left_alone(project: Path, where: Locations, text: str) -> None:
+    path = project / "opencode.json"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(ConfigError) as info:
+        plan_install("opencode", "project", project=project, command=EXE, where=where).apply()
+    assert str(path) in info.value.message
+    assert path.read_bytes() == text.encode("latin-1") and snapshot(project) == {"opencode.json": path.read_bytes()}
+
+
+def test_nothing_is_written_before_apply(project: Path, where: Locations) -> None:
+    (project / "opencode.json").write_text("{}\n")
+    plan = plan_install("opencode", "project", project=project, command=EXE, where=where)
+    assert plan.changed and "+" in plan.changes[0].diff()
+    assert snapshot(project) == {"opencode.json": b"{}\n"}
+
+
+def test_a_file_changed_after_planning_is_not_overwritten(project: Path, where: Locations) -> None:
+    path = project / "opencode.json"
+    path.write_text("{}\n")
+    plan = plan_install("opencode", "project", project=project, command=EXE, where=where)
+    path.write_text('{"model": "x/y"}\n')  # the user (or the client) wrote it meanwhile
+    with pytest.raises(ConfigError, match="changed while"):
+        plan.apply()
+    assert path.read_text() == '{"model": "x/y"}\n' and not (project / ".opencode").exists()
+
+
+# --------------------------------------------------------------------------------- claude code
+
+
+def test_claude_project_merges_approves_and_uninstalls(project: Path, where: Locations) -> None:
+    mcp = json.dumps({"mcpServers": {"github": {"type": "http", "url": "https://x"}}}, indent=2) + "\n"
+    local = json.dumps({"permissions": {"allow": ["Bash(ls)"]}, "enabledMcpjsonServers": ["github"]}, indent=2) + "\n"
+    (project / ".mcp.json").write_text(mcp)
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.local.json").write_text(local)
+    install("claude-code", "project", project, where)
+    servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
+    assert servers["lgrep"] == {"command": EXE, "args": ["mcp", str(project)], "type": "stdio"}
+    assert "github" in servers
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text())
+    assert settings == {"permissions": {"allow": ["Bash(ls)"]}, "enabledMcpjsonServers": ["github", "lgrep"]}
+    assert (project / ".claude" / "skills" / "lgrep" / "SKILL.md").is_file()
+    first = snapshot(project)
+    install("claude-code", "project", project, where)
+    assert snapshot(project) == first
+    uninstall("claude-code", "project", project, where)
+    assert snapshot(project) == {".mcp.json": mcp.encode(), ".claude/settings.local.json": local.encode()}
+
+
+def test_claude_project_from_nothing_and_back(project: Path, where: Locations) -> None:
+    install("claude-code", "project", project, where)
+    assert json.loads((project / ".claude" / "settings.local.json").read_text()) == {"enabledMcpjsonServers": ["lgrep"]}
+    uninstall("claude-code", "project", project, where)
+    assert snapshot(project) == {} and folders(project) == set()
+
+
+def test_claude_user_scope_edits_one_member_of_claude_json(project: Path, where: Locations) -> None:
+    state = {
+        "numStartups": 12,
+        "projects": {"/somewhere": {"allowedTools": [], "hasTrustDialogAccepted": True}},
+        "mcpServers": {"memory": {"type": "stdio", "command": "npx", "args": ["mem"], "env": {}}},
+        "userID": "abc",
+    }
+    original = json.dumps(state, indent=2)
+    where.claude_json.write_text(original)
+    where.claude_json.chmod(0o600)
+    install("claude-code", "user", project, where)
+    doc = json.loads(where.claude_json.read_text())
+    assert doc["mcpServers"]["lgrep"] == {"command": EXE, "args": ["mcp"], "type": "stdio"}
+    assert {k: v for k, v in doc.items() if k != "mcpServers"} == {k: v for k, v in state.items() if k != "mcpServers"}
+    assert where.claude_json.stat().st_mode & 0o777 == 0o600
+    assert (where.home / ".claude" / "skills" / "lgrep" / "SKILL.md").is_file()
+    uninstall("claude-code", "user", project, where)
+    assert where.claude_json.read_text() == original
+
+
+def test_claude_config_dir_is_honoured(tmp_path: Path, project: Path) -> None:
+    where = Locations(home=tmp_path / "home", claude_config_dir=tmp_path / "cc")
+    install("claude-code", "user", project, where)
+    assert "lgrep" in json.loads((tmp_path / "cc" / ".claude.json").read_text())["mcpServers"]
+    assert (tmp_path / "cc" / "skills" / "lgrep" / "SKILL.md").is_file()
+    uninstall("claude-code", "user", project, where)
+    assert json.loads((tmp_path / "cc" / ".claude.json").read_text()) == {"mcpServers": {}}  # never deleted
+
+
+# ----------------------------------------------------------------------------------- AGENTS.md
+
+
+def test_agents_md_section_is_added_replaced_and_removed(project: Path, where: Locations) -> None:
+    original = "# Agents\n\nRun `make check` before committing.\n"
+    path = project / "AGENTS.md"
+    path.write_text(original)
+    install("agents-md", "project", project, where)
+    text = path.read_text()
+    assert text.startswith(original) and text.count("<!-- lgrep:start -->") == 1
+    assert "lgrep search" in text
+    install("agents-md", "project", project, where)
+    assert path.read_text() == text
+    # An older section (edited or from an older lgrep) is replaced, what follows it kept.
+    path.write_text(original + "\n<!-- lgrep:start -->\nold\n<!-- lgrep:end -->\n\n## More\n")
+    install("agents-md", "project", project, where)
+    assert "old" not in path.read_text() and path.read_text().endswith("<!-- lgrep:end -->\n\n## More\n")
+    path.write_text(text)
+    uninstall("agents-md", "project", project, where)
+    assert path.read_text() == original
+
+
+def test_agents_md_created_and_removed(project: Path, where: Locations) -> None:
+    install("agents-md", "project", project, where)
+    assert (project / "AGENTS.md").read_text().startswith("<!-- lgrep:start -->")
+    uninstall("agents-md", "project", project, where)
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_agents_md_broken_markers_and_user_scope_are_refused(project: Path, where: Locations) -> None:
+    (project / "AGENTS.md").write_text("<!-- lgrep:start -->\nno end\n")
+    with pytest.raises(ConfigError, match="markers"):
+        plan_install("agents-md", "project", project=project, command=EXE, where=where)
+    with pytest.raises(InvalidRequestError, match="no --user"):
+        plan_install("agents-md", "user", project=project, command=EXE, where=where)
+    with pytest.raises(InvalidRequestError, match="unknown client"):
+        plan_install("cursor", "user", project=project, command=EXE, where=where)  # type: ignore[arg-type]
+
+
+def test_uninstall_of_nothing_changes_nothing(project: Path, where: Locations) -> None:
+    (project / "opencode.json").write_text('{"mcp": {"other": {}}}')
+    for client in ("opencode", "claude-code", "agents-md"):
+        plan = plan_uninstall(client, "project", project=project, where=where)
+        assert not plan.changed
+        plan.apply()
+    assert snapshot(project) == {"opencode.json": b'{"mcp": {"other": {}}}'}
+
+
+def test_opencode_user_scope_uses_the_older_global_file_when_it_is_the_one_there(
+    project: Path, where: Locations
+) -> None:
+    folder = where.home / ".config" / "opencode"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text('{"theme": "dark"}\n')
+    plan = plan_install("opencode", "user", project=project, command=EXE, where=where)
+    assert plan.command == EXE and plan.to_json(dry_run=True)["command"] == EXE
+    plan.apply()
+    assert json.loads((folder / "config.json").read_text())["theme"] == "dark"
+    assert not (folder / "opencode.json").exists()
