@@ -1,4 +1,6 @@
-"""Copy integrations/ (the human-edited source) into the lgrep-skill package, which ships it.
+"""Copy integrations/ (the human-edited source) into the lgrep-skill package, which ships it. The
+skill has one source, integrations/skill/SKILL.md; the Claude Code plugin's copy of it is refreshed
+(and checked) here too.
 
     uv run --frozen python tools/sync_integrations.py          # refresh the copy
     uv run --frozen python tools/sync_integrations.py --check  # exit 1, naming the files, if it is stale
@@ -16,6 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "integrations"
 TARGET = ROOT / "packages" / "lgrep-skill" / "src" / "lgrep_skill" / "integrations"
+SKILL = SOURCE / "skill" / "SKILL.md"
+PLUGIN_SKILL = SOURCE / "claude-code" / "skills" / "lgrep" / "SKILL.md"
 
 
 def files(folder: Path) -> dict[str, bytes]:
@@ -30,7 +34,10 @@ def files(folder: Path) -> dict[str, bytes]:
 
 def differences(source: Path = SOURCE, target: Path = TARGET) -> list[str]:
     want, have = files(source), files(target)
-    return sorted(name for name in want.keys() | have.keys() if want.get(name) != have.get(name))
+    stale = sorted(name for name in want.keys() | have.keys() if want.get(name) != have.get(name))
+    if source == SOURCE and SKILL.read_bytes() != PLUGIN_SKILL.read_bytes():
+        stale.append(PLUGIN_SKILL.relative_to(ROOT).as_posix())
+    return stale
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             print("run: uv run --frozen python tools/sync_integrations.py", file=sys.stderr)
             return 1
         return 0
+    shutil.copyfile(SKILL, PLUGIN_SKILL)
     shutil.rmtree(TARGET, ignore_errors=True)
     shutil.copytree(SOURCE, TARGET)
     print(
