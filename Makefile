@@ -1,5 +1,5 @@
 # Developer shortcuts; `make check` runs exactly what CI runs (.ci/run).
-.PHONY: install format lint typecheck imports proto proto-check proto-lint test check ci
+.PHONY: install format lint typecheck imports proto proto-check proto-lint smoke-install test check ci
 
 install:
 	uv sync --locked --group codegen
@@ -27,6 +27,9 @@ proto-check:
 proto-lint:
 	npx --yes @bufbuild/buf@1.75.0 lint
 	npx --yes @bufbuild/buf@1.75.0 breaking --against proto/released/lgrep-v1.binpb
+
+smoke-install:
+	tools/smoke_install.sh
 
 test:
 	uv run --frozen pytest

@@ -3,6 +3,7 @@ the middle of indexing, a second daemon, TCP with a token, and the socket's perm
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import shutil
 import signal
@@ -33,6 +34,24 @@ def test_serve_listens_on_a_private_socket_and_a_second_one_refuses(daemon) -> N
     assert f"pid {pid}" in stopped.err
     assert daemon.process is not None and daemon.process.wait(timeout=30) == 0
     assert not daemon.socket.exists()
+
+
+def test_serve_status_says_what_the_daemon_holds(daemon, mini_repo: Path) -> None:
+    nothing = daemon.lgrep("serve", "--status", "--json", check=False)
+    assert nothing.code == 1 and nothing.json() == {"running": False, "socket": str(daemon.socket)}
+    pid = daemon.start()
+    daemon.lgrep("index", str(mini_repo))  # every vector written: indexing releases the model no more
+    daemon.lgrep("watch", str(mini_repo))
+    daemon.lgrep("search", "verify the token signature", str(mini_repo), "--type", "vector")
+    status = daemon.lgrep("serve", "--status", "--json").json()
+    assert status["running"] is True and status["pid"] == pid and status["roles"] == ["index", "search"]
+    assert status["models_loaded"] == 1 and status["resident_projects"] == 1
+    assert status["watched_projects"] == [str(mini_repo.resolve())]
+    assert status["contract_revision"] >= 2 and status["started_at"].endswith("+00:00")
+    text = daemon.lgrep("serve", "--status").out
+    assert "models    1 loaded" in text and "1 in memory, 1 watched" in text, text
+    assert f"watching  {mini_repo.resolve()}" in text, text
+    assert daemon.lgrep("--version").out == f"lgrep {importlib.metadata.version('lgrep')}\n"
 
 
 def test_commands_start_the_daemon_and_search_through_it(daemon, mini_repo: Path) -> None:
