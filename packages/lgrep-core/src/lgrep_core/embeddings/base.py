@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["EmbeddingProvider", "Vectors", "model_label"]
+__all__ = ["EmbeddingProvider", "RemoteEmbeddingProvider", "Vectors", "is_remote", "model_label"]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -37,6 +37,34 @@ class EmbeddingProvider(Protocol):
     def embed_query(self, text: str) -> Vectors:
         """Embed one search query; returns shape (dimension,)."""
         ...
+
+
+@runtime_checkable
+class RemoteEmbeddingProvider(EmbeddingProvider, Protocol):
+    """A provider that sends text off this machine (Voyage, OpenAI-compatible endpoints) and is
+    billed per token. The indexer embeds through `embed_documents_billed`, so it can record what
+    each call cost (the spend ledger) and what left the machine (the egress log); searches call
+    `embed_query`, which sends only the query text."""
+
+    remote: bool  # always True: `is_remote` reads it
+
+    def embed_documents_billed(self, texts: Sequence[str]) -> tuple[Vectors, int]:
+        """`embed_documents`, and the tokens the provider billed for these texts (its API's
+        reported usage, summed over the requests the call made).
+
+        Raises:
+            EmbeddingError: the provider failed after its retries (the message says why).
+        """
+        ...
+
+    def estimate_tokens(self, texts: Sequence[str]) -> int:
+        """About how many tokens these texts will be billed, without sending them (for a plan)."""
+        ...
+
+
+def is_remote(embedder: EmbeddingProvider) -> bool:
+    """The provider sends text off this machine (and costs money)."""
+    return bool(getattr(embedder, "remote", False))
 
 
 def model_label(embedder: EmbeddingProvider) -> str:
