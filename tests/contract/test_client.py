@@ -186,6 +186,9 @@ def test_status(client: LgrepClient) -> None:
     assert status.state is ProjectState.READY and status.indexed
     assert status.changes == FileChanges(added=1) and status.files_changed_since == 1
     assert (status.files, status.chunks, status.languages) == (2, 10, {"python": 2})
+    assert status.project_spend is not None and status.project_spend.tokens == 1200
+    assert status.total_spend is not None and status.total_spend.cost_usd == 5.4
+    assert status.spend_warnings and "$5.00" in status.spend_warnings[0]
 
 
 def test_watch_then_unwatch(client: LgrepClient) -> None:

@@ -32,6 +32,7 @@ from lgrep_core.models import (
     SearchHit,
     ServerInfo,
     ServerRole,
+    SpendTotals,
     SymbolMatch,
     WatchProjectRequest,
     WatchResult,
@@ -229,8 +230,10 @@ def test_index_summary_round_trip() -> None:
         seconds_bm25=1.25,
         seconds_vectors=12.0625,
         created=True,
+        tokens_billed=48_213,
     )
     message = _through_bytes(wire.index_summary_to_proto(summary))
+    assert message.tokens_billed == 48_213
     assert message.project_root == "/home/dev/project"
     assert dict(message.files_skipped) == {"binary": 4, "secret": 1}
     assert message.bm25_elapsed.seconds == 1 and message.bm25_elapsed.nanos == 250_000_000
@@ -286,6 +289,27 @@ def test_project_status_round_trip_not_ready(state: ProjectState) -> None:
     assert message.indexed is False
     assert not message.HasField("last_indexed") and not message.HasField("changes")
     assert wire.project_status_from_proto(message) == status
+
+
+def test_project_status_round_trip_with_spend() -> None:
+    status = _status(
+        project_spend=SpendTotals(tokens=1200, requests=2, cost_usd=0.000216),
+        total_spend=SpendTotals(tokens=9_000_000, requests=40, cost_usd=5.4, unpriced_models=("my-model",)),
+        spend_warnings=("cloud embedding spend has passed $5.00", "the cost of my-model is unknown"),
+    )
+    message = _through_bytes(wire.project_status_to_proto(status))
+    assert message.HasField("project_spend") and message.total_spend.unpriced_models == ["my-model"]
+    assert message.total_spend.cost_usd == 5.4 and len(message.spend_warnings) == 2
+    decoded = wire.project_status_from_proto(message)
+    assert decoded == status
+    assert decoded.total_spend is not None and not decoded.total_spend.cost_known
+
+
+def test_project_status_without_spend_leaves_it_unset() -> None:
+    message = _through_bytes(wire.project_status_to_proto(_status()))
+    assert not message.HasField("project_spend") and not message.HasField("total_spend")
+    decoded = wire.project_status_from_proto(message)
+    assert decoded.project_spend is None and decoded.total_spend is None and decoded.spend_warnings == ()
 
 
 def test_project_status_with_no_changes_counted_differs_from_zero_changes() -> None:

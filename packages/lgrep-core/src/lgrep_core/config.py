@@ -41,6 +41,7 @@ __all__ = [
     "LoadedSettings",
     "SearchSettings",
     "ServerSettings",
+    "SpendSettings",
     "default_user_config_path",
     "is_project_key",
     "load_settings",
@@ -77,6 +78,16 @@ class EmbeddingSettings(_Section):
         # 4 x 256 tokens measured faster than 8 x 256 (77 vs 68 chunks/s, tools/bench_embed.py) and lighter.
         description="Local model: tokens per inference batch (bounds memory).",
     )
+
+    @field_validator("provider", mode="wrap")
+    @classmethod
+    def _added_provider(cls, value: object, handler: Any) -> Any:
+        # A provider registered at run time (lgrep_core.embeddings.extra: the tests' fake-remote).
+        from lgrep_core.embeddings.extra import provider_factory
+
+        if isinstance(value, str) and provider_factory(value) is not None:
+            return value
+        return handler(value)
 
     @property
     def label(self) -> str:
@@ -175,6 +186,43 @@ class ServerSettings(_Section):
         return value
 
 
+class SpendSettings(_Section):
+    """Money: what a cloud embedding provider's tokens cost, and when lgrep warns or asks first.
+    Process settings (a repository's own file may not lower them)."""
+
+    prices: dict[str, float] = Field(
+        default_factory=dict[str, float],
+        description=(
+            "US dollars per million tokens, by model, over the built-in table (voyage-code-3 0.18, "
+            "text-embedding-3-small 0.02, text-embedding-3-large 0.13); other models: cost unknown."
+        ),
+    )
+    warn_usd: list[float] = Field(
+        default_factory=lambda: [5.0, 10.0],
+        description="Warn (logs, `lgrep index`, `lgrep status`, lgrep_status) once the total spend passes each.",
+    )
+    confirm_above_usd: float = Field(
+        default=1.0,
+        ge=0,
+        description="`lgrep index` with a cloud provider asks before a run estimated to cost more (--yes skips it).",
+    )
+
+    @field_validator("prices")
+    @classmethod
+    def _non_negative_prices(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = sorted(k for k, v in value.items() if v < 0)
+        if bad:
+            raise ValueError(f"negative price for {', '.join(bad)}")
+        return value
+
+    @field_validator("warn_usd")
+    @classmethod
+    def _sorted_thresholds(cls, value: list[float]) -> list[float]:
+        if any(v <= 0 for v in value):
+            raise ValueError("warning thresholds are amounts above 0")
+        return sorted(set(value))
+
+
 class LgrepSettings(BaseModel):
     """The effective configuration. Build it with `load_settings`, which records where each value came from."""
 
@@ -188,6 +236,7 @@ class LgrepSettings(BaseModel):
     index: IndexSettings = Field(default_factory=IndexSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    spend: SpendSettings = Field(default_factory=SpendSettings)
 
     @property
     def cache_dir(self) -> Path:

@@ -32,7 +32,7 @@ ENV_ALIASES = {
     "LGREP_LOG_LEVEL": ("log_level",),
 }
 # The settings sections (config.LgrepSettings checks that it has exactly these).
-SECTIONS = frozenset({"embedding", "chunking", "index", "search", "server"})
+SECTIONS = frozenset({"embedding", "chunking", "index", "search", "server", "spend"})
 _MAX_CONFIG_BYTES = 1_000_000
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "SearchType",
     "ServerInfo",
     "ServerRole",
+    "SpendTotals",
     "SymbolMatch",
     "WatchProjectRequest",
     "WatchResult",
@@ -346,6 +347,7 @@ class IndexSummary:
     seconds_bm25: float = 0.0  # until BM25-searchable
     seconds_vectors: float = 0.0  # embedding
     created: bool = False  # the run started a new index generation (first index, force, or a repair)
+    tokens_billed: int = 0  # tokens a cloud embedding provider billed for this run (0 for the local model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +361,23 @@ class FileChanges:
     @property
     def total(self) -> int:
         return self.added + self.modified + self.deleted
+
+
+@dataclass(frozen=True, slots=True)
+class SpendTotals:
+    """Money spent on cloud embedding providers, from the spend ledger (`lgrep.v1.SpendTotals`).
+
+    `cost_usd` is estimated from the price table and covers only the models that have a price; the
+    tokens of `unpriced_models` are counted but their cost is unknown."""
+
+    tokens: int = 0
+    requests: int = 0
+    cost_usd: float = 0.0
+    unpriced_models: tuple[str, ...] = ()
+
+    @property
+    def cost_known(self) -> bool:
+        return not self.unpriced_models
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,6 +403,11 @@ class ProjectStatus:
     last_indexed: datetime | None = None  # timezone-aware (UTC)
     changes: FileChanges | None = None  # None when the server did not count them
     detail: str = ""
+    # Cloud embedding spend (None: the ledger has nothing, as with the local model), of this project
+    # and of every project of the cache dir, and the warnings the thresholds call for.
+    project_spend: SpendTotals | None = None
+    total_spend: SpendTotals | None = None
+    spend_warnings: tuple[str, ...] = ()
 
     @property
     def indexed(self) -> bool:

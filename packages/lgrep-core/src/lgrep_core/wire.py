@@ -57,6 +57,7 @@ from lgrep_core.models import (
     SearchType,
     ServerInfo,
     ServerRole,
+    SpendTotals,
     SymbolMatch,
     WatchProjectRequest,
     WatchResult,
@@ -129,6 +130,8 @@ __all__ = [
     "server_info_to_proto",
     "server_role_from_proto",
     "server_role_to_proto",
+    "spend_totals_from_proto",
+    "spend_totals_to_proto",
     "symbol_match_from_proto",
     "symbol_match_to_proto",
     "unwatch_project_request_from_proto",
@@ -141,7 +144,7 @@ __all__ = [
     "watch_result_to_proto",
 ]
 
-CONTRACT_REVISION = 2
+CONTRACT_REVISION = 3
 """The revision of the lgrep.v1 contract this code was generated from and speaks.
 
 Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.client` refuses a server
@@ -612,6 +615,7 @@ def index_summary_to_proto(summary: IndexSummary) -> index_pb2.IndexSummary:
         bm25_elapsed=_duration(summary.seconds_bm25),
         vectors_elapsed=_duration(summary.seconds_vectors),
         created=summary.created,
+        tokens_billed=summary.tokens_billed,
     )
 
 
@@ -631,6 +635,7 @@ def index_summary_from_proto(message: index_pb2.IndexSummary) -> IndexSummary:
         seconds_bm25=_seconds(message.bm25_elapsed),
         seconds_vectors=_seconds(message.vectors_elapsed),
         created=message.created,
+        tokens_billed=message.tokens_billed,
     )
 
 
@@ -679,7 +684,12 @@ def project_status_to_proto(status: ProjectStatus) -> index_pb2.GetStatusRespons
         watched=status.watched,
         chunker_version=status.chunker_version,
         detail=status.detail,
+        spend_warnings=list(status.spend_warnings),
     )
+    if status.project_spend is not None:
+        message.project_spend.CopyFrom(spend_totals_to_proto(status.project_spend))
+    if status.total_spend is not None:
+        message.total_spend.CopyFrom(spend_totals_to_proto(status.total_spend))
     if status.last_indexed is not None:
         message.last_indexed.CopyFrom(_timestamp(status.last_indexed))
     if status.changes is not None:
@@ -710,6 +720,29 @@ def project_status_from_proto(message: index_pb2.GetStatusResponse) -> ProjectSt
         last_indexed=_datetime(message.last_indexed) if message.HasField("last_indexed") else None,
         changes=FileChanges(changes.added, changes.modified, changes.deleted) if message.HasField("changes") else None,
         detail=message.detail,
+        project_spend=spend_totals_from_proto(message.project_spend) if message.HasField("project_spend") else None,
+        total_spend=spend_totals_from_proto(message.total_spend) if message.HasField("total_spend") else None,
+        spend_warnings=tuple(message.spend_warnings),
+    )
+
+
+def spend_totals_to_proto(totals: SpendTotals) -> index_pb2.SpendTotals:
+    """Domain spend totals as `lgrep.v1.SpendTotals`."""
+    return index_pb2.SpendTotals(
+        tokens=totals.tokens,
+        requests=totals.requests,
+        cost_usd=totals.cost_usd,
+        unpriced_models=list(totals.unpriced_models),
+    )
+
+
+def spend_totals_from_proto(message: index_pb2.SpendTotals) -> SpendTotals:
+    """An `lgrep.v1.SpendTotals` as domain spend totals."""
+    return SpendTotals(
+        tokens=message.tokens,
+        requests=message.requests,
+        cost_usd=message.cost_usd,
+        unpriced_models=tuple(message.unpriced_models),
     )
 
 

@@ -22,16 +22,18 @@ from pathlib import Path
 
 import numpy as np
 from lgrep_core.config import LgrepSettings
-from lgrep_core.embeddings.base import EmbeddingProvider, model_label
+from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote, model_label
 from lgrep_core.errors import IndexingError, NotFoundError
 from lgrep_core.memory import rss_bytes
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import sanitize
+from lgrep_core.spend import SpendLedger, crossed_thresholds, format_usd, price_table
 from lgrep_core.storage.schema import CHUNK_COLUMNS, IndexIdentity, path_key
 from lgrep_core.storage.store import FileRecord, IndexState, ProjectStore, release_arrow_memory
 
 from lgrep_index.changes import ChangeBatch
 from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, detect_language
+from lgrep_index.egress import EgressLog, Outgoing, apportion, outgoing
 from lgrep_index.walker import (
     SKIP_SECRET,
     PathRules,
@@ -81,6 +83,7 @@ class _Tally:
     seconds_bm25: float = 0.0
     seconds_vectors: float = 0.0
     created: bool = False
+    tokens_billed: int = 0
 
     def summary(self) -> IndexSummary:
         return IndexSummary(
@@ -97,6 +100,7 @@ class _Tally:
             seconds_bm25=self.seconds_bm25,
             seconds_vectors=self.seconds_vectors,
             created=self.created,
+            tokens_billed=self.tokens_billed,
         )
 
 
@@ -189,9 +193,14 @@ class Indexer:
         self.store = ProjectStore(settings.cache_dir, self.root)
         self._progress = progress or (lambda _p: None)
         self._cancel = cancel
-        # Set by an update's phase 1: the embedding text of each chunk it wrote, by embedding key, so
-        # that phase 2 embeds those without scanning the index for what is missing.
-        self._written_texts: dict[str, str] | None = None
+        # Set by an update's phase 1: the path and embedding text of each chunk it wrote, by embedding
+        # key, so that phase 2 embeds those without scanning the index for what is missing.
+        self._written_texts: dict[str, tuple[str, str]] | None = None
+        # A cloud provider: every text is scanned again before it leaves (egress.py), and every
+        # request is recorded in the spend ledger and the project's egress log.
+        self._remote: _RemoteAccounts | None = (
+            _RemoteAccounts(settings, self.root, self.store.dir, embedder) if is_remote(embedder) else None
+        )
 
     def run(
         self, *, force: bool = False, wait_vectors: bool = True, lock_timeout_s: float | None = None
@@ -469,7 +478,7 @@ class Indexer:
         for chunk in chunks:
             vkey = vector_key(self.identity, chunk)
             if texts is not None:
-                texts.setdefault(vkey, embedding_text(file.path, chunk.scope, chunk.content))
+                texts.setdefault(vkey, (file.path, embedding_text(file.path, chunk.scope, chunk.content)))
             cid = hashlib.sha256(f"{pkey}\x00{chunk.start_line}\x00{chunk.end_line}\x00{vkey}".encode()).hexdigest()[
                 :32
             ]
@@ -489,15 +498,15 @@ class Indexer:
             columns["vec_key"].append(vkey)
             columns["file_hash"].append(digest)
 
-    def _phase_vectors(self, summary: _Tally, written: dict[str, str] | None = None) -> None:
-        """Embed every chunk whose key has no vector yet; with `written` (embedding texts by key),
-        only those chunks, found without scanning the tables."""
+    def _phase_vectors(self, summary: _Tally, written: dict[str, tuple[str, str]] | None = None) -> None:
+        """Embed every chunk whose key has no vector yet; with `written` (paths and embedding texts
+        by key), only those chunks, found without scanning the tables."""
         if written is None:
             pending = self.store.pending_vector_keys()
-            items: Iterator[tuple[str, str]] = self._pending_texts(pending)
+            items: Iterator[tuple[str, str, str]] = self._pending_texts(pending)
         else:
             pending = self.store.missing_vector_keys(sorted(written))
-            items = ((key, written[key]) for key in sorted(pending))
+            items = ((key, *written[key]) for key in sorted(pending))
         progress = _PhaseProgress(IndexPhase.EMBED, chunks_total=len(pending))
         self._progress(progress.event())
         if not pending:
@@ -505,20 +514,22 @@ class Indexer:
         governor = _MemoryGovernor(self.settings.index.memory_budget_mb, self.settings.index.embed_batch_chunks)
         embedded_before = summary.vectors_embedded
         keys: list[str] = []
+        paths: list[str] = []
         texts: list[str] = []
-        for key, text in items:
+        for key, path, text in items:
             keys.append(key)
+            paths.append(path)
             texts.append(text)
             if len(keys) >= governor.batch_chunks:
                 self._check_cancel()
-                self._embed_commit(keys, texts, summary, progress)
-                keys, texts = [], []
+                self._embed_commit(keys, paths, texts, summary, progress)
+                keys, paths, texts = [], [], []
                 governor.check(self.embedder)
         if keys:
-            self._embed_commit(keys, texts, summary, progress)
+            self._embed_commit(keys, paths, texts, summary, progress)
         self.store.note_vector_writes(summary.vectors_embedded - embedded_before)
 
-    def _pending_texts(self, pending: set[str]) -> Iterator[tuple[str, str]]:
+    def _pending_texts(self, pending: set[str]) -> Iterator[tuple[str, str, str]]:
         remaining = set(pending)
         for batch in self.store.iter_chunk_rows(["vec_key", "path", "scope", "content"], SCAN_ROWS):
             vkeys = batch["vec_key"]
@@ -530,20 +541,75 @@ class Indexer:
                 key = vkeys[i]
                 if key in remaining:
                     remaining.discard(key)
-                    yield key, embedding_text(paths[i], scopes[i] or (), contents[i])
+                    yield key, paths[i], embedding_text(paths[i], scopes[i] or (), contents[i])
             if not remaining:
                 return
 
-    def _embed_commit(self, keys: list[str], texts: list[str], summary: _Tally, progress: _PhaseProgress) -> None:
-        vectors = np.asarray(self.embedder.embed_documents(texts), dtype=np.float32)
-        if vectors.shape != (len(texts), self.identity.dimension):
+    def _embed_commit(
+        self, keys: list[str], paths: list[str], texts: list[str], summary: _Tally, progress: _PhaseProgress
+    ) -> None:
+        if self._remote is not None:
+            sent = [o for o in (outgoing(k, p, t) for k, p, t in zip(keys, paths, texts, strict=True)) if o]
+            if len(sent) < len(keys):
+                log.warning(
+                    "%d chunks not sent to %s: their text is a secret even after redaction (they stay BM25-only)",
+                    len(keys) - len(sent),
+                    self.embedder.provider,
+                )
+            vectors, billed = self._remote.embed(sent) if sent else (np.zeros((0, self.identity.dimension)), 0)
+            summary.tokens_billed += billed
+            stored = [o.key for o in sent]
+        else:
+            vectors = self.embedder.embed_documents(texts)
+            stored = keys
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(stored), self.identity.dimension):
             raise IndexingError(
-                f"embedder returned shape {vectors.shape}, expected ({len(texts)}, {self.identity.dimension})"
+                f"embedder returned shape {vectors.shape}, expected ({len(stored)}, {self.identity.dimension})"
             )
-        self.store.add_vectors(keys, vectors)
-        summary.vectors_embedded += len(keys)
+        self.store.add_vectors(stored, vectors)
+        summary.vectors_embedded += len(stored)
         progress.chunks_done += len(keys)
         self._progress(progress.event())
+
+
+class _RemoteAccounts:
+    """Sends texts to a cloud provider and keeps the books: the spend ledger (cache dir), the
+    project's egress log, and a warning in the log when the total spend passes a threshold."""
+
+    def __init__(self, settings: LgrepSettings, root: Path, project_dir: Path, embedder: EmbeddingProvider) -> None:
+        assert isinstance(embedder, RemoteEmbeddingProvider)
+        self.embedder: RemoteEmbeddingProvider = embedder
+        self.root = str(root)
+        self.ledger = SpendLedger(settings.cache_dir)
+        self.egress = EgressLog(project_dir)
+        self.prices = price_table(settings.spend)
+        self.thresholds = settings.spend.warn_usd
+        self._spent_usd: float | None = None  # read from the ledger at the first request
+
+    def embed(self, sent: Sequence[Outgoing]) -> tuple[np.ndarray, int]:
+        texts = [o.text for o in sent]
+        if self._spent_usd is None:
+            total = self.ledger.totals(self.prices)
+            self._spent_usd = total.cost_usd if total is not None else 0.0
+        vectors, billed = self.embedder.embed_documents_billed(texts)
+        billed = max(int(billed), 0)
+        provider, model = self.embedder.provider, model_label(self.embedder)
+        # Money first: whatever happens to the vectors now, the request was billed.
+        self.ledger.record(self.root, provider, model, billed, len(sent))
+        self.egress.record(sent, apportion(billed, texts), provider=provider, model=model)
+        price = self.prices.get(model)
+        if price is not None:
+            before = self._spent_usd
+            self._spent_usd = before + billed * price / 1e6
+            for threshold in crossed_thresholds(before, self._spent_usd, self.thresholds):
+                log.warning(
+                    "cloud embedding spend has passed %s: about %s so far across every project (%s)",
+                    format_usd(threshold),
+                    format_usd(self._spent_usd),
+                    self.ledger.path,
+                )
+        return vectors, billed
 
 
 class _MemoryGovernor:

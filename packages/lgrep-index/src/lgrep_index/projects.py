@@ -16,6 +16,7 @@ from pathlib import Path
 from lgrep_core.config import LgrepSettings
 from lgrep_core.errors import LgrepError
 from lgrep_core.models import FileChanges, ProjectInfo, ProjectState, ProjectStatus, RemoveResult
+from lgrep_core.spend import SpendLedger
 from lgrep_core.storage.layout import FileRecord, index_state, not_ready_error, read_meta_file, read_pointer
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.store import ProjectStore
@@ -37,12 +38,16 @@ def project_status(settings: LgrepSettings, root: Path, *, count_changes: bool =
     state = reader.state()
     if state is ProjectState.ABSENT:
         raise not_ready_error(reader.dir, reader.root)
+    spend = SpendLedger(settings.cache_dir).report(settings.spend, str(reader.root))
     if state is not ProjectState.READY:
         return ProjectStatus(
             project_root=str(reader.root),
             state=state,
             index_dir=str(reader.dir),
             detail=not_ready_error(reader.dir, reader.root).message,
+            project_spend=spend.project,
+            total_spend=spend.total,
+            spend_warnings=spend.warnings,
         )
     version = reader.version()
     meta = reader.meta(version)
@@ -66,6 +71,9 @@ def project_status(settings: LgrepSettings, root: Path, *, count_changes: bool =
         chunker_version=str(identity.get("chunker_version", "")),
         last_indexed=datetime.fromtimestamp(last, UTC) if last else None,
         changes=changes_since(settings, reader.root, records) if count_changes else None,
+        project_spend=spend.project,
+        total_spend=spend.total,
+        spend_warnings=spend.warnings,
     )
 
 

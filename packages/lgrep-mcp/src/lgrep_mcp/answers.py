@@ -96,6 +96,13 @@ class ChangesOut(BaseModel):
     total: int
 
 
+class SpendOut(BaseModel):
+    tokens: int = Field(description="Tokens the cloud embedding provider billed")
+    requests: int
+    cost_usd: float = Field(description="Estimated from the price table; covers only models with a price")
+    unpriced_models: list[str] = Field(default_factory=list, description="Models whose cost is unknown")
+
+
 class StatusAnswer(BaseModel):
     project_root: str
     state: str = Field(description="ready, building, interrupted or outdated")
@@ -115,6 +122,11 @@ class StatusAnswer(BaseModel):
     )
     stale: bool = Field(False, description="Some files changed since the last index (lgrep_index or a watch fixes it)")
     detail: str = ""
+    project_spend: SpendOut | None = Field(None, description="Cloud embedding spend of this project (none: local)")
+    total_spend: SpendOut | None = Field(None, description="Cloud embedding spend of every project")
+    spend_warnings: list[str] = Field(
+        default_factory=list, description="Money warnings (a spend threshold passed, a cost unknown): tell the user"
+    )
 
 
 class WatchAnswer(BaseModel):

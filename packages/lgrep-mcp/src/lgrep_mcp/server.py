@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import quote, unquote
 
 import anyio.to_thread
+from lgrep_core.cli_support import install_testing_providers
 from lgrep_core.errors import DeadlineExceededError, LgrepError, NotFoundError, ServerUnavailableError
 from lgrep_core.models import ContentType, IndexProgress, IndexSummary, SearchRequest, SearchType
 from lgrep_core.serialize import file_slice_json, location_json, search_hit_json, symbol_match_json
@@ -362,7 +363,8 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
     @_tool_errors
     def lgrep_status(path: ProjectPath = None) -> Annotated[CallToolResult, StatusAnswer]:
         """Where the project's index stands: files, chunks, vectors still pending, model, when it
-        was last indexed, whether it is watched, and how many files changed since (stale)."""
+        was last indexed, whether it is watched, and how many files changed since (stale); with a
+        cloud embedding provider, what it has cost and any spend warnings (tell the user)."""
         project = roots.project(path)
         status = link.call(lambda c: c.status(project))
         data = _plain(status)
@@ -628,6 +630,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="lgrep-mcp: %(message)s")
+    install_testing_providers()
     project = Path(args.project).expanduser()
     if not project.is_dir():
         print(f"lgrep-mcp: {args.project} is not a folder", file=sys.stderr)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from lgrep_core.cli_support import EXIT_OK, group, run_command, setup_logging
+from lgrep_core.cli_support import EXIT_ERROR, EXIT_OK, group, run_command, setup_logging
 from lgrep_core.errors import NotFoundError
 
 __all__ = ["main"]
@@ -105,6 +105,18 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 @click.option("--wait", type=_SECONDS, metavar="SECONDS", help="wait this long for another indexer of the project")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as JSON")
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar")
+@click.option(
+    "--plan",
+    "show_plan",
+    is_flag=True,
+    help="print the files, chunks, tokens, cost and time indexing would take now, and send nothing",
+)
+@click.option(
+    "-y",
+    "--yes",
+    is_flag=True,
+    help="with a cloud embedding provider: go ahead without asking, even above spend.confirm_above_usd",
+)
 @click.option("--vectors-only", is_flag=True, hidden=True)
 @no_daemon_option
 @click.pass_obj
@@ -116,16 +128,29 @@ def index(
     wait: float | None,
     as_json: bool,
     quiet: bool,
+    show_plan: bool,
+    yes: bool,
     vectors_only: bool,
     no_daemon: bool,
 ) -> int:
-    """Index a project (incremental: only changed files are re-done)."""
+    """Index a project (incremental: only changed files are re-done).
+
+    With a cloud embedding provider, a run estimated above spend.confirm_above_usd asks first
+    (--yes does not; without a terminal to ask, it refuses). --plan shows the estimate only."""
     from lgrep_core.models import IndexProgress, IndexSummary
     from lgrep_core.storage.layout import project_dir
 
     from . import output
 
     root = _root(path)
+    settings = _settings(root)
+    if show_plan:
+        from . import local
+
+        output.print_plan(local.plan(settings, root, force=force), as_json=as_json)
+        return EXIT_OK
+    if not (yes or vectors_only) and not _spend_agreed(settings, root, force=force):
+        return EXIT_ERROR
     show_progress = not quiet and not as_json and sys.stderr.isatty()
     client = None if (no_daemon or vectors_only) else _daemon(cs, start=True)
     summary: IndexSummary | None = None
@@ -140,7 +165,6 @@ def index(
         else:
             from . import local
 
-            settings = _settings(root)
             summary = local.index(
                 settings,
                 root,
@@ -152,11 +176,58 @@ def index(
             if no_wait and summary.vectors_pending:
                 local.spawn_vector_filler(settings, root)
     assert summary is not None
+    warnings = _spend_warnings(settings, root)
     if as_json:
-        print(json.dumps(output.summary_json(summary, str(project_dir(cs.cache_dir, root))), indent=2))
+        payload = output.summary_json(summary, str(project_dir(cs.cache_dir, root)))
+        print(json.dumps({**payload, "spend_warnings": list(warnings)}, indent=2))
     elif not vectors_only:
         output.print_summary(summary, background=no_wait)
+    output.print_spend_warnings(warnings)
     return EXIT_OK
+
+
+def _spend_agreed(settings: Any, root: Path, *, force: bool) -> bool:
+    """Whether indexing may go ahead: always with the local model; with a cloud provider, when the
+    plan's estimate is within spend.confirm_above_usd, or the user says yes at the terminal. Without
+    a terminal to ask, a run above it is refused (an agent or a script never hangs on a prompt)."""
+    if settings.embedding.provider == "local":
+        return True
+    from lgrep_core.spend import format_usd
+
+    from . import local, output
+
+    the_plan = local.plan(settings, root, force=force, remote_only=True)
+    if the_plan is None or not the_plan.tokens:
+        return True
+    limit = settings.spend.confirm_above_usd
+    cost = the_plan.cost_usd
+    if cost is not None and cost <= limit:
+        return True
+    output.print_plan(the_plan, as_json=False, file=sys.stderr)
+    what = f"about {format_usd(cost)}" if cost is not None else f"an unknown cost (no price for {the_plan.model})"
+    ask = (
+        f"send {the_plan.chunks_to_embed - the_plan.chunks_withheld:,} chunks (~{the_plan.tokens:,} tokens, "
+        f"{what}) to {the_plan.provider}"
+    )
+    if not sys.stdin.isatty():
+        _note(
+            f"error: this run would {ask}, above spend.confirm_above_usd ({format_usd(limit)}), and there is "
+            "no terminal to ask: run `lgrep index --yes` to go ahead (`lgrep index --plan` shows the estimate)"
+        )
+        return False
+    if click.confirm(f"{ask[0].upper()}{ask[1:]}?", default=False, err=True):
+        return True
+    _note("nothing was sent")
+    return False
+
+
+def _spend_warnings(settings: Any, root: Path) -> tuple[str, ...]:
+    """The spend warnings after a run with a cloud provider (none with the local model)."""
+    if settings.embedding.provider == "local":
+        return ()
+    from lgrep_core.spend import SpendLedger
+
+    return SpendLedger(settings.cache_dir).report(settings.spend, str(root)).warnings
 
 
 # ------------------------------------------------------------------------------------- search
@@ -213,10 +284,14 @@ def search(
         bm25_weight=bm25_weight,
         explain=explain,
     ).validate()
+    state = index_state(project_dir(cs.cache_dir, root))
+    building = state is not ProjectState.READY and state is not ProjectState.BUILDING
+    # Building the index first: with a cloud provider, that spends money as `lgrep index` does.
+    if building and not _spend_agreed(_settings(root), root, force=False):
+        return EXIT_ERROR
     client = None if no_daemon else _daemon(cs, start=True)
     if client is not None:
         with client:
-            state = index_state(project_dir(cs.cache_dir, root))
             if state is not ProjectState.READY and state is not ProjectState.BUILDING:
                 _note(f"{root} has no searchable index yet; building it first")
                 with output.progress_bar(sys.stderr.isatty()) as on_progress:

@@ -36,6 +36,7 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
     Raises:
         IndexBusyError: another daemon serves this socket, or another index server writes this cache dir.
     """
+    from lgrep_core.embeddings.base import is_remote
     from lgrep_core.embeddings.registry import make_embedder
     from lgrep_index.server import build_index_role
     from lgrep_search.projects import ProjectSearchers
@@ -82,11 +83,13 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
         return not idle or activity.idle_s() < idle or role.busy()
 
     def warm_up() -> None:
-        # Load the model now, not on the first query; then watch what a previous daemon watched.
-        try:
-            embedder.embed_query("warm up")
-        except Exception:
-            log.exception("loading the embedding model failed")
+        # Load the model now, not on the first query; then watch what a previous daemon watched. A
+        # cloud provider has no model here to load: a call would only send text and cost a request.
+        if not is_remote(embedder):
+            try:
+                embedder.embed_query("warm up")
+            except Exception:
+                log.exception("loading the embedding model failed")
         role.watches.restore()
 
     run_server(

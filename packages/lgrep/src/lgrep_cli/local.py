@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal, overload
 
 from lgrep_core.config import LgrepSettings
 from lgrep_core.memory import limit_heap_arenas
@@ -30,7 +31,10 @@ from lgrep_core.models import (
     SymbolMatch,
 )
 
-__all__ = ["Reads", "index", "remove", "search", "spawn_vector_filler", "status"]
+if TYPE_CHECKING:
+    from lgrep_index.plan import IndexPlan
+
+__all__ = ["Reads", "index", "plan", "remove", "search", "spawn_vector_filler", "status"]
 
 # How long a search that has to build the index first waits for another process building it.
 SEARCH_BUILD_WAIT_S = 3600.0
@@ -53,6 +57,23 @@ def index(
     return Indexer(settings, root, embedder, progress=progress).run(
         force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s
     )
+
+
+@overload
+def plan(settings: LgrepSettings, root: Path, *, force: bool = ..., remote_only: Literal[False] = ...) -> IndexPlan: ...
+@overload
+def plan(settings: LgrepSettings, root: Path, *, force: bool = ..., remote_only: bool) -> IndexPlan | None: ...
+def plan(settings: LgrepSettings, root: Path, *, force: bool = False, remote_only: bool = False) -> IndexPlan | None:
+    """What indexing would embed and cost now, without sending anything (None with `remote_only`
+    when the provider is not a cloud one)."""
+    from lgrep_core.embeddings.base import is_remote
+    from lgrep_core.embeddings.registry import make_embedder
+    from lgrep_index.plan import plan_index
+
+    embedder = make_embedder(settings.embedding, settings.cache_dir)
+    if remote_only and not is_remote(embedder):
+        return None
+    return plan_index(settings, root, embedder, force=force)
 
 
 def search(

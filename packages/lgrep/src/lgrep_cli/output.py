@@ -6,20 +6,35 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from lgrep_core.cli_support import terminal_safe
-from lgrep_core.models import IndexPhase, IndexProgress, IndexSummary, ProjectState, ProjectStatus, SearchResponse
+from lgrep_core.models import (
+    IndexPhase,
+    IndexProgress,
+    IndexSummary,
+    ProjectState,
+    ProjectStatus,
+    SearchResponse,
+    SpendTotals,
+)
 from lgrep_core.serialize import search_response_json
 
+if TYPE_CHECKING:
+    from lgrep_index.plan import IndexPlan
+
 __all__ = [
+    "plan_json",
+    "print_plan",
     "print_search",
+    "print_spend_warnings",
     "print_status",
     "print_summary",
     "printable",
     "progress_bar",
+    "spend_json",
     "status_json",
     "summary_json",
 ]
@@ -82,6 +97,7 @@ def summary_json(summary: IndexSummary, index_dir: str) -> dict[str, Any]:
         "vectors_pending": summary.vectors_pending,
         "seconds_bm25": round(summary.seconds_bm25, 3),
         "seconds_vectors": round(summary.seconds_vectors, 3),
+        "tokens_billed": summary.tokens_billed,
         "index_dir": index_dir,
     }
 
@@ -98,7 +114,78 @@ def print_summary(summary: IndexSummary, *, background: bool) -> None:
         + (" (filling in the background)" if background and summary.vectors_pending else ""),
         f"  time     {summary.seconds_bm25:.2f} s to BM25-searchable, {summary.seconds_vectors:.2f} s embedding",
     ]
+    if summary.tokens_billed:
+        lines.append(f"  billed   {summary.tokens_billed:,} tokens by the cloud embedding provider")
     print("\n".join(lines), file=sys.stderr)
+
+
+def plan_json(plan: IndexPlan) -> dict[str, Any]:
+    return {
+        "root": plan.root,
+        "provider": plan.provider,
+        "model": plan.model,
+        "remote": plan.remote,
+        "files": plan.files,
+        "files_to_read": plan.files_to_read,
+        "chunks_to_embed": plan.chunks_to_embed,
+        "chunks_withheld": plan.chunks_withheld,
+        "tokens_estimated": plan.tokens,
+        "cost_usd_estimated": None if plan.cost_usd is None else round(plan.cost_usd, 6),
+        "price_per_million_tokens": plan.price_per_million,
+        "seconds_estimated": round(plan.seconds, 1),
+        "rebuild": plan.rebuild,
+        "note": plan.note,
+        "sent": 0,
+    }
+
+
+def print_plan(plan: IndexPlan, *, as_json: bool, file: TextIO | None = None) -> None:
+    """The plan of an indexing run (stdout, or `file`)."""
+    out = file or sys.stdout
+    if as_json:
+        print(json.dumps(plan_json(plan), indent=2), file=out)
+        return
+    from lgrep_core.spend import format_usd
+
+    sent = plan.chunks_to_embed - plan.chunks_withheld
+    lines = [
+        f"plan for {printable(plan.root)} (nothing has been sent)",
+        f"  files    {plan.files:,} ({plan.files_to_read:,} new or changed, to read and chunk)",
+        f"  chunks   {plan.chunks_to_embed:,} to embed"
+        + (" (everything: a new index)" if plan.rebuild and plan.chunks_to_embed else "")
+        + (f"; {plan.chunks_withheld:,} not sent (a secret even after redaction)" if plan.chunks_withheld else ""),
+    ]
+    if not plan.remote:
+        lines.append(
+            f"  cost     none: {printable(plan.provider)}/{printable(plan.model)} runs on this machine, nothing "
+            "is sent or billed"
+        )
+    else:
+        lines.append(
+            f"  tokens   ~{plan.tokens or 0:,} in {sent:,} chunks to {printable(plan.provider)} "
+            "(the provider's estimate; the bill may differ by about 25%)"
+        )
+        if plan.cost_usd is not None and plan.price_per_million is not None:
+            lines.append(
+                f"  cost     ~{format_usd(plan.cost_usd)} at {format_usd(plan.price_per_million)} per million tokens "
+                f"({printable(plan.model)})"
+            )
+        else:
+            lines.append(
+                f"  cost     unknown: no price for {printable(plan.model)} (set spend.prices in your config file)"
+            )
+    lines.append(f"  time     ~{_duration_words(plan.seconds)} to embed (rough)")
+    if plan.note:
+        lines.append(f"  note     {printable(plan.note)}")
+    print("\n".join(lines), file=out)
+
+
+def _duration_words(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(seconds, 0):.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 @contextmanager
@@ -144,10 +231,36 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[IndexProgress], None]]:
 # -------------------------------------------------------------------------------------- status
 
 
+def spend_json(totals: SpendTotals | None) -> dict[str, Any] | None:
+    if totals is None:
+        return None
+    return {
+        "tokens": totals.tokens,
+        "requests": totals.requests,
+        "cost_usd": round(totals.cost_usd, 6),
+        "cost_known": totals.cost_known,
+        "unpriced_models": list(totals.unpriced_models),
+    }
+
+
+def _spend_fields(status: ProjectStatus) -> dict[str, Any]:
+    return {
+        "spend": spend_json(status.project_spend),
+        "spend_total": spend_json(status.total_spend),
+        "spend_warnings": list(status.spend_warnings),
+    }
+
+
 def status_json(status: ProjectStatus) -> dict[str, Any]:
     state = status.state.value if status.state is not None else ""
     if status.state is not ProjectState.READY:
-        return {"root": status.project_root, "state": state, "index_dir": status.index_dir, "detail": status.detail}
+        return {
+            "root": status.project_root,
+            "state": state,
+            "index_dir": status.index_dir,
+            "detail": status.detail,
+            **_spend_fields(status),
+        }
     changes = status.changes
     return {
         "root": status.project_root,
@@ -171,6 +284,7 @@ def status_json(status: ProjectStatus) -> dict[str, Any]:
             "total": changes.total,
         },
         "watched": status.watched,
+        **_spend_fields(status),
     }
 
 
@@ -182,6 +296,7 @@ def print_status(status: ProjectStatus, *, as_json: bool) -> None:
     if status.state is not ProjectState.READY:
         state = status.state.value if status.state is not None else "unknown"
         print(f"  state     {state}: {printable(status.detail)}")
+        _print_spend(status)
         return
     langs = ", ".join(f"{k} {v}" for k, v in list(status.languages.items())[:8])
     print(f"  index     {printable(status.index_dir)}")
@@ -194,3 +309,19 @@ def print_status(status: ProjectStatus, *, as_json: bool) -> None:
         print(f"  changed   {c.total} files since ({c.added} added, {c.modified} modified, {c.deleted} deleted)")
     if status.watched:
         print("  watched   yes: the daemon re-indexes changes as they happen")
+    _print_spend(status)
+
+
+def _print_spend(status: ProjectStatus) -> None:
+    from lgrep_core.spend import describe_spend
+
+    if status.project_spend is not None:
+        print(f"  spend     {describe_spend(status.project_spend)} (this project)")
+    if status.total_spend is not None:
+        print(f"  total     {describe_spend(status.total_spend)} (every project)")
+    print_spend_warnings(status.spend_warnings)
+
+
+def print_spend_warnings(warnings: Sequence[str]) -> None:
+    for warning in warnings:
+        print(f"lgrep: warning: {printable(warning)}", file=sys.stderr)

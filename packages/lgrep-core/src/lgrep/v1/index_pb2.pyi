@@ -209,6 +209,7 @@ class IndexSummary(_message.Message):
     BM25_ELAPSED_FIELD_NUMBER: _builtins.int
     VECTORS_ELAPSED_FIELD_NUMBER: _builtins.int
     CREATED_FIELD_NUMBER: _builtins.int
+    TOKENS_BILLED_FIELD_NUMBER: _builtins.int
     project_root: _builtins.str
     """Absolute path of the project's root directory (as the server resolved it)."""
     files_seen: _builtins.int
@@ -231,6 +232,8 @@ class IndexSummary(_message.Message):
     """The run started a new index generation (first index, `force`, or a repair) instead of
     updating the published one.
     """
+    tokens_billed: _builtins.int
+    """Tokens a cloud embedding provider billed for this run (its reported usage); 0 with a local model."""
     @_builtins.property
     def files_skipped(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
         """Files left out of the index, by reason ("binary", "too-large", "secret", ...)."""
@@ -259,10 +262,11 @@ class IndexSummary(_message.Message):
         bm25_elapsed: _duration_pb2.Duration | None = ...,
         vectors_elapsed: _duration_pb2.Duration | None = ...,
         created: _builtins.bool = ...,
+        tokens_billed: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bm25_elapsed", b"bm25_elapsed", "vectors_elapsed", b"vectors_elapsed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bm25_elapsed", b"bm25_elapsed", "chunks_total", b"chunks_total", "chunks_written", b"chunks_written", "created", b"created", "files_deleted", b"files_deleted", "files_indexed", b"files_indexed", "files_seen", b"files_seen", "files_skipped", b"files_skipped", "files_unchanged", b"files_unchanged", "project_root", b"project_root", "vectors_elapsed", b"vectors_elapsed", "vectors_embedded", b"vectors_embedded", "vectors_pending", b"vectors_pending"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bm25_elapsed", b"bm25_elapsed", "chunks_total", b"chunks_total", "chunks_written", b"chunks_written", "created", b"created", "files_deleted", b"files_deleted", "files_indexed", b"files_indexed", "files_seen", b"files_seen", "files_skipped", b"files_skipped", "files_unchanged", b"files_unchanged", "project_root", b"project_root", "tokens_billed", b"tokens_billed", "vectors_elapsed", b"vectors_elapsed", "vectors_embedded", b"vectors_embedded", "vectors_pending", b"vectors_pending"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -395,6 +399,9 @@ class GetStatusResponse(_message.Message):
     CHUNKER_VERSION_FIELD_NUMBER: _builtins.int
     DETAIL_FIELD_NUMBER: _builtins.int
     CHANGES_FIELD_NUMBER: _builtins.int
+    PROJECT_SPEND_FIELD_NUMBER: _builtins.int
+    TOTAL_SPEND_FIELD_NUMBER: _builtins.int
+    SPEND_WARNINGS_FIELD_NUMBER: _builtins.int
     project_root: _builtins.str
     """Absolute path of the project's root directory."""
     indexed: _builtins.bool
@@ -437,6 +444,24 @@ class GetStatusResponse(_message.Message):
     def changes(self) -> Global___FileChanges:
         """The changes since last_indexed by kind; unset when they were not counted."""
 
+    @_builtins.property
+    def project_spend(self) -> Global___SpendTotals:
+        """What cloud embedding providers billed for this project, from the server's spend ledger; unset
+        when the ledger holds nothing for it (a local model costs nothing).
+        """
+
+    @_builtins.property
+    def total_spend(self) -> Global___SpendTotals:
+        """What cloud embedding providers billed for every project of the server's cache directory;
+        unset when the ledger is empty.
+        """
+
+    @_builtins.property
+    def spend_warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Warnings about money, for people to read: the total passed a configured threshold, or a
+        model's cost is unknown. Empty when there is nothing to say.
+        """
+
     def __init__(
         self,
         *,
@@ -457,14 +482,55 @@ class GetStatusResponse(_message.Message):
         chunker_version: _builtins.str = ...,
         detail: _builtins.str = ...,
         changes: Global___FileChanges | None = ...,
+        project_spend: Global___SpendTotals | None = ...,
+        total_spend: Global___SpendTotals | None = ...,
+        spend_warnings: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "last_indexed", b"last_indexed"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "last_indexed", b"last_indexed", "project_spend", b"project_spend", "total_spend", b"total_spend"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "chunker_version", b"chunker_version", "chunks", b"chunks", "detail", b"detail", "dimension", b"dimension", "files", b"files", "files_changed_since", b"files_changed_since", "index_dir", b"index_dir", "indexed", b"indexed", "languages", b"languages", "last_indexed", b"last_indexed", "model", b"model", "project_root", b"project_root", "provider", b"provider", "state", b"state", "vectors_pending", b"vectors_pending", "watched", b"watched"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "chunker_version", b"chunker_version", "chunks", b"chunks", "detail", b"detail", "dimension", b"dimension", "files", b"files", "files_changed_since", b"files_changed_since", "index_dir", b"index_dir", "indexed", b"indexed", "languages", b"languages", "last_indexed", b"last_indexed", "model", b"model", "project_root", b"project_root", "project_spend", b"project_spend", "provider", b"provider", "spend_warnings", b"spend_warnings", "state", b"state", "total_spend", b"total_spend", "vectors_pending", b"vectors_pending", "watched", b"watched"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetStatusResponse: _TypeAlias = GetStatusResponse  # noqa: Y015
+
+@_typing.final
+class SpendTotals(_message.Message):
+    """Money spent on cloud embedding providers, summed from the server's spend ledger."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKENS_FIELD_NUMBER: _builtins.int
+    REQUESTS_FIELD_NUMBER: _builtins.int
+    COST_USD_FIELD_NUMBER: _builtins.int
+    UNPRICED_MODELS_FIELD_NUMBER: _builtins.int
+    tokens: _builtins.int
+    """Tokens the providers billed."""
+    requests: _builtins.int
+    """Embedding requests sent."""
+    cost_usd: _builtins.float
+    """Estimated cost in US dollars, from the server's price table; it covers only the models that
+    have a price (see unpriced_models).
+    """
+    @_builtins.property
+    def unpriced_models(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Models without a price: their tokens are in `tokens` but their cost is unknown."""
+
+    def __init__(
+        self,
+        *,
+        tokens: _builtins.int = ...,
+        requests: _builtins.int = ...,
+        cost_usd: _builtins.float = ...,
+        unpriced_models: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cost_usd", b"cost_usd", "requests", b"requests", "tokens", b"tokens", "unpriced_models", b"unpriced_models"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SpendTotals: _TypeAlias = SpendTotals  # noqa: Y015
 
 @_typing.final
 class WatchProjectRequest(_message.Message):

@@ -1,5 +1,5 @@
 """Test fakes shared by every package."""
 
-from lgrep_core.testing.fakes import FakeEmbedder
+from lgrep_core.testing.fakes import FakeEmbedder, FakeRemoteEmbedder
 
-__all__ = ["FakeEmbedder"]
+__all__ = ["FakeEmbedder", "FakeRemoteEmbedder"]

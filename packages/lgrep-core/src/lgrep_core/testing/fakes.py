@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import math
+import os
 import re
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from lgrep_core.embeddings.base import Vectors
 from lgrep_core.text import identifier_parts
 
-__all__ = ["FakeEmbedder"]
+__all__ = ["FakeEmbedder", "FakeRemoteEmbedder"]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BILLED_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 class FakeEmbedder:
@@ -65,3 +70,80 @@ class FakeEmbedder:
             vec[0] = 1.0
             return vec
         return vec / norm
+
+
+class FakeRemoteEmbedder:
+    """A cloud provider without the cloud: implements RemoteEmbeddingProvider deterministically.
+
+    It bills one token per word or punctuation mark (`billed_tokens`), while its `estimate_tokens`
+    guesses from length (a character count / 4, as a plan would without the provider's tokenizer),
+    so plans and bills differ as they do with a real provider. Every text it receives is kept in
+    `received` as ("document" | "query", text), and appended as a JSON line to `record` when given,
+    so a test can read what a daemon in another process sent.
+    """
+
+    remote = True
+
+    def __init__(
+        self,
+        model: str = "voyage-code-3",
+        dimension: int = 64,
+        *,
+        provider: str = "fake-remote",
+        record: Path | None = None,
+    ) -> None:
+        self._vectors = FakeEmbedder(dimension, model)
+        self._provider = provider
+        self._model = model
+        self._dimension = dimension
+        self._record = record
+        self._lock = threading.Lock()
+        self.received: list[tuple[str, str]] = []
+        self.requests = 0
+        self.tokens_billed = 0
+
+    @property
+    def provider(self) -> str:
+        return self._provider
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @staticmethod
+    def billed_tokens(text: str) -> int:
+        return len(_BILLED_TOKEN.findall(text))
+
+    def estimate_tokens(self, texts: Sequence[str]) -> int:
+        return sum(math.ceil(len(t) / 4) for t in texts)
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return self.embed_documents_billed(texts)[0]
+
+    def embed_documents_billed(self, texts: Sequence[str]) -> tuple[Vectors, int]:
+        self._receive("document", texts)
+        tokens = sum(self.billed_tokens(t) for t in texts)
+        with self._lock:
+            self.requests += 1
+            self.tokens_billed += tokens
+        return self._vectors.embed_documents(texts), tokens
+
+    def embed_query(self, text: str) -> Vectors:
+        self._receive("query", [text])
+        return self._vectors.embed_query(text)
+
+    def _receive(self, kind: str, texts: Sequence[str]) -> None:
+        with self._lock:
+            self.received.extend((kind, t) for t in texts)
+            if self._record is None:
+                return
+            lines = "".join(json.dumps({"kind": kind, "text": t}) + "\n" for t in texts)
+            fd = os.open(self._record, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, lines.encode("utf-8", "surrogateescape"))
+            finally:
+                os.close(fd)

@@ -46,6 +46,7 @@ from lgrep_core.models import (
     SearchResponse,
     ServerInfo,
     ServerRole,
+    SpendTotals,
     SymbolMatch,
     WatchResult,
 )
@@ -227,6 +228,9 @@ class FakeLgrep:
             chunker_version="2",
             last_indexed=STARTED,
             changes=FileChanges(added=1),
+            project_spend=SpendTotals(tokens=1200, requests=2, cost_usd=0.000216),
+            total_spend=SpendTotals(tokens=30_000_000, requests=90, cost_usd=5.4),
+            spend_warnings=("cloud embedding spend has passed $5.00: about $5.40 so far",),
         )
         return wire.project_status_to_proto(status)
 

@@ -1,0 +1,218 @@
+"""What an indexing run would embed, and what that would cost, worked out without sending anything.
+
+`plan_index` walks the project with the indexer's rules and reads its index (read-only, no lock):
+a file whose size and mtime match the manifest keeps its chunks, and only those of its chunks whose
+vector is missing count; a new or changed file is read, redacted and chunked as the indexer would.
+Vectors are content-addressed (pipeline.vector_key), so a chunk whose key already has a vector
+costs nothing, and a key shared by several chunks is embedded (and billed) once. With a cloud
+provider each text is prepared as it would be sent (egress.outgoing: redacted, or only its names)
+and its tokens are the provider's own estimate (`estimate_tokens`), not a bill: for a
+characters/4 rule, expect the bill within about ±25% for code; chunk counts are exact for the files
+as they are now. The cost comes from the price table (unknown for a model without a price); the
+time is a rough guide (`LOCAL_CHUNKS_PER_S`, `REMOTE_SECONDS_PER_REQUEST`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lgrep_core.config import LgrepSettings
+from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote
+from lgrep_core.errors import NotFoundError
+from lgrep_core.models import Chunk, ProjectState, embedding_text
+from lgrep_core.secrets import sanitize
+from lgrep_core.spend import price_table
+from lgrep_core.storage.layout import FileRecord
+from lgrep_core.storage.reader import ProjectReader
+from lgrep_core.storage.schema import IndexIdentity, path_key
+
+from .chunker import chunk_file, detect_language
+from .egress import outgoing
+from .pipeline import identity_for, vector_key, walk_options
+from .walker import read_text, walk
+
+__all__ = ["LOCAL_CHUNKS_PER_S", "REMOTE_SECONDS_PER_REQUEST", "IndexPlan", "plan_index"]
+
+log = logging.getLogger(__name__)
+
+# Rough speeds for the time estimate: the local model embeds ~20-50 chunks/s on 2 cores (DESIGN
+# section 4); a cloud request of a batch of chunks takes about a second, plus the time to read them.
+LOCAL_CHUNKS_PER_S = 30.0
+REMOTE_SECONDS_PER_REQUEST = 1.0
+# Texts per estimate_tokens call: bounded memory whatever the size of the project.
+_ESTIMATE_BATCH = 512
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPlan:
+    """What `lgrep index` would do now. `tokens` and `cost_usd` are None when there is nothing to
+    say: the local model (no money), or a model without a price (cost unknown)."""
+
+    root: str
+    provider: str
+    model: str
+    remote: bool
+    files: int  # files the walk finds (after ignore rules)
+    files_to_read: int  # new or changed since the last index: read and chunked again
+    chunks_to_embed: int  # chunks whose vector is missing (each distinct key once)
+    chunks_withheld: int  # of those, chunks not sent at all (a secret even after redaction)
+    tokens: int | None  # estimated tokens to be billed (cloud provider only)
+    cost_usd: float | None  # estimated cost (None: local, or no price for the model)
+    price_per_million: float | None
+    seconds: float  # rough time to embed
+    rebuild: bool  # everything is embedded again (first index, --force, or another model)
+    note: str = ""  # why a rebuild, when it is not the user's choice
+
+
+def plan_index(settings: LgrepSettings, root: Path, embedder: EmbeddingProvider, *, force: bool = False) -> IndexPlan:
+    """Work out the plan of indexing `root` now. Sends nothing, writes nothing, takes no lock.
+
+    Raises:
+        NotFoundError: the root is not a directory.
+        StorageError: the index cannot be read.
+    """
+    root = root.resolve()
+    if not root.is_dir():
+        raise NotFoundError(f"{root} is not a directory")
+    identity = identity_for(settings, embedder)
+    reader = ProjectReader(settings.cache_dir, root)
+    stored: set[str] = set()
+    records: dict[str, FileRecord] = {}
+    note = ""
+    usable = False
+    if not force and reader.state() is ProjectState.READY:
+        version = reader.version()
+        note = _identity_note(reader.meta(version), identity, root)
+        if not note:
+            usable = True
+            stored = reader.vector_keys(version)
+            records = reader.manifest(version)
+    else:
+        version = None
+
+    texts: dict[str, tuple[str, str]] = {}  # key -> (path, embedding text), each key once
+    unchanged: list[str] = []
+    files = 0
+    to_read = 0
+    for file in walk(root, walk_options(settings)):
+        files += 1
+        record = records.get(file.path)
+        if record is not None and record.size == file.size and record.mtime_ns == file.mtime_ns:
+            unchanged.append(file.path)
+            continue
+        text = read_text(file, settings.index.max_file_bytes)
+        if text is None:
+            continue
+        digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+        if record is not None and record.sha256 == digest:
+            unchanged.append(file.path)  # touched, not changed: its chunks stay
+            continue
+        to_read += 1
+        clean = _sanitized(text, file.path)
+        if clean is None:
+            continue  # withheld from the index as a credential: never chunked, never sent
+        for chunk in _chunks(settings, file.path, clean):
+            key = vector_key(identity, chunk)
+            if key not in stored:
+                texts.setdefault(key, (file.path, embedding_text(file.path, chunk.scope, chunk.content)))
+
+    if usable and version is not None and unchanged:
+        # Chunks an earlier run left without vectors (killed, or --no-wait) are embedded too.
+        wanted = {path_key(p) for p in unchanged}
+        keys = reader.read_chunks(version, ["vec_key", "path_key"])
+        pending_files = sorted(
+            {pk for k, pk in zip(keys["vec_key"], keys["path_key"], strict=True) if pk in wanted and k not in stored}
+        )
+        if pending_files:
+            rows = reader.read_chunks(version, ["vec_key", "path", "scope", "content"], pending_files)
+            for key, path, scope, content in zip(
+                rows["vec_key"], rows["path"], rows["scope"], rows["content"], strict=True
+            ):
+                if key not in stored:
+                    texts.setdefault(key, (path, embedding_text(path, scope or (), content)))
+
+    remote = is_remote(embedder)
+    withheld = 0
+    tokens: int | None = None
+    cost: float | None = None
+    price: float | None = None
+    seconds = len(texts) / LOCAL_CHUNKS_PER_S
+    if remote:
+        assert isinstance(embedder, RemoteEmbeddingProvider)
+        tokens = 0
+        for batch in _batches(texts):
+            sent = [o.text for o in (outgoing(k, p, t) for k, (p, t) in batch) if o is not None]
+            withheld += len(batch) - len(sent)
+            tokens += int(embedder.estimate_tokens(sent)) if sent else 0
+        price = price_table(settings.spend).get(identity.model)
+        cost = tokens * price / 1e6 if price is not None else None
+        requests = math.ceil((len(texts) - withheld) / settings.index.embed_batch_chunks)
+        seconds = requests * REMOTE_SECONDS_PER_REQUEST
+    return IndexPlan(
+        root=str(root),
+        provider=identity.provider,
+        model=identity.model,
+        remote=remote,
+        files=files,
+        files_to_read=to_read,
+        chunks_to_embed=len(texts),
+        chunks_withheld=withheld,
+        tokens=tokens,
+        cost_usd=cost,
+        price_per_million=price,
+        seconds=seconds,
+        rebuild=not usable,
+        note=note,
+    )
+
+
+def _identity_note(meta: dict[str, Any], identity: IndexIdentity, root: Path) -> str:
+    found = meta.get("identity")
+    stored: dict[str, Any] = dict(found) if isinstance(found, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
+    stored.setdefault("embedding_text", "1")
+    if stored == identity.as_dict():
+        return ""
+    return (
+        f"the index of {root} was built differently ({stored.get('provider')}/{stored.get('model')}); "
+        f"`lgrep index --force` rebuilds it with {identity.provider}/{identity.model}, embedding everything"
+    )
+
+
+def _sanitized(text: str, path: str) -> str | None:
+    try:
+        return sanitize(text).text
+    except Exception:  # the indexer withholds such a file too (fails closed)
+        log.debug("scanning %s failed", path, exc_info=True)
+        return None
+
+
+def _chunks(settings: LgrepSettings, path: str, text: str) -> list[Chunk]:
+    chunking = settings.chunking
+    try:
+        return chunk_file(
+            path,
+            text,
+            language=detect_language(path),
+            max_tokens=chunking.max_tokens,
+            overlap_tokens=chunking.overlap_tokens,
+            use_ast=chunking.use_ast,
+        )
+    except Exception:  # as the indexer: a chunker bug costs the file its structure, not the plan
+        return chunk_file(path, text, language=None, use_ast=False)
+
+
+def _batches(texts: dict[str, tuple[str, str]]) -> Iterator[list[tuple[str, tuple[str, str]]]]:
+    batch: list[tuple[str, tuple[str, str]]] = []
+    for item in texts.items():
+        batch.append(item)
+        if len(batch) >= _ESTIMATE_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
