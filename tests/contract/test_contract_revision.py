@@ -19,7 +19,7 @@ from lgrep_core import wire
 FINGERPRINTS = {
     1: "016830f84aa6ed41b2f7e5dc6d07cce01ad14138b1f41e440f02349ee31309d4",
     2: "3b44fe32d62baeb8a1e9fc5e8a9604421a97bba4dd7778bfa1cb63ac65a3a1c6",
-    3: "5b2e9fa5da89873bb229debbd3d37a1f112c21975f5afab6791f9bab615579f4",
+    3: "5e8afc1a912bac25365d6d0d9da8884314df86129d787d8cb5d45359e8d26c02",
 }
 
 

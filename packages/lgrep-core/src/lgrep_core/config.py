@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from lgrep_core.config_sources import (
     default_user_config_path,
@@ -32,7 +32,11 @@ from lgrep_core.config_sources import (
 from lgrep_core.errors import ConfigError
 
 __all__ = [
+    "API_KEY_ENV",
+    "CLOUD_PROVIDERS",
+    "DEFAULT_MODELS",
     "DEFAULT_SOURCE",
+    "MODEL_DIMENSIONS",
     "PROJECT_CONFIG_NAME",
     "ChunkingSettings",
     "EmbeddingSettings",
@@ -63,12 +67,84 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
+# The cloud providers' defaults: the model a provider runs when the user names none, and each known
+# model's native dimension (an OpenAI-compatible server's other models: detected at first use).
+CLOUD_PROVIDERS = ("voyage", "openai")
+DEFAULT_MODELS = {"local": "all-MiniLM-L6-v2", "voyage": "voyage-code-3", "openai": "text-embedding-3-small"}
+MODEL_DIMENSIONS = {
+    "all-MiniLM-L6-v2": 384,
+    "voyage-code-3": 1024,
+    "voyage-3.5": 1024,
+    "voyage-3.5-lite": 1024,
+    "voyage-3-large": 1024,
+    "voyage-3": 1024,
+    "voyage-code-2": 1536,
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+# The variable each cloud provider's API key is read from (never from a file of the project's).
+API_KEY_ENV = {"voyage": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
 class EmbeddingSettings(_Section):
-    provider: Literal["local"] = Field(
-        default="local", description="Embedding provider; 'local' runs all-MiniLM-L6-v2 on this machine."
+    provider: Literal["local", "voyage", "openai"] = Field(
+        default="local",
+        description=(
+            "Embedding provider: 'local' runs all-MiniLM-L6-v2 on this machine; 'voyage' (Voyage AI) and "
+            "'openai' (OpenAI or any OpenAI-compatible endpoint, see base_url) send chunks to that service."
+        ),
     )
-    model: str = Field(default="all-MiniLM-L6-v2", description="Model name for the provider.")
-    dimensions: int = Field(default=384, gt=0, le=8192, description="Vector dimension the model produces.")
+    model: str = Field(
+        default="all-MiniLM-L6-v2",
+        min_length=1,
+        description="Model name for the provider (default: all-MiniLM-L6-v2, voyage-code-3, text-embedding-3-small).",
+    )
+    dimensions: int | None = Field(
+        default=384,
+        gt=0,
+        le=8192,
+        description=(
+            "Vector dimension: the model's own unless set (voyage-code-3: 256, 512, 1024 or 2048; "
+            "text-embedding-3-*: any up to its size); unset for an unknown model: detected and checked."
+        ),
+    )
+    base_url: str | None = Field(
+        default=None,
+        description=(
+            "The provider's API base URL (env LGREP_EMBEDDING_BASE_URL): an OpenAI-compatible server such as "
+            "http://127.0.0.1:11434/v1 (Ollama), vLLM, TEI, LiteLLM, Gemini's; default: the provider's own."
+        ),
+    )
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="Cloud providers: the API key; by default read from VOYAGE_API_KEY or OPENAI_API_KEY.",
+    )
+    timeout_s: float = Field(default=60.0, gt=0, le=3600, description="Cloud providers: seconds per request.")
+    max_tries: int = Field(
+        default=6,
+        ge=1,
+        le=50,
+        description="Cloud providers: tries per request on 429, 5xx, timeouts (exponential backoff with jitter).",
+    )
+    concurrency: int = Field(default=4, ge=1, le=64, description="Cloud providers: requests in flight at once.")
+    request_texts: int | None = Field(
+        default=None, ge=1, description="Cloud providers: texts per request (default: the API's limit)."
+    )
+    request_tokens: int | None = Field(
+        default=None, ge=256, description="Cloud providers: tokens per request (default: the API's limit)."
+    )
+    cloud_projects: list[str] = Field(
+        default_factory=list[str],
+        description=(
+            "With a cloud provider: only projects under these folders use it (empty: every project); "
+            "the others use the local model."
+        ),
+    )
+    local_projects: list[str] = Field(
+        default_factory=list[str],
+        description="With a cloud provider: projects under these folders never use it (they use the local model).",
+    )
     quantized: bool = Field(default=True, description="Local model: int8 weights (faster) instead of float32.")
     threads: int | None = Field(default=None, gt=0, description="Local model: inference threads (default: all cores).")
     batch_tokens: int = Field(
@@ -78,6 +154,52 @@ class EmbeddingSettings(_Section):
         # 4 x 256 tokens measured faster than 8 x 256 (77 vs 68 chunks/s, tools/bench_embed.py) and lighter.
         description="Local model: tokens per inference batch (bounds memory).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_defaults(cls, data: Any) -> Any:
+        # A provider named without a model runs its default model, at that model's own dimension.
+        if not isinstance(data, dict):
+            return data
+        values = cast(dict[str, Any], data)
+        provider = values.get("provider", "local")
+        if provider in DEFAULT_MODELS and "model" not in values:
+            values = {**values, "model": DEFAULT_MODELS[provider]}
+        if "dimensions" not in values:
+            values = {**values, "dimensions": MODEL_DIMENSIONS.get(str(values.get("model", "all-MiniLM-L6-v2")))}
+        elif values["dimensions"] in ("", None):
+            values = {**values, "dimensions": None}
+        return values
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value.rstrip("/")
+
+    @property
+    def remote(self) -> bool:
+        """The provider sends text off this machine."""
+        return self.provider in CLOUD_PROVIDERS
+
+    @property
+    def api_key_env(self) -> str:
+        return API_KEY_ENV.get(self.provider, "")
+
+    def for_project(self, root: Path) -> EmbeddingSettings:
+        """The settings a project's index is built with: these, or the local model's when the user opted
+        the project out of the cloud provider (`local_projects`, or not under `cloud_projects`)."""
+        if not self.remote:
+            return self
+        inside = [_under(root, folder) for folder in self.local_projects]
+        chosen = [_under(root, folder) for folder in self.cloud_projects]
+        if any(inside) or (self.cloud_projects and not any(chosen)):
+            return EmbeddingSettings(quantized=self.quantized, threads=self.threads, batch_tokens=self.batch_tokens)
+        return self
 
     @field_validator("provider", mode="wrap")
     @classmethod
@@ -255,7 +377,7 @@ class LgrepSettings(BaseModel):
         """The process settings that decide what vectors mean, as a server's handshake names them: a
         client and the daemon serving it must agree on them, or its results come from another model."""
         e = self.embedding
-        return {"provider": e.provider, "model": e.label, "dimension": e.dimensions}
+        return {"provider": e.provider, "model": e.label, "dimension": e.dimensions or 0}
 
 
 class LoadedSettings(BaseModel):
@@ -306,7 +428,22 @@ def load_settings(
         settings = LgrepSettings(**merged)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, sources)) from None
+    embedding = settings.embedding
+    key_env = embedding.api_key_env
+    if key_env and embedding.api_key is None and env.get(key_env, "").strip():
+        # The provider's own variable (VOYAGE_API_KEY, OPENAI_API_KEY), as its SDK would read it.
+        embedding.api_key = SecretStr(env[key_env].strip())
+        sources["embedding.api_key"] = f"env {key_env}"
     return LoadedSettings(settings=settings, sources=sources)
+
+
+def _under(root: Path, folder: str) -> bool:
+    """`root` is `folder` or inside it (both resolved; `~` expanded)."""
+    try:
+        base = Path(folder).expanduser().resolve()
+        return root.resolve().is_relative_to(base)
+    except (OSError, RuntimeError, ValueError):
+        return False
 
 
 def is_project_key(key: str) -> bool:

@@ -34,6 +34,8 @@ ENV_ALIASES = {
 # The settings sections (config.LgrepSettings checks that it has exactly these).
 SECTIONS = frozenset({"embedding", "chunking", "index", "search", "server", "spend"})
 _MAX_CONFIG_BYTES = 1_000_000
+# Settings that hold a list: their variable holds it comma-separated.
+_LIST_KEYS = frozenset({"ignore_patterns", "cloud_projects", "local_projects"})
 
 
 def default_user_config_path(env: Mapping[str, str]) -> Path:
@@ -103,7 +105,7 @@ def env_layers(env: Mapping[str, str], sections: Collection[str] = SECTIONS) -> 
             if not sep or section not in sections:
                 continue
             keys = (section, key)
-        if keys[-1] == "ignore_patterns":
+        if keys[-1] in _LIST_KEYS:
             value = [p for p in value.split(",") if p.strip()] if value else []
         layer: dict[str, Any] = {}
         node = layer

@@ -219,6 +219,7 @@ class SearchResponse:
     query_kind: str = ""  # "symbol" or "natural": how the query was read (it sets the channel weights)
     search_type: SearchType | None = None  # None only when a newer server named channels this version does not know
     files_changed: int = 0  # files changed on disk since the index was last updated (0 when not checked)
+    notes: tuple[str, ...] = ()  # what made the answer less than asked for (the query could not be embedded)
 
 
 # --- checks every request shares -------------------------------------------------------------------

@@ -52,6 +52,7 @@ def search_response_json(response: SearchResponse, *, query: str, root: str, exp
         "timings_ms": dict(response.timings_ms),
         "chunks_searched": response.chunks_searched,
         "vectors_pending": response.vectors_pending,
+        "notes": list(response.notes),
     }
 
 

@@ -38,7 +38,7 @@ from lgrep.v1 import server_pb2, server_pb2_grpc
 
 from lgrep_core import grpc_support, wire
 from lgrep_core.config import LgrepSettings
-from lgrep_core.embeddings.base import EmbeddingProvider, model_label
+from lgrep_core.embeddings.base import EmbeddingProvider, declared_dimension, model_label
 from lgrep_core.errors import IndexBusyError, StorageError
 from lgrep_core.locks import acquire_pid_lock, lock_holder, release_pid_lock
 from lgrep_core.memory import limit_heap_arenas
@@ -346,7 +346,7 @@ def make_server_info(
         cache_dir=str(settings.cache_dir),
         embedding_provider=embedder.provider,
         embedding_model=model_label(embedder),
-        embedding_dimension=embedder.dimension,
+        embedding_dimension=declared_dimension(embedder),
         resident_projects=resident,
         unix_socket_path=str(runtime.socket_path),
         tcp_host="127.0.0.1" if runtime.bound_tcp_port else "",

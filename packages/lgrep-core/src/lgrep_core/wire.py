@@ -391,6 +391,7 @@ def search_response_to_proto(response: SearchResponse) -> search_pb2.SearchRespo
         files_changed=response.files_changed,
         query_kind=response.query_kind,
         search_type=search_type_to_proto(response.search_type),
+        notes=list(response.notes),
     )
 
 
@@ -404,6 +405,7 @@ def search_response_from_proto(message: search_pb2.SearchResponse) -> SearchResp
         query_kind=message.query_kind,
         search_type=_SEARCH_TYPE_FROM_PB.get(message.search_type),
         files_changed=message.files_changed,
+        notes=tuple(message.notes),
     )
 
 

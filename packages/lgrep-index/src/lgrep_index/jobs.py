@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lgrep_core.config import LgrepSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider
+from lgrep_core.embeddings.registry import Embedders, as_embedders
 from lgrep_core.errors import IndexingError, LgrepError
 from lgrep_core.models import IndexProgress, IndexSummary
 
@@ -52,14 +53,16 @@ class IndexJobs:
     def __init__(
         self,
         settings: LgrepSettings,
-        embedder: EmbeddingProvider,
+        embedder: EmbeddingProvider | Embedders,
         *,
         on_commit: Callable[[Path], None] | None = None,
     ) -> None:
         """`on_commit(root)` is called after each job that changed a project's index (readers in
         the same process refresh their snapshot at once instead of on their next check)."""
         self.settings = settings
-        self.embedder = embedder
+        # One provider, or one per project (a project opted out of a cloud provider uses the local model).
+        self.embedders = as_embedders(embedder)
+        self.embedder = self.embedders.primary
         self.on_commit = on_commit
         self._lock = threading.Lock()
         self._queues: dict[Path, list[_Job]] = {}
@@ -187,7 +190,8 @@ class IndexJobs:
         try:
             # The project's own settings (its .lgrep.yaml) decide what is indexed and how it is chunked.
             settings = load_settings(job.root).settings
-            indexer = Indexer(settings, job.root, self.embedder, progress=progress, cancel=self._cancel)
+            embedder = self.embedders.for_project(job.root)
+            indexer = Indexer(settings, job.root, embedder, progress=progress, cancel=self._cancel)
             if job.batch is not None:
                 job.outcome = indexer.update(job.batch, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
             else:

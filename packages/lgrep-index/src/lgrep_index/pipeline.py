@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote, model_label
-from lgrep_core.errors import IndexingError, NotFoundError
+from lgrep_core.embeddings.cloud import EmbeddingIncomplete
+from lgrep_core.errors import EmbeddingError, IndexingError, NotFoundError
 from lgrep_core.memory import rss_bytes
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import sanitize
@@ -59,6 +60,8 @@ log = logging.getLogger(__name__)
 FILES_PER_COMMIT = 400
 # Chunks read back per scan step of phase 2.
 SCAN_ROWS = 4096
+# Files an embedding error names (the rest are counted).
+_FILES_NAMED = 10
 # An update keeps the embedding texts of the chunks it writes for phase 2 (no scan of the tables) up to
 # this many chunks (~20 MB of text); past it, phase 2 scans as a full run does.
 MAX_WRITTEN_TEXTS = 20_000
@@ -516,17 +519,21 @@ class Indexer:
         keys: list[str] = []
         paths: list[str] = []
         texts: list[str] = []
-        for key, path, text in items:
-            keys.append(key)
-            paths.append(path)
-            texts.append(text)
-            if len(keys) >= governor.batch_chunks:
-                self._check_cancel()
+        try:
+            for key, path, text in items:
+                keys.append(key)
+                paths.append(path)
+                texts.append(text)
+                if len(keys) >= governor.batch_chunks:
+                    self._check_cancel()
+                    self._embed_commit(keys, paths, texts, summary, progress)
+                    keys, paths, texts = [], [], []
+                    governor.check(self.embedder)
+            if keys:
                 self._embed_commit(keys, paths, texts, summary, progress)
-                keys, paths, texts = [], [], []
-                governor.check(self.embedder)
-        if keys:
-            self._embed_commit(keys, paths, texts, summary, progress)
+        except EmbeddingError as exc:
+            self.store.note_vector_writes(summary.vectors_embedded - embedded_before)
+            raise self._left_unembedded(exc) from None
         self.store.note_vector_writes(summary.vectors_embedded - embedded_before)
 
     def _pending_texts(self, pending: set[str]) -> Iterator[tuple[str, str, str]]:
@@ -548,6 +555,7 @@ class Indexer:
     def _embed_commit(
         self, keys: list[str], paths: list[str], texts: list[str], summary: _Tally, progress: _PhaseProgress
     ) -> None:
+        failure: EmbeddingError | None = None
         if self._remote is not None:
             sent = [o for o in (outgoing(k, p, t) for k, p, t in zip(keys, paths, texts, strict=True)) if o]
             if len(sent) < len(keys):
@@ -556,21 +564,41 @@ class Indexer:
                     len(keys) - len(sent),
                     self.embedder.provider,
                 )
-            vectors, billed = self._remote.embed(sent) if sent else (np.zeros((0, self.identity.dimension)), 0)
+            arrived, vectors, billed, failure = self._remote.embed(sent)
             summary.tokens_billed += billed
-            stored = [o.key for o in sent]
+            stored = [o.key for o in arrived]
         else:
             vectors = self.embedder.embed_documents(texts)
             stored = keys
         vectors = np.asarray(vectors, dtype=np.float32)
-        if vectors.shape != (len(stored), self.identity.dimension):
+        if len(stored) and vectors.shape != (len(stored), self.identity.dimension):
             raise IndexingError(
                 f"embedder returned shape {vectors.shape}, expected ({len(stored)}, {self.identity.dimension})"
             )
-        self.store.add_vectors(stored, vectors)
+        if stored:
+            # What arrived is kept, even when other requests of the batch failed: it was paid for.
+            self.store.add_vectors(stored, vectors)
         summary.vectors_embedded += len(stored)
         progress.chunks_done += len(keys)
         self._progress(progress.event())
+        if failure is not None:
+            raise failure
+
+    def _left_unembedded(self, exc: EmbeddingError) -> EmbeddingError:
+        """The provider's error, naming the files whose chunks are still without vectors (BM25 finds
+        them meanwhile; the next run embeds only those)."""
+        pending = self.store.pending_vector_keys()
+        files: set[str] = set()
+        for batch in self.store.iter_chunk_rows(["vec_key", "path"], SCAN_ROWS):
+            files.update(p for k, p in zip(batch["vec_key"], batch["path"], strict=True) if k in pending)
+        shown = sorted(files)[:_FILES_NAMED]
+        more = f" and {len(files) - len(shown)} more" if len(files) > len(shown) else ""
+        names = ", ".join(shown) + more if shown else "none"
+        message = (
+            f"{exc.message}. {len(files)} file{'' if len(files) == 1 else 's'} left without vectors ({names}); "
+            "BM25 search finds them meanwhile, and `lgrep index` again embeds only what is missing"
+        )
+        return (EmbeddingError if isinstance(exc, EmbeddingIncomplete) else type(exc))(message)
 
 
 class _RemoteAccounts:
@@ -587,19 +615,36 @@ class _RemoteAccounts:
         self.thresholds = settings.spend.warn_usd
         self._spent_usd: float | None = None  # read from the ledger at the first request
 
-    def embed(self, sent: Sequence[Outgoing]) -> tuple[np.ndarray, int]:
+    def embed(self, sent: Sequence[Outgoing]) -> tuple[list[Outgoing], np.ndarray, int, EmbeddingError | None]:
+        """Send `sent`; returns the texts that were embedded, their vectors, the tokens billed, and the
+        provider's error when some were not (after its retries)."""
+        if not sent:
+            return [], np.zeros((0, self.embedder.dimension), np.float32), 0, None
         texts = [o.text for o in sent]
         if self._spent_usd is None:
             total = self.ledger.totals(self.prices)
             self._spent_usd = total.cost_usd if total is not None else 0.0
-        vectors, billed = self.embedder.embed_documents_billed(texts)
+        failure: EmbeddingError | None = None
+        try:
+            vectors, billed = self.embedder.embed_documents_billed(texts)
+            arrived = list(sent)
+        except EmbeddingIncomplete as exc:
+            order = sorted(exc.vectors)
+            arrived = [sent[i] for i in order]
+            vectors = np.stack([exc.vectors[i] for i in order]) if order else np.zeros((0, self.embedder.dimension))
+            billed, failure = exc.tokens, exc
         billed = max(int(billed), 0)
+        if arrived or billed:
+            self._account(arrived, billed)
+        return arrived, vectors, billed, failure
+
+    def _account(self, arrived: Sequence[Outgoing], billed: int) -> None:
         provider, model = self.embedder.provider, model_label(self.embedder)
         # Money first: whatever happens to the vectors now, the request was billed.
-        self.ledger.record(self.root, provider, model, billed, len(sent))
-        self.egress.record(sent, apportion(billed, texts), provider=provider, model=model)
+        self.ledger.record(self.root, provider, model, billed, len(arrived))
+        self.egress.record(arrived, apportion(billed, [o.text for o in arrived]), provider=provider, model=model)
         price = self.prices.get(model)
-        if price is not None:
+        if price is not None and self._spent_usd is not None:
             before = self._spent_usd
             self._spent_usd = before + billed * price / 1e6
             for threshold in crossed_thresholds(before, self._spent_usd, self.thresholds):
@@ -609,7 +654,6 @@ class _RemoteAccounts:
                     format_usd(self._spent_usd),
                     self.ledger.path,
                 )
-        return vectors, billed
 
 
 class _MemoryGovernor:

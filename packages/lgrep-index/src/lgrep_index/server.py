@@ -18,6 +18,7 @@ from typing import Any
 
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider
+from lgrep_core.embeddings.registry import Embedders
 from lgrep_core.errors import IndexBusyError
 from lgrep_core.locks import acquire_pid_lock, release_pid_lock
 from lgrep_core.models import ServerInfo, ServerRole
@@ -69,7 +70,7 @@ class IndexRole:
 
 def build_index_role(
     settings: LgrepSettings,
-    embedder: EmbeddingProvider,
+    embedder: EmbeddingProvider | Embedders,
     *,
     on_commit: Callable[[Path], None] | None = None,
     resident: Callable[[], set[Path]] = set,
@@ -105,6 +106,7 @@ def serve_index(
     from lgrep_core.embeddings.registry import make_embedder
 
     embedder = make_embedder(settings.embedding, settings.cache_dir)
+    embedders = Embedders(settings.embedding, settings.cache_dir, embedder)
     activity = ActivityInterceptor()
     runtime = ServerRuntime(
         socket_path,
@@ -113,7 +115,7 @@ def serve_index(
         what="lgrep-index server",
     )
     runtime.claim()
-    role = build_index_role(settings, embedder)
+    role = build_index_role(settings, embedders)
     started = datetime.now(UTC)
 
     def install(server: Any) -> list[str]:

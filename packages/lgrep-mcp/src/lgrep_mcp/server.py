@@ -317,6 +317,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         data["stale_files"] = sorted({h.path for h in response.results if h.stale})
         data["files_changed"] = response.files_changed
         data["vectors_pending"] = response.vectors_pending
+        notes.extend(response.notes)
         if response.vectors_pending:
             notes.append(
                 f"{response.vectors_pending} chunks are still waiting for their vectors: results lean on words "

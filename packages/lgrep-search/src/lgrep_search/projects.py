@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lgrep_core.config import LgrepSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
+from lgrep_core.embeddings.registry import Embedders, as_embedders
 from lgrep_core.errors import IndexMismatchError
 from lgrep_core.models import (
     FileList,
@@ -69,9 +70,13 @@ class _Project:
 class ProjectSearchers:
     """Searches any project under one process's settings and embedding model. Thread-safe."""
 
-    def __init__(self, settings: LgrepSettings, embedder: EmbeddingProvider, *, background: bool = True) -> None:
+    def __init__(
+        self, settings: LgrepSettings, embedder: EmbeddingProvider | Embedders, *, background: bool = True
+    ) -> None:
         self.settings = settings
-        self.embedder = embedder
+        # One provider, or one per project (a project opted out of a cloud provider uses the local model).
+        self.embedders = as_embedders(embedder)
+        self.embedder = self.embedders.primary
         self.background = background
         self._projects: dict[Path, _Project] = {}
         self._lock = threading.Lock()
@@ -148,31 +153,32 @@ class ProjectSearchers:
         # A project's settings are read when it is first opened and again when its file changes.
         settings = load_settings(root).settings
         reader = ProjectReader(self.settings.cache_dir, root)
-        self._check_model(reader)
+        embedder = self.embedders.for_project(root)
+        self._check_model(reader, embedder)
         with self._lock:
             project = self._projects.get(root)
             if project is None:
                 snapshots = Snapshots(reader, background=self.background)
-                project = _Project(snapshots, Searcher(snapshots, self.embedder), settings, key)
+                project = _Project(snapshots, Searcher(snapshots, embedder), settings, key)
                 self._projects[root] = project
             else:
                 project.settings, project.settings_key = settings, key
             return project
 
-    def _check_model(self, reader: ProjectReader) -> None:
+    def _check_model(self, reader: ProjectReader, embedder: EmbeddingProvider) -> None:
         identity = reader.meta(reader.version()).get("identity") or {}
         model = str(identity.get("model", ""))
-        served = model_label(self.embedder)
+        served = model_label(embedder)
         same = (
-            identity.get("provider") == self.embedder.provider
+            identity.get("provider") == embedder.provider
             and model == served
-            and int(identity.get("dimension") or 0) == self.embedder.dimension
+            and int(identity.get("dimension") or 0) == embedder.dimension
         )
         if not same:
             raise IndexMismatchError(
                 f"the index of {reader.root} was built with {identity.get('provider')}/{model} "
                 f"({identity.get('dimension')} d), but this server embeds queries with "
-                f"{self.embedder.provider}/{served} ({self.embedder.dimension} d): re-index the project with "
+                f"{embedder.provider}/{served} ({embedder.dimension} d): re-index the project with "
                 f"this server's model (`lgrep index --force {reader.root}`) or serve it with the model it was "
                 "built with"
             )

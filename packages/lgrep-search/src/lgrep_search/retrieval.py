@@ -4,13 +4,14 @@ candidate chunks, restricted to the chunks the request's filters let through."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
-from lgrep_core.errors import InvalidRequestError
+from lgrep_core.errors import EmbeddingError, InvalidRequestError
 from lgrep_core.models import ContentType, SearchType
 
 from .corpus import Corpus
@@ -20,6 +21,8 @@ from .pathfilter import path_matcher
 from .query import ParsedQuery
 
 __all__ = ["CHANNELS", "CHANNEL_DEPTH", "Retrieved", "explain_fuzzy", "filter_mask", "retrieve", "top"]
+
+log = logging.getLogger(__name__)
 
 # Each channel contributes this many candidates before fusion: deep enough that a chunk ranked low by
 # one channel but high by another still meets the ranking stack.
@@ -39,6 +42,7 @@ class Retrieved:
     weights: dict[str, float]  # fusion weight of each channel that ran or could have
     fuzzy_best: dict[str, FuzzyMatch]  # matched name (lowercased) -> its best fuzzy match
     embedding_ms: float | None  # time to embed the query, when it was
+    notes: tuple[str, ...] = ()  # the query could not be embedded: the lexical channels answered alone
 
 
 def retrieve(
@@ -73,9 +77,19 @@ def retrieve(
     if "vector" in channels and "vector" not in kept and not any(len(idx) for idx, _ in lists.values()):
         kept["vector"] = 1.0
     embedding_ms = None
+    notes: tuple[str, ...] = ()
     if "vector" in kept and embedder is not None and len(corpus.matrix):
         t0 = time.perf_counter()
-        qvec = np.asarray(embedder.embed_query(query.text), dtype=np.float32)
+        try:
+            qvec = np.asarray(embedder.embed_query(query.text), dtype=np.float32)
+        except EmbeddingError as exc:
+            if search_type is SearchType.VECTOR:
+                raise  # a vector-only search has nothing else to answer with
+            # A cloud provider that is down or rate-limited must not take search down with it.
+            log.warning("the query could not be embedded (%s); answering with the lexical channels", exc.message)
+            note = f"the query could not be embedded ({exc.message}); these results are lexical only"
+            kept.pop("vector", None)
+            return Retrieved(lists=lists, weights=kept, fuzzy_best=fuzzy_best, embedding_ms=None, notes=(note,))
         qvec /= max(float(np.linalg.norm(qvec)), 1e-12)
         embedding_ms = (time.perf_counter() - t0) * 1000
         sims = np.full(len(corpus), -np.inf, dtype=np.float32)

@@ -131,6 +131,7 @@ class Searcher:
             vectors_pending=corpus.vectors_pending,
             query_kind=str(query.kind),
             search_type=request.search_type,
+            notes=found.notes,
         )
 
     # ------------------------------------------------------------------------------------- ranking

@@ -32,10 +32,10 @@ log = logging.getLogger(__name__)
 
 def serve_search(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | None = None) -> None:
     """Run a search reader until SIGTERM (or idle past server.idle_exit_s)."""
-    from lgrep_core.embeddings.registry import make_embedder
+    from lgrep_core.embeddings.registry import Embedders, make_embedder
 
     embedder = make_embedder(settings.embedding, settings.cache_dir)
-    searchers = ProjectSearchers(settings, embedder)
+    searchers = ProjectSearchers(settings, Embedders(settings.embedding, settings.cache_dir, embedder))
     activity = ActivityInterceptor()
     runtime = ServerRuntime(
         socket_path,

@@ -37,7 +37,7 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
         IndexBusyError: another daemon serves this socket, or another index server writes this cache dir.
     """
     from lgrep_core.embeddings.base import is_remote
-    from lgrep_core.embeddings.registry import make_embedder
+    from lgrep_core.embeddings.registry import Embedders, make_embedder
     from lgrep_index.server import build_index_role
     from lgrep_search.projects import ProjectSearchers
     from lgrep_search.service import add_search_service
@@ -51,10 +51,12 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
     )
     runtime.claim()  # before anything heavy: a second daemon refuses at once
     embedder = make_embedder(settings.embedding, settings.cache_dir)
-    searchers = ProjectSearchers(settings, embedder)
+    # One provider per process, shared by every agent; projects opted out of a cloud one get the local model.
+    embedders = Embedders(settings.embedding, settings.cache_dir, embedder)
+    searchers = ProjectSearchers(settings, embedders)
     role = build_index_role(
         settings,
-        embedder,
+        embedders,
         on_commit=searchers.refresh,
         resident=lambda: {p.root for p in searchers.resident()},
         forget=searchers.drop,

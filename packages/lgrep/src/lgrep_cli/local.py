@@ -53,7 +53,7 @@ def index(
     from lgrep_index.pipeline import Indexer
 
     limit_heap_arenas()  # before LanceDB's and the model's threads: see lgrep_core.memory
-    embedder = make_embedder(settings.embedding, settings.cache_dir)
+    embedder = make_embedder(settings.embedding.for_project(root), settings.cache_dir)
     return Indexer(settings, root, embedder, progress=progress).run(
         force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s
     )
@@ -70,7 +70,7 @@ def plan(settings: LgrepSettings, root: Path, *, force: bool = False, remote_onl
     from lgrep_core.embeddings.registry import make_embedder
     from lgrep_index.plan import plan_index
 
-    embedder = make_embedder(settings.embedding, settings.cache_dir)
+    embedder = make_embedder(settings.embedding.for_project(root), settings.cache_dir)
     if remote_only and not is_remote(embedder):
         return None
     return plan_index(settings, root, embedder, force=force)
@@ -101,7 +101,7 @@ def search(
         # Another search may have started the same build a moment ago: queue behind it (its run
         # publishes the index; this one then only checks for changes) instead of failing.
         index(settings, root, lock_timeout_s=SEARCH_BUILD_WAIT_S)
-    embedder = make_embedder(settings.embedding, settings.cache_dir)
+    embedder = make_embedder(settings.embedding.for_project(root), settings.cache_dir)
     store.check_identity(identity_for(settings, embedder))
     searcher = Searcher(Snapshots(ProjectReader(settings.cache_dir, root), background=False), embedder)
     return searcher.search(request)
@@ -152,7 +152,7 @@ class Reads:
 
         limit_heap_arenas()
         self._searchers = ProjectSearchers(
-            settings, make_embedder(settings.embedding, settings.cache_dir), background=False
+            settings, make_embedder(settings.embedding.for_project(root), settings.cache_dir), background=False
         )
 
     def __enter__(self) -> Reads:

@@ -78,6 +78,8 @@ def print_search(response: SearchResponse, *, query: str, root: str, as_json: bo
             f"note: {response.vectors_pending} chunks still wait for vectors; results use BM25 for those",
             file=sys.stderr,
         )
+    for note in response.notes:
+        print(f"note: {printable(note)}", file=sys.stderr)
 
 
 # ------------------------------------------------------------------------------------ indexing

@@ -26,7 +26,7 @@ _sym_db = _symbol_database.Default()
 from lgrep.v1 import common_pb2 as lgrep_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15lgrep/v1/search.proto\x12\x08lgrep.v1\x1a\x15lgrep/v1/common.proto\"\xfd\x01\n\rSearchRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12)\n\x0bsearch_type\x18\x04 \x01(\x0e\x32\x14.lgrep.v1.SearchType\x12\x11\n\tpath_glob\x18\x05 \x01(\t\x12\x11\n\tlanguages\x18\x06 \x03(\t\x12,\n\rcontent_types\x18\x07 \x03(\x0e\x32\x15.lgrep.v1.ContentType\x12\x18\n\x0b\x62m25_weight\x18\x08 \x01(\x01H\x00\x88\x01\x01\x12\x0f\n\x07\x65xplain\x18\t \x01(\x08\x42\x0e\n\x0c_bm25_weight\"\x9d\x02\n\tSearchHit\x12$\n\x08location\x18\x01 \x01(\x0b\x32\x12.lgrep.v1.Location\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12(\n\x0bmatch_types\x18\x04 \x03(\x0e\x32\x13.lgrep.v1.MatchType\x12<\n\rsignal_scores\x18\x05 \x03(\x0b\x32%.lgrep.v1.SearchHit.SignalScoresEntry\x12\r\n\x05stale\x18\x06 \x01(\x08\x12\x0b\n\x03why\x18\x07 \x03(\t\x12\x11\n\ttruncated\x18\x08 \x01(\x08\x1a\x33\n\x11SignalScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x9b\x02\n\x07Timings\x12\x1f\n\x12query_embedding_ms\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x19\n\x0cretrieval_ms\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x17\n\nranking_ms\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x15\n\x08total_ms\x18\x04 \x01(\x01H\x03\x88\x01\x01\x12\x30\n\x08other_ms\x18\x05 \x03(\x0b\x32\x1e.lgrep.v1.Timings.OtherMsEntry\x1a.\n\x0cOtherMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x42\x15\n\x13_query_embedding_msB\x0f\n\r_retrieval_msB\r\n\x0b_ranking_msB\x0b\n\t_total_ms\"\xe2\x01\n\x0eSearchResponse\x12$\n\x07results\x18\x01 \x03(\x0b\x32\x13.lgrep.v1.SearchHit\x12\"\n\x07timings\x18\x02 \x01(\x0b\x32\x11.lgrep.v1.Timings\x12\x17\n\x0f\x63hunks_searched\x18\x03 \x01(\x03\x12\x17\n\x0fvectors_pending\x18\x04 \x01(\x03\x12\x15\n\rfiles_changed\x18\x05 \x01(\x03\x12\x12\n\nquery_kind\x18\x06 \x01(\t\x12)\n\x0bsearch_type\x18\x07 \x01(\x0e\x32\x14.lgrep.v1.SearchType\"Z\n\x0eGetFileRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x12\n\nstart_line\x18\x03 \x01(\x05\x12\x10\n\x08\x65nd_line\x18\x04 \x01(\x05\"\x9f\x01\n\x0fGetFileResponse\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x10\n\x08language\x18\x02 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12\x12\n\nstart_line\x18\x04 \x01(\x05\x12\x10\n\x08\x65nd_line\x18\x05 \x01(\x05\x12\x13\n\x0btotal_lines\x18\x06 \x01(\x05\x12\r\n\x05stale\x18\x07 \x01(\x08\x12\x11\n\ttruncated\x18\x08 \x01(\x08\"\x90\x01\n\x11\x46indSymbolRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\"\n\x05kinds\x18\x04 \x03(\x0e\x32\x13.lgrep.v1.ChunkKind\x12\x11\n\tlanguages\x18\x05 \x03(\t\x12\x11\n\tpath_glob\x18\x06 \x01(\t\"Q\n\x0bSymbolMatch\x12$\n\x08location\x18\x01 \x01(\x0b\x32\x12.lgrep.v1.Location\x12\r\n\x05score\x18\x02 \x01(\x01\x12\r\n\x05\x65xact\x18\x03 \x01(\x08\"<\n\x12\x46indSymbolResponse\x12&\n\x07matches\x18\x01 \x03(\x0b\x32\x15.lgrep.v1.SymbolMatch\"U\n\x12\x46indRelatedRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04line\x18\x03 \x01(\x05\x12\r\n\x05limit\x18\x04 \x01(\x05\"_\n\x13\x46indRelatedResponse\x12\"\n\x06\x61nchor\x18\x01 \x01(\x0b\x32\x12.lgrep.v1.Location\x12$\n\x07related\x18\x02 \x03(\x0b\x32\x13.lgrep.v1.SearchHit\"]\n\x10ListFilesRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x11\n\tpath_glob\x18\x02 \x01(\t\x12\x11\n\tlanguages\x18\x03 \x03(\t\x12\r\n\x05limit\x18\x04 \x01(\x05\"}\n\x0bIndexedFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x10\n\x08language\x18\x02 \x01(\t\x12+\n\x0c\x63ontent_type\x18\x03 \x01(\x0e\x32\x15.lgrep.v1.ContentType\x12\x0e\n\x06\x63hunks\x18\x04 \x01(\x05\x12\x11\n\tlast_line\x18\x05 \x01(\x05\"H\n\x11ListFilesResponse\x12$\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x15.lgrep.v1.IndexedFile\x12\r\n\x05total\x18\x02 \x01(\x05*\x86\x01\n\nSearchType\x12\x1b\n\x17SEARCH_TYPE_UNSPECIFIED\x10\x00\x12\x16\n\x12SEARCH_TYPE_HYBRID\x10\x01\x12\x16\n\x12SEARCH_TYPE_VECTOR\x10\x02\x12\x14\n\x10SEARCH_TYPE_BM25\x10\x03\x12\x15\n\x11SEARCH_TYPE_FUZZY\x10\x04*\x84\x01\n\tMatchType\x12\x1a\n\x16MATCH_TYPE_UNSPECIFIED\x10\x00\x12\x15\n\x11MATCH_TYPE_VECTOR\x10\x01\x12\x13\n\x0fMATCH_TYPE_BM25\x10\x02\x12\x14\n\x10MATCH_TYPE_FUZZY\x10\x03\x12\x19\n\x15MATCH_TYPE_DEFINITION\x10\x04\x32\xe7\x02\n\rSearchService\x12;\n\x06Search\x12\x17.lgrep.v1.SearchRequest\x1a\x18.lgrep.v1.SearchResponse\x12>\n\x07GetFile\x12\x18.lgrep.v1.GetFileRequest\x1a\x19.lgrep.v1.GetFileResponse\x12G\n\nFindSymbol\x12\x1b.lgrep.v1.FindSymbolRequest\x1a\x1c.lgrep.v1.FindSymbolResponse\x12J\n\x0b\x46indRelated\x12\x1c.lgrep.v1.FindRelatedRequest\x1a\x1d.lgrep.v1.FindRelatedResponse\x12\x44\n\tListFiles\x12\x1a.lgrep.v1.ListFilesRequest\x1a\x1b.lgrep.v1.ListFilesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15lgrep/v1/search.proto\x12\x08lgrep.v1\x1a\x15lgrep/v1/common.proto\"\xfd\x01\n\rSearchRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12)\n\x0bsearch_type\x18\x04 \x01(\x0e\x32\x14.lgrep.v1.SearchType\x12\x11\n\tpath_glob\x18\x05 \x01(\t\x12\x11\n\tlanguages\x18\x06 \x03(\t\x12,\n\rcontent_types\x18\x07 \x03(\x0e\x32\x15.lgrep.v1.ContentType\x12\x18\n\x0b\x62m25_weight\x18\x08 \x01(\x01H\x00\x88\x01\x01\x12\x0f\n\x07\x65xplain\x18\t \x01(\x08\x42\x0e\n\x0c_bm25_weight\"\x9d\x02\n\tSearchHit\x12$\n\x08location\x18\x01 \x01(\x0b\x32\x12.lgrep.v1.Location\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12(\n\x0bmatch_types\x18\x04 \x03(\x0e\x32\x13.lgrep.v1.MatchType\x12<\n\rsignal_scores\x18\x05 \x03(\x0b\x32%.lgrep.v1.SearchHit.SignalScoresEntry\x12\r\n\x05stale\x18\x06 \x01(\x08\x12\x0b\n\x03why\x18\x07 \x03(\t\x12\x11\n\ttruncated\x18\x08 \x01(\x08\x1a\x33\n\x11SignalScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x9b\x02\n\x07Timings\x12\x1f\n\x12query_embedding_ms\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x19\n\x0cretrieval_ms\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x17\n\nranking_ms\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x15\n\x08total_ms\x18\x04 \x01(\x01H\x03\x88\x01\x01\x12\x30\n\x08other_ms\x18\x05 \x03(\x0b\x32\x1e.lgrep.v1.Timings.OtherMsEntry\x1a.\n\x0cOtherMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x42\x15\n\x13_query_embedding_msB\x0f\n\r_retrieval_msB\r\n\x0b_ranking_msB\x0b\n\t_total_ms\"\xf1\x01\n\x0eSearchResponse\x12$\n\x07results\x18\x01 \x03(\x0b\x32\x13.lgrep.v1.SearchHit\x12\"\n\x07timings\x18\x02 \x01(\x0b\x32\x11.lgrep.v1.Timings\x12\x17\n\x0f\x63hunks_searched\x18\x03 \x01(\x03\x12\x17\n\x0fvectors_pending\x18\x04 \x01(\x03\x12\x15\n\rfiles_changed\x18\x05 \x01(\x03\x12\x12\n\nquery_kind\x18\x06 \x01(\t\x12)\n\x0bsearch_type\x18\x07 \x01(\x0e\x32\x14.lgrep.v1.SearchType\x12\r\n\x05notes\x18\x08 \x03(\t\"Z\n\x0eGetFileRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x12\n\nstart_line\x18\x03 \x01(\x05\x12\x10\n\x08\x65nd_line\x18\x04 \x01(\x05\"\x9f\x01\n\x0fGetFileResponse\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x10\n\x08language\x18\x02 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\t\x12\x12\n\nstart_line\x18\x04 \x01(\x05\x12\x10\n\x08\x65nd_line\x18\x05 \x01(\x05\x12\x13\n\x0btotal_lines\x18\x06 \x01(\x05\x12\r\n\x05stale\x18\x07 \x01(\x08\x12\x11\n\ttruncated\x18\x08 \x01(\x08\"\x90\x01\n\x11\x46indSymbolRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\"\n\x05kinds\x18\x04 \x03(\x0e\x32\x13.lgrep.v1.ChunkKind\x12\x11\n\tlanguages\x18\x05 \x03(\t\x12\x11\n\tpath_glob\x18\x06 \x01(\t\"Q\n\x0bSymbolMatch\x12$\n\x08location\x18\x01 \x01(\x0b\x32\x12.lgrep.v1.Location\x12\r\n\x05score\x18\x02 \x01(\x01\x12\r\n\x05\x65xact\x18\x03 \x01(\x08\"<\n\x12\x46indSymbolResponse\x12&\n\x07matches\x18\x01 \x03(\x0b\x32\x15.lgrep.v1.SymbolMatch\"U\n\x12\x46indRelatedRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04line\x18\x03 \x01(\x05\x12\r\n\x05limit\x18\x04 \x01(\x05\"_\n\x13\x46indRelatedResponse\x12\"\n\x06\x61nchor\x18\x01 \x01(\x0b\x32\x12.lgrep.v1.Location\x12$\n\x07related\x18\x02 \x03(\x0b\x32\x13.lgrep.v1.SearchHit\"]\n\x10ListFilesRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x11\n\tpath_glob\x18\x02 \x01(\t\x12\x11\n\tlanguages\x18\x03 \x03(\t\x12\r\n\x05limit\x18\x04 \x01(\x05\"}\n\x0bIndexedFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x10\n\x08language\x18\x02 \x01(\t\x12+\n\x0c\x63ontent_type\x18\x03 \x01(\x0e\x32\x15.lgrep.v1.ContentType\x12\x0e\n\x06\x63hunks\x18\x04 \x01(\x05\x12\x11\n\tlast_line\x18\x05 \x01(\x05\"H\n\x11ListFilesResponse\x12$\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x15.lgrep.v1.IndexedFile\x12\r\n\x05total\x18\x02 \x01(\x05*\x86\x01\n\nSearchType\x12\x1b\n\x17SEARCH_TYPE_UNSPECIFIED\x10\x00\x12\x16\n\x12SEARCH_TYPE_HYBRID\x10\x01\x12\x16\n\x12SEARCH_TYPE_VECTOR\x10\x02\x12\x14\n\x10SEARCH_TYPE_BM25\x10\x03\x12\x15\n\x11SEARCH_TYPE_FUZZY\x10\x04*\x84\x01\n\tMatchType\x12\x1a\n\x16MATCH_TYPE_UNSPECIFIED\x10\x00\x12\x15\n\x11MATCH_TYPE_VECTOR\x10\x01\x12\x13\n\x0fMATCH_TYPE_BM25\x10\x02\x12\x14\n\x10MATCH_TYPE_FUZZY\x10\x03\x12\x19\n\x15MATCH_TYPE_DEFINITION\x10\x04\x32\xe7\x02\n\rSearchService\x12;\n\x06Search\x12\x17.lgrep.v1.SearchRequest\x1a\x18.lgrep.v1.SearchResponse\x12>\n\x07GetFile\x12\x18.lgrep.v1.GetFileRequest\x1a\x19.lgrep.v1.GetFileResponse\x12G\n\nFindSymbol\x12\x1b.lgrep.v1.FindSymbolRequest\x1a\x1c.lgrep.v1.FindSymbolResponse\x12J\n\x0b\x46indRelated\x12\x1c.lgrep.v1.FindRelatedRequest\x1a\x1d.lgrep.v1.FindRelatedResponse\x12\x44\n\tListFiles\x12\x1a.lgrep.v1.ListFilesRequest\x1a\x1b.lgrep.v1.ListFilesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,10 +37,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SEARCHHIT_SIGNALSCORESENTRY']._serialized_options = b'8\001'
   _globals['_TIMINGS_OTHERMSENTRY']._loaded_options = None
   _globals['_TIMINGS_OTHERMSENTRY']._serialized_options = b'8\001'
-  _globals['_SEARCHTYPE']._serialized_start=2144
-  _globals['_SEARCHTYPE']._serialized_end=2278
-  _globals['_MATCHTYPE']._serialized_start=2281
-  _globals['_MATCHTYPE']._serialized_end=2413
+  _globals['_SEARCHTYPE']._serialized_start=2159
+  _globals['_SEARCHTYPE']._serialized_end=2293
+  _globals['_MATCHTYPE']._serialized_start=2296
+  _globals['_MATCHTYPE']._serialized_end=2428
   _globals['_SEARCHREQUEST']._serialized_start=59
   _globals['_SEARCHREQUEST']._serialized_end=312
   _globals['_SEARCHHIT']._serialized_start=315
@@ -52,27 +52,27 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TIMINGS_OTHERMSENTRY']._serialized_start=772
   _globals['_TIMINGS_OTHERMSENTRY']._serialized_end=818
   _globals['_SEARCHRESPONSE']._serialized_start=889
-  _globals['_SEARCHRESPONSE']._serialized_end=1115
-  _globals['_GETFILEREQUEST']._serialized_start=1117
-  _globals['_GETFILEREQUEST']._serialized_end=1207
-  _globals['_GETFILERESPONSE']._serialized_start=1210
-  _globals['_GETFILERESPONSE']._serialized_end=1369
-  _globals['_FINDSYMBOLREQUEST']._serialized_start=1372
-  _globals['_FINDSYMBOLREQUEST']._serialized_end=1516
-  _globals['_SYMBOLMATCH']._serialized_start=1518
-  _globals['_SYMBOLMATCH']._serialized_end=1599
-  _globals['_FINDSYMBOLRESPONSE']._serialized_start=1601
-  _globals['_FINDSYMBOLRESPONSE']._serialized_end=1661
-  _globals['_FINDRELATEDREQUEST']._serialized_start=1663
-  _globals['_FINDRELATEDREQUEST']._serialized_end=1748
-  _globals['_FINDRELATEDRESPONSE']._serialized_start=1750
-  _globals['_FINDRELATEDRESPONSE']._serialized_end=1845
-  _globals['_LISTFILESREQUEST']._serialized_start=1847
-  _globals['_LISTFILESREQUEST']._serialized_end=1940
-  _globals['_INDEXEDFILE']._serialized_start=1942
-  _globals['_INDEXEDFILE']._serialized_end=2067
-  _globals['_LISTFILESRESPONSE']._serialized_start=2069
-  _globals['_LISTFILESRESPONSE']._serialized_end=2141
-  _globals['_SEARCHSERVICE']._serialized_start=2416
-  _globals['_SEARCHSERVICE']._serialized_end=2775
+  _globals['_SEARCHRESPONSE']._serialized_end=1130
+  _globals['_GETFILEREQUEST']._serialized_start=1132
+  _globals['_GETFILEREQUEST']._serialized_end=1222
+  _globals['_GETFILERESPONSE']._serialized_start=1225
+  _globals['_GETFILERESPONSE']._serialized_end=1384
+  _globals['_FINDSYMBOLREQUEST']._serialized_start=1387
+  _globals['_FINDSYMBOLREQUEST']._serialized_end=1531
+  _globals['_SYMBOLMATCH']._serialized_start=1533
+  _globals['_SYMBOLMATCH']._serialized_end=1614
+  _globals['_FINDSYMBOLRESPONSE']._serialized_start=1616
+  _globals['_FINDSYMBOLRESPONSE']._serialized_end=1676
+  _globals['_FINDRELATEDREQUEST']._serialized_start=1678
+  _globals['_FINDRELATEDREQUEST']._serialized_end=1763
+  _globals['_FINDRELATEDRESPONSE']._serialized_start=1765
+  _globals['_FINDRELATEDRESPONSE']._serialized_end=1860
+  _globals['_LISTFILESREQUEST']._serialized_start=1862
+  _globals['_LISTFILESREQUEST']._serialized_end=1955
+  _globals['_INDEXEDFILE']._serialized_start=1957
+  _globals['_INDEXEDFILE']._serialized_end=2082
+  _globals['_LISTFILESRESPONSE']._serialized_start=2084
+  _globals['_LISTFILESRESPONSE']._serialized_end=2156
+  _globals['_SEARCHSERVICE']._serialized_start=2431
+  _globals['_SEARCHSERVICE']._serialized_end=2790
 # @@protoc_insertion_point(module_scope)

@@ -313,6 +313,7 @@ class SearchResponse(_message.Message):
     FILES_CHANGED_FIELD_NUMBER: _builtins.int
     QUERY_KIND_FIELD_NUMBER: _builtins.int
     SEARCH_TYPE_FIELD_NUMBER: _builtins.int
+    NOTES_FIELD_NUMBER: _builtins.int
     chunks_searched: _builtins.int
     """Chunks the query ran against."""
     vectors_pending: _builtins.int
@@ -331,6 +332,12 @@ class SearchResponse(_message.Message):
     def timings(self) -> Global___Timings:
         """Where the time went."""
 
+    @_builtins.property
+    def notes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """What made this answer less than asked for, for people to read: the embedding provider could not
+        embed the query, so only the lexical channels ran. Empty when nothing did.
+        """
+
     def __init__(
         self,
         *,
@@ -341,10 +348,11 @@ class SearchResponse(_message.Message):
         files_changed: _builtins.int = ...,
         query_kind: _builtins.str = ...,
         search_type: Global___SearchType.ValueType = ...,
+        notes: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["timings", b"timings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks_searched", b"chunks_searched", "files_changed", b"files_changed", "query_kind", b"query_kind", "results", b"results", "search_type", b"search_type", "timings", b"timings", "vectors_pending", b"vectors_pending"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks_searched", b"chunks_searched", "files_changed", b"files_changed", "notes", b"notes", "query_kind", b"query_kind", "results", b"results", "search_type", b"search_type", "timings", b"timings", "vectors_pending", b"vectors_pending"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -8,7 +8,14 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["EmbeddingProvider", "RemoteEmbeddingProvider", "Vectors", "is_remote", "model_label"]
+__all__ = [
+    "EmbeddingProvider",
+    "RemoteEmbeddingProvider",
+    "Vectors",
+    "declared_dimension",
+    "is_remote",
+    "model_label",
+]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -72,3 +79,10 @@ def model_label(embedder: EmbeddingProvider) -> str:
     for a provider with variants of one model (their vectors differ), else the model's name."""
     variant = getattr(embedder, "variant", "")
     return f"{embedder.model} ({variant})" if variant else embedder.model
+
+
+def declared_dimension(embedder: EmbeddingProvider) -> int:
+    """The dimension as configured, without asking a provider that detects it on first use (0 then):
+    what a server's handshake reports, so that answering it never sends anything."""
+    declared = getattr(embedder, "declared_dimension", None)
+    return int(declared) if declared is not None else embedder.dimension
