@@ -77,7 +77,6 @@ def retrieve(
     if "vector" in channels and "vector" not in kept and not any(len(idx) for idx, _ in lists.values()):
         kept["vector"] = 1.0
     embedding_ms = None
-    notes: tuple[str, ...] = ()
     if "vector" in kept and embedder is not None and len(corpus.matrix):
         t0 = time.perf_counter()
         try:

@@ -199,6 +199,7 @@ class _Loop:
         self._name = name
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         future = asyncio.run_coroutine_threadsafe(coro, self._get())
@@ -206,16 +207,25 @@ class _Loop:
 
     def _get(self) -> asyncio.AbstractEventLoop:
         with self._lock:
-            if self._loop is None or self._loop.is_closed():
+            if self._loop is None:
                 loop = asyncio.new_event_loop()
-                thread = threading.Thread(target=loop.run_forever, name=self._name, daemon=True)
-                thread.start()
+
+                def serve() -> None:
+                    try:
+                        loop.run_forever()
+                    finally:
+                        loop.run_until_complete(loop.shutdown_asyncgens())
+                        loop.close()
+
+                self._thread = threading.Thread(target=serve, name=self._name, daemon=True)
+                self._thread.start()
                 self._loop = loop
             return self._loop
 
     def close(self, finish: Callable[[], Coroutine[Any, Any, None]]) -> None:
         with self._lock:
             loop, self._loop = self._loop, None
+            thread, self._thread = self._thread, None
         if loop is None:
             return
         try:
@@ -223,6 +233,8 @@ class _Loop:
         except Exception:
             log.debug("closing the provider's client failed", exc_info=True)
         loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(timeout=5)
 
 
 class CloudEmbedder:
@@ -395,7 +407,9 @@ class CloudEmbedder:
             self._semaphore = asyncio.Semaphore(self.concurrency)
         verdict: Verdict | None = None
         for attempt in range(1, tries + 1):
-            hold = self._gate.remaining()
+            # Documents wait out a Retry-After the server gave any request; a query goes out at once
+            # (an agent is waiting, and if it is refused too, the search answers lexically).
+            hold = 0.0 if query else self._gate.remaining()
             if hold > wait_cap:
                 break
             if hold:

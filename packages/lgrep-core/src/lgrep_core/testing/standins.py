@@ -56,6 +56,7 @@ class Fault:
     applies_to: Literal["document", "query", "any"] = "any"
     retry_after: float | None = None
     seconds: float = 30.0  # "hang": how long before the server gives up on answering
+    match: str | None = None  # only requests with a text containing this
 
 
 @dataclass(slots=True)
@@ -66,6 +67,9 @@ class _State:
     offset: float
     max_texts: int
     max_tokens: int
+    latency: float = 0.0
+    in_flight: int = 0
+    max_in_flight: int = 0
     faults: deque[Fault] = field(default_factory=deque[Fault])
     requests: list[SeenRequest] = field(default_factory=list[SeenRequest])
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -84,8 +88,10 @@ class EmbeddingStandIn:
         offset: float = 0.0,
         max_texts: int | None = None,
         max_tokens: int | None = None,
+        latency: float = 0.0,
     ) -> None:
         self.state = _State(
+            latency=latency,
             flavor=flavor,
             key=key,
             dimension=dimension,
@@ -130,9 +136,19 @@ class EmbeddingStandIn:
         applies_to: Literal["document", "query", "any"] = "any",
         retry_after: float | None = None,
         seconds: float = 30.0,
+        match: str | None = None,
     ) -> None:
         with self.state.lock:
-            self.state.faults.append(Fault(kind, count, applies_to, retry_after, seconds))
+            self.state.faults.append(Fault(kind, count, applies_to, retry_after, seconds, match))
+
+    def clear_faults(self) -> None:
+        with self.state.lock:
+            self.state.faults.clear()
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most requests it was answering at once."""
+        return self.state.max_in_flight
 
     def __enter__(self) -> EmbeddingStandIn:
         self._thread.start()
@@ -181,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
         input_type = body.get("input_type") if st.flavor == "voyage" else None
         dims = body.get("output_dimension") if st.flavor == "voyage" else body.get("dimensions")
         kind = "query" if input_type == "query" else "document"
-        fault = self._take_fault(kind)
+        fault = self._take_fault(kind, texts)
         seen = SeenRequest(texts, input_type, model, key, dims, time.time(), fault.kind if fault else "ok")
         if st.key is not None and key != st.key:
             seen = SeenRequest(texts, input_type, model, key, dims, time.time(), "401")
@@ -202,8 +218,21 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         self._record(seen)
-        if fault is not None and self._answer_fault(fault):
-            return
+        with st.lock:
+            st.in_flight += 1
+            st.max_in_flight = max(st.max_in_flight, st.in_flight)
+        try:
+            if fault is not None and self._answer_fault(fault):
+                return
+            if st.latency:
+                st.closing.wait(st.latency)
+            self._answer(texts, tokens, model, dims, fault)
+        finally:
+            with st.lock:
+                st.in_flight -= 1
+
+    def _answer(self, texts: list[str], tokens: list[int], model: str, dims: Any, fault: Fault | None) -> None:
+        st = self.state
         dimension = int(dims) if dims else st.dimension
         if fault is not None and fault.kind == "dimension":
             dimension += 3
@@ -225,10 +254,12 @@ class _Handler(BaseHTTPRequestHandler):
             }
         self._send(200, json.dumps(reply).encode())
 
-    def _take_fault(self, kind: str) -> Fault | None:
+    def _take_fault(self, kind: str, texts: list[str]) -> Fault | None:
         st = self.state
         with st.lock:
             for fault in st.faults:
+                if fault.match is not None and not any(fault.match in t for t in texts):
+                    continue
                 if fault.applies_to in (kind, "any") and fault.count > 0:
                     fault.count -= 1
                     if fault.count == 0:
