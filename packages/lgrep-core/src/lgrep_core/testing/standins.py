@@ -12,12 +12,14 @@ It bills one token per word or punctuation mark, as a tokenizer other than cl100
 
 Faults are scripted: `fail_next(kind, count, ...)` makes the next `count` requests (of documents,
 of queries, or any) answer 429 with Retry-After, 500, a malformed body, vectors of a wrong
-dimension, or no answer until the client gives up. Every request is kept in `requests` (texts,
+dimension, or no answer until the client gives up. `noise` gives each text a little direction of its
+own, so that texts sharing no word do not all tie at a similarity of 0. Every request is kept in `requests` (texts,
 input type, model, key, time) for a test to read what "left the machine".
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -68,6 +70,7 @@ class _State:
     max_texts: int
     max_tokens: int
     latency: float = 0.0
+    noise: float = 0.0
     in_flight: int = 0
     max_in_flight: int = 0
     faults: deque[Fault] = field(default_factory=deque[Fault])
@@ -89,9 +92,11 @@ class EmbeddingStandIn:
         max_texts: int | None = None,
         max_tokens: int | None = None,
         latency: float = 0.0,
+        noise: float = 0.0,
     ) -> None:
         self.state = _State(
             latency=latency,
+            noise=noise,
             flavor=flavor,
             key=key,
             dimension=dimension,
@@ -236,7 +241,7 @@ class _Handler(BaseHTTPRequestHandler):
         dimension = int(dims) if dims else st.dimension
         if fault is not None and fault.kind == "dimension":
             dimension += 3
-        vectors = _vectors(texts, dimension, st.offset)
+        vectors = _vectors(texts, dimension, st.offset, st.noise)
         data = [{"object": "embedding", "embedding": v, "index": i} for i, v in enumerate(vectors)]
         if st.flavor == "voyage":
             reply: dict[str, Any] = {
@@ -315,13 +320,18 @@ class _Handler(BaseHTTPRequestHandler):
 _FAKES: dict[int, FakeEmbedder] = {}
 
 
-def _vectors(texts: list[str], dimension: int, offset: float) -> list[list[float]]:
+def _vectors(texts: list[str], dimension: int, offset: float, noise: float = 0.0) -> list[list[float]]:
     """FakeEmbedder's unit vectors; with `offset` c, of one dimension fewer plus a last component c,
     so that after normalising every cosine s becomes (s + c²) / (1 + c²): the same order, squeezed
     towards 1."""
     inner = dimension - 1 if offset else dimension
     fake = _FAKES.setdefault(inner, FakeEmbedder(inner, "standin"))
     matrix = np.asarray(fake.embed_documents(texts), dtype=np.float64)
+    if noise:  # a little of each text's own direction: texts that share no word are not all tied at 0
+        for row, text in zip(matrix, texts, strict=True):
+            seed = int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()[:8], "little")
+            row += noise * np.random.default_rng(seed).standard_normal(inner) / np.sqrt(inner)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
     if offset:
         matrix = np.hstack([matrix, np.full((len(texts), 1), offset)])
     return [[round(float(x), 7) for x in row] for row in matrix]
