@@ -328,9 +328,9 @@ def _vectors(texts: list[str], dimension: int, offset: float, noise: float = 0.0
     fake = _FAKES.setdefault(inner, FakeEmbedder(inner, "standin"))
     matrix = np.asarray(fake.embed_documents(texts), dtype=np.float64)
     if noise:  # a little of each text's own direction: texts that share no word are not all tied at 0
-        for row, text in zip(matrix, texts, strict=True):
+        for i, text in enumerate(texts):
             seed = int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()[:8], "little")
-            row += noise * np.random.default_rng(seed).standard_normal(inner) / np.sqrt(inner)
+            matrix[i] += noise * np.random.default_rng(seed).standard_normal(inner) / np.sqrt(inner)
         matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
     if offset:
         matrix = np.hstack([matrix, np.full((len(texts), 1), offset)])
