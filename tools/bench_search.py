@@ -177,6 +177,26 @@ def ndcg(results: list[tuple[str, int, int]], targets: list[Target], k: int) -> 
 # ----------------------------------------------------------------------------------------- runners
 
 
+def _choose_provider(args: argparse.Namespace, ap: argparse.ArgumentParser) -> None:
+    """Point the in-process indexer at the provider asked for (through the environment, as a user
+    would), with a cache of its own so that indexes of different models never meet."""
+    if args.provider is None:
+        return
+    if args.provider != "local":
+        if os.environ.get("CI"):
+            ap.error("a cloud provider is never run under CI (it costs money and needs the network)")
+        key = "VOYAGE_API_KEY" if args.provider == "voyage" else "OPENAI_API_KEY"
+        if not os.environ.get(key) and not (args.provider == "openai" and args.base_url):
+            ap.error(f"--provider {args.provider} needs {key} in the environment")
+    os.environ["LGREP_EMBEDDING_PROVIDER"] = args.provider
+    for name, value in (("MODEL", args.model), ("DIMENSIONS", args.dimensions), ("BASE_URL", args.base_url)):
+        if value is not None:
+            os.environ[f"LGREP_EMBEDDING_{name}"] = str(value)
+    if args.cache == Path(os.environ.get("LGREP_BENCH_CACHE", "/tmp/lgrep-bench-cache")):
+        suffix = "-".join(str(x) for x in (args.provider, args.model, args.dimensions) if x)
+        args.cache = args.cache.with_name(f"{args.cache.name}-{suffix.replace('/', '_')}")
+
+
 class LgrepRunner:
     """Indexes a repository (incrementally, into the shared cache) and answers in-process."""
 
@@ -340,7 +360,17 @@ def main() -> int:
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("--out", type=Path, help="write the full results (per query, top-k hits) as JSON here")
     ap.add_argument("--by-repo", action="store_true", help="print the per-repository table")
+    ap.add_argument(
+        "--provider",
+        choices=["local", "voyage", "openai"],
+        help="embedding provider (default: the user's config, or local); a cloud one needs its API key in "
+        "the environment, costs money, and is refused under CI",
+    )
+    ap.add_argument("--model", help="the provider's model (default: its own default)")
+    ap.add_argument("--dimensions", type=int, help="vector dimension to ask for")
+    ap.add_argument("--base-url", help="an OpenAI-compatible server, or a proxy (LGREP_EMBEDDING_BASE_URL)")
     args = ap.parse_args()
+    _choose_provider(args, ap)
 
     names = set(args.repo) | (set(SUBSET) if args.subset else set())
     repos, missing = load(args.data, args.checkouts, names, set(args.language))

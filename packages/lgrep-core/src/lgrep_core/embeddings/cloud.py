@@ -33,12 +33,15 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
 from lgrep_core.embeddings.base import Vectors
 from lgrep_core.errors import EmbeddingError, LgrepError, ProviderUnavailableError
+
+if TYPE_CHECKING:
+    from lgrep_core.config import EmbeddingSettings
 
 __all__ = [
     "Api",
@@ -275,6 +278,21 @@ class CloudEmbedder:
         self._stats_lock = threading.Lock()
         self.requests = 0  # sent, retries included
         self.retries = 0
+
+    @classmethod
+    def configured(cls, api: Api, settings: EmbeddingSettings, *, key_hint: str) -> CloudEmbedder:
+        """The provider over `api` with the user's embedding settings (dimension, timeout, tries,
+        concurrency, request sizes)."""
+        return cls(
+            api,
+            dimension=settings.dimensions,
+            timeout_s=settings.timeout_s,
+            max_tries=settings.max_tries,
+            concurrency=settings.concurrency,
+            request_texts=settings.request_texts,
+            request_tokens=settings.request_tokens,
+            key_hint=key_hint,
+        )
 
     # ------------------------------------------------------------------ the provider protocol
 

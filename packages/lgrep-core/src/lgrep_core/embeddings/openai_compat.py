@@ -137,20 +137,11 @@ def make_openai(settings: EmbeddingSettings) -> CloudEmbedder:
         and settings.dimensions > native
     ):
         raise ConfigError(f"{settings.model} gives at most {native} dimensions, not {settings.dimensions}")
-    api: Any = OpenAIApi(
+    api = OpenAIApi(
         settings.model,
         settings.dimensions,
         api_key=key,
         base_url=settings.base_url or DEFAULT_BASE_URL,
         timeout_s=settings.timeout_s,
     )
-    return CloudEmbedder(
-        api,
-        dimension=settings.dimensions,
-        timeout_s=settings.timeout_s,
-        max_tries=settings.max_tries,
-        concurrency=settings.concurrency,
-        request_texts=settings.request_texts,
-        request_tokens=settings.request_tokens,
-        key_hint="OPENAI_API_KEY",
-    )
+    return CloudEmbedder.configured(api, settings, key_hint="OPENAI_API_KEY")

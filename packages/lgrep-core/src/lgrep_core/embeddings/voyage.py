@@ -9,8 +9,6 @@ SDK's tenacity loop does not. The SDK reads no variable for its base URL; `embed
 
 from __future__ import annotations
 
-from typing import Any
-
 from lgrep_core.config import MODEL_DIMENSIONS, EmbeddingSettings
 from lgrep_core.embeddings.cloud import CloudEmbedder, Limits, Reply, Verdict
 from lgrep_core.embeddings.http_errors import RETRYABLE_STATUS, retry_after_s, short_body
@@ -128,20 +126,11 @@ def make_voyage(settings: EmbeddingSettings) -> CloudEmbedder:
             f"{settings.model} gives {', '.join(map(str, FLEXIBLE_DIMENSIONS))} dimensions, not {dimension}: "
             "fix embedding.dimensions"
         )
-    api: Any = VoyageApi(
+    api = VoyageApi(
         settings.model,
         dimension,
         api_key=key,
         base_url=settings.base_url or DEFAULT_BASE_URL,
         timeout_s=settings.timeout_s,
     )
-    return CloudEmbedder(
-        api,
-        dimension=dimension,
-        timeout_s=settings.timeout_s,
-        max_tries=settings.max_tries,
-        concurrency=settings.concurrency,
-        request_texts=settings.request_texts,
-        request_tokens=settings.request_tokens,
-        key_hint="VOYAGE_API_KEY",
-    )
+    return CloudEmbedder.configured(api, settings, key_hint="VOYAGE_API_KEY")
