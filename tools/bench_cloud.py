@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Index this repository through the voyage and openai providers against stand-in servers (50 ms
-latency per request; `uv run --frozen python tools/bench_cloud.py REPO`), via the real CLI, and time a search through the daemon."""
+latency per request), via the real CLI, and time a search through the daemon.
+
+`uv run --frozen python tools/bench_cloud.py REPO`"""
 
 import json
 import os
@@ -49,8 +51,10 @@ for flavor, dim in (("voyage", 1024), ("openai", 1536)):
                 check=True,
             )
             lat.append(time.time() - t)
-        subprocess.run(["uv", "run", "--frozen", "lgrep", "serve", "--stop"], env=env, capture_output=True)
+        subprocess.run(["uv", "run", "--frozen", "lgrep", "serve", "--stop"], env=env, capture_output=True, check=False)
         print(
             flavor,
-            f"index {took:.1f}s files={summary['files']} vectors={summary['vectors_embedded']} tokens={summary['tokens_billed']} requests={len(s.requests)} max_in_flight={s.max_in_flight}; search CLI s: {sorted(round(x, 2) for x in lat)}",
+            f"index {took:.1f}s files={summary['files']} vectors={summary['vectors_embedded']} "
+            f"tokens={summary['tokens_billed']} requests={len(s.requests)} max_in_flight={s.max_in_flight}; "
+            f"search CLI s: {sorted(round(x, 2) for x in lat)}",
         )
