@@ -32,6 +32,7 @@ for flavor, dim in (("voyage", 1024), ("openai", 1536)):
             env=env,
             capture_output=True,
             text=True,
+            check=True,
         )
         took = time.time() - t
         summary = json.loads(out.stdout)
