@@ -619,7 +619,7 @@ class _RemoteAccounts:
         """Send `sent`; returns the texts that were embedded, their vectors, the tokens billed, and the
         provider's error when some were not (after its retries)."""
         if not sent:
-            return [], np.zeros((0, self.embedder.dimension), np.float32), 0, None
+            return [], np.zeros((0, 0), np.float32), 0, None
         texts = [o.text for o in sent]
         if self._spent_usd is None:
             total = self.ledger.totals(self.prices)
@@ -631,7 +631,7 @@ class _RemoteAccounts:
         except EmbeddingIncomplete as exc:
             order = sorted(exc.vectors)
             arrived = [sent[i] for i in order]
-            vectors = np.stack([exc.vectors[i] for i in order]) if order else np.zeros((0, self.embedder.dimension))
+            vectors = np.stack([exc.vectors[i] for i in order]) if order else np.zeros((0, 0), np.float32)
             billed, failure = exc.tokens, exc
         billed = max(int(billed), 0)
         if arrived or billed:

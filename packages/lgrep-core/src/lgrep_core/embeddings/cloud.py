@@ -32,7 +32,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
@@ -48,6 +48,7 @@ __all__ = [
     "CloudEmbedder",
     "EmbeddingIncomplete",
     "Limits",
+    "MalformedReply",
     "Reply",
     "Verdict",
     "count_tokens",
@@ -115,6 +116,11 @@ class Api(Protocol):
     async def aclose(self) -> None: ...
 
 
+class MalformedReply(Exception):
+    """A provider module's verdict on a 200 answer without the embeddings or usage it promises
+    (retried: a proxy's page, a truncated body)."""
+
+
 class EmbeddingIncomplete(EmbeddingError):
     """Some requests failed after their retries. `vectors` holds the texts that were embedded (by
     index into the call's texts) and `tokens` what the provider billed for them."""
@@ -130,11 +136,9 @@ class _Gate:
     """When requests may go out again after a server asked everyone to wait (Retry-After)."""
 
     resume_at: float = 0.0
-    waits: int = field(default=0)
 
     def hold(self, seconds: float) -> None:
         self.resume_at = max(self.resume_at, time.monotonic() + seconds)
-        self.waits += 1
 
     def remaining(self) -> float:
         return max(0.0, self.resume_at - time.monotonic())
@@ -258,7 +262,6 @@ class CloudEmbedder:
         concurrency: int,
         request_texts: int | None = None,
         request_tokens: int | None = None,
-        key_hint: str = "",
         backoff_base_s: float = BACKOFF_BASE_S,
         backoff_max_s: float = BACKOFF_MAX_S,
     ) -> None:
@@ -269,18 +272,16 @@ class CloudEmbedder:
         self.concurrency = concurrency
         self.request_texts = request_texts
         self.request_tokens = request_tokens
-        self.key_hint = key_hint  # "VOYAGE_API_KEY": named in an authentication error
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._loop = _Loop(f"lgrep-{api.provider}")
         self._gate = _Gate()
         self._semaphore: asyncio.Semaphore | None = None  # made on the loop
         self._stats_lock = threading.Lock()
-        self.requests = 0  # sent, retries included
-        self.retries = 0
+        self.retries = 0  # requests sent again
 
     @classmethod
-    def configured(cls, api: Api, settings: EmbeddingSettings, *, key_hint: str) -> CloudEmbedder:
+    def configured(cls, api: Api, settings: EmbeddingSettings) -> CloudEmbedder:
         """The provider over `api` with the user's embedding settings (dimension, timeout, tries,
         concurrency, request sizes)."""
         return cls(
@@ -291,7 +292,6 @@ class CloudEmbedder:
             concurrency=settings.concurrency,
             request_texts=settings.request_texts,
             request_tokens=settings.request_tokens,
-            key_hint=key_hint,
         )
 
     # ------------------------------------------------------------------ the provider protocol
@@ -433,9 +433,9 @@ class CloudEmbedder:
             if hold:
                 await asyncio.sleep(hold)
             async with self._semaphore:
-                with self._stats_lock:
-                    self.requests += 1
-                    self.retries += attempt > 1
+                if attempt > 1:
+                    with self._stats_lock:
+                        self.retries += 1
                 try:
                     # The SDK's own timeout is the request's; this one catches a client that ignores it.
                     return await asyncio.wait_for(self.api.embed(texts, query=query), self.timeout_s + 5)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from lgrep_core.config import MODEL_DIMENSIONS, EmbeddingSettings
-from lgrep_core.embeddings.cloud import CloudEmbedder, Limits, Reply, Verdict
+from lgrep_core.embeddings.cloud import CloudEmbedder, Limits, MalformedReply, Reply, Verdict, count_tokens
 from lgrep_core.embeddings.http_errors import RETRYABLE_STATUS, retry_after_s, short_body
 from lgrep_core.errors import ConfigError, EmbeddingError
 
@@ -33,19 +33,25 @@ class OpenAIApi:
     provider = "openai"
 
     def __init__(self, model: str, dimension: int | None, *, api_key: str, base_url: str, timeout_s: float) -> None:
-        import openai
-
         self.model = model
         self.limits = LIMITS
         native = MODEL_DIMENSIONS.get(model)
         shorten = model.startswith(_SHORTENABLE) and dimension is not None and dimension != native
         self._extra: dict[str, Any] = {"dimensions": dimension} if shorten else {}
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key or _NO_KEY, base_url=base_url, timeout=timeout_s, max_retries=0
-        )
+        self._options: dict[str, Any] = {
+            "api_key": api_key or _NO_KEY,
+            "base_url": base_url,
+            "timeout": timeout_s,
+            "max_retries": 0,
+        }
+        self._client: Any = None  # the SDK loads at the first request, not for a plan
         self._keyless = not api_key
 
     async def embed(self, texts: list[str], *, query: bool) -> Reply:
+        if self._client is None:
+            import openai
+
+            self._client = openai.AsyncOpenAI(**self._options)
         response = await self._client.embeddings.create(
             input=texts, model=self.model, encoding_format="float", **self._extra
         )
@@ -55,10 +61,8 @@ class OpenAIApi:
             usage = response.usage
             tokens = int(usage.total_tokens or usage.prompt_tokens or 0) if usage is not None else -1
         except (AttributeError, TypeError, ValueError) as exc:
-            raise _Malformed(f"an answer without embeddings ({exc})") from None
+            raise MalformedReply(f"an answer without embeddings ({exc})") from None
         if tokens < 0:  # a compatible server that reports no usage: count them as OpenAI would
-            from lgrep_core.embeddings.cloud import count_tokens
-
             tokens = sum(count_tokens(texts))
         return Reply(vectors, tokens)  # pyright: ignore[reportArgumentType]
 
@@ -67,7 +71,7 @@ class OpenAIApi:
 
         status = getattr(exc, "status_code", None)
         detail = _detail(exc)
-        if isinstance(exc, _Malformed):
+        if isinstance(exc, MalformedReply):
             return Verdict(f"malformed answer: {exc}", retry=True)
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             hint = (
@@ -101,11 +105,8 @@ class OpenAIApi:
         return Verdict(f"malformed answer: {type(exc).__name__}: {short_body(str(exc))}", retry=True)
 
     async def aclose(self) -> None:
-        await self._client.close()
-
-
-class _Malformed(Exception):
-    pass
+        if self._client is not None:
+            await self._client.close()
 
 
 def _detail(exc: BaseException) -> str:
@@ -144,4 +145,4 @@ def make_openai(settings: EmbeddingSettings) -> CloudEmbedder:
         base_url=settings.base_url or DEFAULT_BASE_URL,
         timeout_s=settings.timeout_s,
     )
-    return CloudEmbedder.configured(api, settings, key_hint="OPENAI_API_KEY")
+    return CloudEmbedder.configured(api, settings)

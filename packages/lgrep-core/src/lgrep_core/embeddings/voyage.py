@@ -9,8 +9,10 @@ SDK's tenacity loop does not. The SDK reads no variable for its base URL; `embed
 
 from __future__ import annotations
 
+from typing import Any
+
 from lgrep_core.config import MODEL_DIMENSIONS, EmbeddingSettings
-from lgrep_core.embeddings.cloud import CloudEmbedder, Limits, Reply, Verdict
+from lgrep_core.embeddings.cloud import CloudEmbedder, Limits, MalformedReply, Reply, Verdict
 from lgrep_core.embeddings.http_errors import RETRYABLE_STATUS, retry_after_s, short_body
 from lgrep_core.errors import ConfigError, EmbeddingError
 
@@ -32,15 +34,23 @@ class VoyageApi:
     provider = "voyage"
 
     def __init__(self, model: str, dimension: int | None, *, api_key: str, base_url: str, timeout_s: float) -> None:
-        from voyageai.client_async import AsyncClient
-
         self.model = model
         self.limits = Limits(MAX_TEXTS, _TOTAL_TOKENS.get(model, _DEFAULT_TOTAL_TOKENS), MAX_TEXT_TOKENS)
         native = MODEL_DIMENSIONS.get(model)
         self._output_dimension = dimension if dimension is not None and dimension != native else None
-        self._client = AsyncClient(api_key=api_key, max_retries=0, timeout=timeout_s, base_url=base_url)
+        self._options: dict[str, Any] = {
+            "api_key": api_key,
+            "max_retries": 0,
+            "timeout": timeout_s,
+            "base_url": base_url,
+        }
+        self._client: Any = None  # the SDK (~1 s to import) loads at the first request, not for a plan
 
     async def embed(self, texts: list[str], *, query: bool) -> Reply:
+        if self._client is None:
+            from voyageai.client_async import AsyncClient
+
+            self._client = AsyncClient(**self._options)
         result = await self._client.embed(
             texts,
             model=self.model,
@@ -52,7 +62,7 @@ class VoyageApi:
             vectors = list(result.embeddings)
             tokens = int(result.total_tokens)
         except (AttributeError, TypeError, ValueError) as exc:
-            raise _Malformed(f"an answer without embeddings or usage ({exc})") from None
+            raise MalformedReply(f"an answer without embeddings or usage ({exc})") from None
         return Reply(vectors, tokens)  # pyright: ignore[reportArgumentType]
 
     def judge(self, exc: BaseException) -> Verdict:
@@ -60,7 +70,7 @@ class VoyageApi:
 
         status = getattr(exc, "http_status", None)
         detail = getattr(exc, "user_message", None) or short_body(getattr(exc, "http_body", "")) or str(exc)
-        if isinstance(exc, _Malformed):
+        if isinstance(exc, MalformedReply):
             return Verdict(f"malformed answer: {exc}", retry=True)
         if isinstance(exc, error.AuthenticationError) or status in (401, 403):
             return Verdict(
@@ -99,10 +109,6 @@ class VoyageApi:
         return None  # the SDK opens a session per request
 
 
-class _Malformed(Exception):
-    pass
-
-
 def make_voyage(settings: EmbeddingSettings) -> CloudEmbedder:
     """Raises:
     ConfigError: no API key, or a dimension the model does not offer.
@@ -133,4 +139,4 @@ def make_voyage(settings: EmbeddingSettings) -> CloudEmbedder:
         base_url=settings.base_url or DEFAULT_BASE_URL,
         timeout_s=settings.timeout_s,
     )
-    return CloudEmbedder.configured(api, settings, key_hint="VOYAGE_API_KEY")
+    return CloudEmbedder.configured(api, settings)
