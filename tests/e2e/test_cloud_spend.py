@@ -1,9 +1,9 @@
 """Money and privacy with a cloud embedding provider, through the real `lgrep` command, its daemon
 and its MCP server: the plan, the confirmation, the spend ledger and its warnings, and the egress log.
 
-The provider is the deterministic `fake-remote` (lgrep_core.testing.remote), which the entry points
-register only under LGREP_TESTING_PROVIDERS=1; it appends every text it receives to a record file,
-so a test sees exactly what "left the machine", even from the daemon's process.
+The provider is the real `voyage` provider against a stand-in of Voyage's API on 127.0.0.1
+(lgrep_core.testing.standins), which keeps every text it receives: a test sees exactly what "left
+the machine", even from the daemon's process.
 
 Secrets are assembled at run time so that this file itself holds none."""
 
@@ -17,6 +17,7 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ import anyio
 import pytest
 from lgrep_core.secrets import scan
 from lgrep_core.storage.layout import project_dir
+from lgrep_core.testing.standins import EmbeddingStandIn
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 _rng = random.Random(5)
@@ -34,29 +36,33 @@ SLACK_TOKEN += "-" + "".join(_rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ01
 ESTIMATE_ERROR = 0.25
 
 
-def _cloud(env: dict[str, str], tmp_path: Path, **spend: object) -> Path:
-    """Point `env` at the fake cloud provider (voyage-code-3's price) and a user config of `spend`
-    settings; returns the file the provider records every text it receives in."""
-    record = tmp_path / "received.jsonl"
+@pytest.fixture
+def standin() -> Iterator[EmbeddingStandIn]:
+    """Voyage's API on 127.0.0.1: it keeps every text it receives, so a test sees exactly what "left
+    the machine", even from the daemon's process."""
+    with EmbeddingStandIn("voyage", dimension=1024) as server:
+        yield server
+
+
+def _cloud(env: dict[str, str], tmp_path: Path, server: EmbeddingStandIn, **spend: object) -> EmbeddingStandIn:
+    """Point `env` at the voyage provider (voyage-code-3's price) on the stand-in, and a user config
+    of `spend` settings."""
     config = tmp_path / "config.yaml"
     config.write_text(json.dumps({"spend": spend}) if spend else "{}\n")
     env.update(
         {
-            "LGREP_TESTING_PROVIDERS": "1",
-            "LGREP_TESTING_RECORD": str(record),
-            "LGREP_EMBEDDING_PROVIDER": "fake-remote",
-            "LGREP_EMBEDDING_MODEL": "voyage-code-3",
-            "LGREP_EMBEDDING_DIMENSIONS": "64",
+            "LGREP_EMBEDDING_PROVIDER": "voyage",
+            "LGREP_EMBEDDING_BASE_URL": server.base_url,
+            "LGREP_EMBEDDING_DIMENSIONS": "256",
+            "VOYAGE_API_KEY": "test-key",
             "LGREP_CONFIG": str(config),
         }
     )
-    return record
+    return server
 
 
-def _received(record: Path, kind: str = "document") -> list[str]:
-    if not record.exists():
-        return []
-    return [e["text"] for e in map(json.loads, record.read_text().splitlines()) if e["kind"] == kind]
+def _received(server: EmbeddingStandIn, kind: str = "document") -> list[str]:
+    return server.texts(kind)
 
 
 def _egress(cache: Path, root: Path) -> list[dict[str, Any]]:
@@ -64,15 +70,17 @@ def _egress(cache: Path, root: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def test_the_plan_sends_nothing_and_matches_what_the_run_bills(lgrep, mini_repo: Path, tmp_path: Path) -> None:
-    record = _cloud(lgrep.env, tmp_path)
+def test_the_plan_sends_nothing_and_matches_what_the_run_bills(
+    lgrep, mini_repo: Path, tmp_path: Path, standin: EmbeddingStandIn
+) -> None:
+    record = _cloud(lgrep.env, tmp_path, standin)
     plan = lgrep("index", str(mini_repo), "--plan", "--json").json()
     assert plan["remote"] is True and plan["sent"] == 0 and plan["rebuild"] is True
     assert plan["chunks_to_embed"] > 0 and plan["tokens_estimated"] > 0
     assert plan["cost_usd_estimated"] == pytest.approx(plan["tokens_estimated"] * 0.18 / 1e6, abs=1e-6)
-    assert not record.exists() and not (lgrep.cache / "spend.jsonl").exists()  # nothing sent, nothing billed
+    assert not record.requests and not (lgrep.cache / "spend.jsonl").exists()  # nothing sent, nothing billed
     human = lgrep("index", str(mini_repo), "--plan")
-    assert "nothing has been sent" in human.out and "$0.18 per million" in human.out and not record.exists()
+    assert "nothing has been sent" in human.out and "$0.18 per million" in human.out and not record.requests
 
     run = lgrep("index", str(mini_repo), "--yes", "--json").json()
     assert run["files"] == plan["files"]
@@ -101,8 +109,10 @@ def test_the_local_model_plan_says_there_is_no_money(lgrep, mini_repo: Path) -> 
     assert not (lgrep.cache / "spend.jsonl").exists()
 
 
-def test_without_a_terminal_a_costly_run_is_refused_unless_yes(lgrep, mini_repo: Path, tmp_path: Path) -> None:
-    record = _cloud(lgrep.env, tmp_path, confirm_above_usd=0.0000001)
+def test_without_a_terminal_a_costly_run_is_refused_unless_yes(
+    lgrep, mini_repo: Path, tmp_path: Path, standin: EmbeddingStandIn
+) -> None:
+    record = _cloud(lgrep.env, tmp_path, standin, confirm_above_usd=0.0000001)
     refused = subprocess.run(
         [*lgrep.command, "index", str(mini_repo)],
         stdin=subprocess.DEVNULL,  # not a terminal: nobody to ask
@@ -115,7 +125,7 @@ def test_without_a_terminal_a_costly_run_is_refused_unless_yes(lgrep, mini_repo:
     assert refused.returncode == 1
     assert "--yes" in refused.stderr and "no terminal to ask" in refused.stderr
     assert "Traceback" not in refused.stderr
-    assert not record.exists() and not (lgrep.cache / "spend.jsonl").exists()
+    assert not record.requests and not (lgrep.cache / "spend.jsonl").exists()
     # A search that would build the missing index first asks the same question.
     searched = subprocess.run(
         [*lgrep.command, "search", "verify the token", str(mini_repo)],
@@ -127,7 +137,7 @@ def test_without_a_terminal_a_costly_run_is_refused_unless_yes(lgrep, mini_repo:
         check=False,
     )
     assert searched.returncode == 1 and "--yes" in searched.stderr
-    assert not record.exists() and not (lgrep.cache / "spend.jsonl").exists()
+    assert not record.requests and not (lgrep.cache / "spend.jsonl").exists()
     assert lgrep("index", str(mini_repo), "--yes").code == 0
     assert _received(record)
 
@@ -177,11 +187,13 @@ def _index_at_a_terminal(lgrep, root: Path, answer: bytes) -> tuple[int, str]:  
     return code, seen.decode(errors="replace")
 
 
-def test_at_a_terminal_the_user_is_asked_and_no_sends_nothing(lgrep, mini_repo: Path, tmp_path: Path) -> None:
-    record = _cloud(lgrep.env, tmp_path, confirm_above_usd=0.0000001)
+def test_at_a_terminal_the_user_is_asked_and_no_sends_nothing(
+    lgrep, mini_repo: Path, tmp_path: Path, standin: EmbeddingStandIn
+) -> None:
+    record = _cloud(lgrep.env, tmp_path, standin, confirm_above_usd=0.0000001)
     code, shown = _index_at_a_terminal(lgrep, mini_repo, b"n")
     assert code == 1 and "nothing was sent" in shown and "chunks (~" in shown
-    assert not record.exists() and not (lgrep.cache / "spend.jsonl").exists()
+    assert not record.requests and not (lgrep.cache / "spend.jsonl").exists()
 
     code, shown = _index_at_a_terminal(lgrep, mini_repo, b"y")
     assert code == 0, shown
@@ -189,10 +201,10 @@ def test_at_a_terminal_the_user_is_asked_and_no_sends_nothing(lgrep, mini_repo: 
 
 
 def test_ledger_survives_daemon_restarts_and_unchanged_files_cost_nothing(
-    daemon, mini_repo: Path, tmp_path: Path
+    daemon, mini_repo: Path, tmp_path: Path, standin: EmbeddingStandIn
 ) -> None:
     lgrep = daemon.lgrep
-    record = _cloud(lgrep.env, tmp_path)
+    record = _cloud(lgrep.env, tmp_path, standin)
     first = lgrep("index", str(mini_repo), "--yes", "--json").json()  # starts the daemon
     assert first["tokens_billed"] > 0
     status = lgrep("status", str(mini_repo), "--json").json()
@@ -213,9 +225,11 @@ def test_ledger_survives_daemon_restarts_and_unchanged_files_cost_nothing(
     assert _received(record, "query") == ["verify the token signature"]
 
 
-def test_spend_warnings_show_in_the_cli_and_the_mcp_status(daemon, mini_repo: Path, tmp_path: Path) -> None:
+def test_spend_warnings_show_in_the_cli_and_the_mcp_status(
+    daemon, mini_repo: Path, tmp_path: Path, standin: EmbeddingStandIn
+) -> None:
     lgrep = daemon.lgrep
-    _cloud(lgrep.env, tmp_path, warn_usd=[0.00001, 1000.0])
+    _cloud(lgrep.env, tmp_path, standin, warn_usd=[0.00001, 1000.0])
     indexed = lgrep("index", str(mini_repo), "--yes")
     assert "warning: cloud embedding spend has passed $0.0000" in indexed.err
     assert "$1,000.00" not in indexed.err
@@ -244,9 +258,9 @@ def test_spend_warnings_show_in_the_cli_and_the_mcp_status(daemon, mini_repo: Pa
 
 
 def test_no_secret_leaves_and_the_egress_log_has_a_line_per_chunk_and_no_content(
-    lgrep, mini_repo: Path, tmp_path: Path
+    lgrep, mini_repo: Path, tmp_path: Path, standin: EmbeddingStandIn
 ) -> None:
-    record = _cloud(lgrep.env, tmp_path)
+    record = _cloud(lgrep.env, tmp_path, standin)
     (mini_repo / "deploy.py").write_text(
         f'SLACK_BOT_TOKEN = "{SLACK_TOKEN}"\n\n\ndef notify(channel, text):\n    return post(channel, text)\n'
     )
@@ -262,22 +276,9 @@ def test_no_secret_leaves_and_the_egress_log_has_a_line_per_chunk_and_no_content
 
     lines = _egress(lgrep.cache, mini_repo)
     assert len(lines) == len(sent)
-    assert {line["provider"] for line in lines} == {"fake-remote"} and all(line["tokens"] > 0 for line in lines)
+    assert {line["provider"] for line in lines} == {"voyage"} and all(line["tokens"] > 0 for line in lines)
     assert any(line["file"].startswith("keys/") and line["redactions"] >= 1 for line in lines)
     log_path = project_dir(lgrep.cache, mini_repo) / "egress.jsonl"
     assert log_path.stat().st_mode & 0o777 == 0o600
     text = log_path.read_text()
     assert "def notify" not in text and "rotate_keys" not in text and "SLACK_BOT_TOKEN" not in text
-
-
-def test_the_fake_provider_exists_only_when_the_environment_asks(lgrep) -> None:  # type: ignore[no-untyped-def]
-    """In fresh processes (a registration would outlive a test in this one): the name is refused
-    until LGREP_TESTING_PROVIDERS=1 registers it."""
-    env = {**lgrep.env, "LGREP_EMBEDDING_PROVIDER": "fake-remote"}
-    command = [*lgrep.command, "config", "show", "--json"]
-    refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert refused.returncode == 1 and "embedding.provider" in refused.stderr
-    env["LGREP_TESTING_PROVIDERS"] = "1"
-    allowed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert allowed.returncode == 0, allowed.stderr
-    assert '"fake-remote"' in allowed.stdout

@@ -88,6 +88,6 @@ def test_a_project_file_may_not_touch_money_or_the_provider(tmp_path: Path) -> N
     (tmp_path / ".lgrep.yaml").write_text("spend:\n  confirm_above_usd: 1000000\n")
     with pytest.raises(ConfigError, match="may not set"):
         load_settings(tmp_path, env={}, user_config=tmp_path / "none")
-    (tmp_path / ".lgrep.yaml").write_text("embedding:\n  provider: fake-remote\n")
+    (tmp_path / ".lgrep.yaml").write_text("embedding:\n  provider: voyage\n")
     with pytest.raises(ConfigError, match="may not set"):
         load_settings(tmp_path, env={}, user_config=tmp_path / "none")

@@ -24,7 +24,6 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "group",
-    "install_testing_providers",
     "run_command",
     "setup_logging",
     "terminal_safe",
@@ -76,21 +75,10 @@ def group(**kwargs: Any) -> Any:
     return click.group(cls=LgrepGroup, **kwargs)
 
 
-def install_testing_providers() -> None:
-    """Tests only: with LGREP_TESTING_PROVIDERS=1 in the environment, the fake cloud provider
-    (`fake-remote`, lgrep_core.testing.remote) becomes a valid embedding.provider in this process.
-    Every entry point calls this first; a repository's files cannot set it (see embeddings.extra)."""
-    if os.environ.get("LGREP_TESTING_PROVIDERS") == "1":
-        from lgrep_core.testing.remote import install_from_env
-
-        install_from_env(os.environ)
-
-
 def run_command(command: Any, argv: Sequence[str] | None, *, prog: str) -> int:
     """Run a click command (group) as program `prog` and return its exit code (see the module docstring)."""
     import click
 
-    install_testing_providers()
     try:
         try:
             result = command.main(args=list(argv) if argv is not None else None, prog_name=prog, standalone_mode=False)

@@ -201,16 +201,6 @@ class EmbeddingSettings(_Section):
             return EmbeddingSettings(quantized=self.quantized, threads=self.threads, batch_tokens=self.batch_tokens)
         return self
 
-    @field_validator("provider", mode="wrap")
-    @classmethod
-    def _added_provider(cls, value: object, handler: Any) -> Any:
-        # A provider registered at run time (lgrep_core.embeddings.extra: the tests' fake-remote).
-        from lgrep_core.embeddings.extra import provider_factory
-
-        if isinstance(value, str) and provider_factory(value) is not None:
-            return value
-        return handler(value)
-
     @property
     def label(self) -> str:
         """The model as indexes and servers name it (embeddings.base.model_label of the provider built

@@ -24,7 +24,6 @@ from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import quote, unquote
 
 import anyio.to_thread
-from lgrep_core.cli_support import install_testing_providers
 from lgrep_core.errors import DeadlineExceededError, LgrepError, NotFoundError, ServerUnavailableError
 from lgrep_core.models import ContentType, IndexProgress, IndexSummary, SearchRequest, SearchType
 from lgrep_core.serialize import file_slice_json, location_json, search_hit_json, symbol_match_json
@@ -631,7 +630,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="lgrep-mcp: %(message)s")
-    install_testing_providers()
     project = Path(args.project).expanduser()
     if not project.is_dir():
         print(f"lgrep-mcp: {args.project} is not a folder", file=sys.stderr)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from lgrep_core.config import EmbeddingSettings
 from lgrep_core.embeddings.base import EmbeddingProvider
-from lgrep_core.embeddings.extra import provider_factory
 from lgrep_core.errors import ConfigError
 
 __all__ = ["Embedders", "as_embedders", "make_embedder", "models_loaded"]
@@ -18,9 +17,6 @@ def make_embedder(settings: EmbeddingSettings, cache_dir: Path) -> EmbeddingProv
     """Raises:
     ConfigError: the provider/model pair is not supported.
     """
-    added = provider_factory(settings.provider)
-    if added is not None:  # registered at run time (lgrep_core.embeddings.extra)
-        return added(settings, cache_dir)
     if settings.provider == "local":
         if settings.model != "all-MiniLM-L6-v2" or settings.dimensions != 384:
             raise ConfigError(

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-import os
 import re
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
@@ -78,8 +75,8 @@ class FakeRemoteEmbedder:
     It bills one token per word or punctuation mark (`billed_tokens`), while its `estimate_tokens`
     guesses from length (a character count / 4, as a plan would without the provider's tokenizer),
     so plans and bills differ as they do with a real provider. Every text it receives is kept in
-    `received` as ("document" | "query", text), and appended as a JSON line to `record` when given,
-    so a test can read what a daemon in another process sent.
+    `received` as ("document" | "query", text). (Through real processes, tests use the stand-in
+    servers of lgrep_core.testing.standins instead.)
     """
 
     remote = True
@@ -90,13 +87,11 @@ class FakeRemoteEmbedder:
         dimension: int = 64,
         *,
         provider: str = "fake-remote",
-        record: Path | None = None,
     ) -> None:
         self._vectors = FakeEmbedder(dimension, model)
         self._provider = provider
         self._model = model
         self._dimension = dimension
-        self._record = record
         self._lock = threading.Lock()
         self.received: list[tuple[str, str]] = []
         self.requests = 0
@@ -139,11 +134,3 @@ class FakeRemoteEmbedder:
     def _receive(self, kind: str, texts: Sequence[str]) -> None:
         with self._lock:
             self.received.extend((kind, t) for t in texts)
-            if self._record is None:
-                return
-            lines = "".join(json.dumps({"kind": kind, "text": t}) + "\n" for t in texts)
-            fd = os.open(self._record, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, lines.encode("utf-8", "surrogateescape"))
-            finally:
-                os.close(fd)
