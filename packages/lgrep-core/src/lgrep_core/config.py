@@ -46,6 +46,7 @@ __all__ = [
     "SearchSettings",
     "ServerSettings",
     "SpendSettings",
+    "VersionsSettings",
     "default_user_config_path",
     "is_project_key",
     "load_settings",
@@ -57,7 +58,15 @@ PROJECT_CONFIG_NAME = ".lgrep.yaml"
 # value for the whole process (the daemon, or a one-shot command), from the user's config and the
 # environment only (cache dir, embedding provider and model, logging, server, budgets).
 # Dotted keys; a trailing ".*" takes a whole section.
-PROJECT_KEYS = ("index.ignore_patterns", "index.max_file_bytes", "chunking.*", "search.*")
+PROJECT_KEYS = (
+    "index.ignore_patterns",
+    "index.max_file_bytes",
+    "chunking.*",
+    "search.*",
+    "versions.tag_rules",
+    "versions.root_component",
+    "versions.scopes.*",
+)
 DEFAULT_SOURCE = "default"
 # Short names the original design documents, mapped onto the nested keys.
 
@@ -335,6 +344,60 @@ class SpendSettings(_Section):
         return sorted(set(value))
 
 
+class VersionsSettings(_Section):
+    """Release versions: how git tags map to component@version, and where their index lives (ADR 0015)."""
+
+    tag_rules: list[str] = Field(
+        default_factory=list[str],
+        description=(
+            "Regular expressions (RE2) with a `version` group and an optional `component` group, tried in "
+            "order before the built-in rules (`<component>-v<version>`, `v<version>`)."
+        ),
+    )
+    root_component: str = Field(
+        default="", description="The component of bare version tags (v1.2.3); default: the repository's folder name."
+    )
+    scopes: dict[str, list[str]] = Field(
+        default_factory=dict[str, list[str]],
+        description="Per component, the folders (or globs) that belong to it; default: the whole tree.",
+    )
+    store: str = Field(
+        default="",
+        description=(
+            "Where versions are stored: empty for the cache dir, or an object-store prefix (s3://bucket/path) "
+            "under which each repository has a folder of its name."
+        ),
+    )
+    storage_options: dict[str, str] = Field(
+        default_factory=dict[str, str],
+        description="Options of the object store (endpoint, region, allow_http, ...); credentials: AWS_* variables.",
+    )
+    cached_versions: int = Field(
+        default=4, ge=1, le=64, description="Versions a server keeps searchable in memory, least recently used dropped."
+    )
+
+    @field_validator("scopes", "storage_options", mode="before")
+    @classmethod
+    def _json_text(cls, value: object) -> object:
+        """An environment variable gives a mapping as JSON text."""
+        if isinstance(value, str):
+            import json
+
+            try:
+                return json.loads(value) if value.strip() else {}
+            except ValueError:
+                raise ValueError("give a mapping (as JSON text in an environment variable)") from None
+        return value
+
+    @field_validator("store")
+    @classmethod
+    def _known_scheme(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if value and not value.startswith(("s3://", "gs://", "az://", "file://", "/")):
+            raise ValueError(f"{value!r}: give an absolute folder or an s3://, gs:// or az:// prefix")
+        return value
+
+
 class LgrepSettings(BaseModel):
     """The effective configuration. Build it with `load_settings`, which records where each value came from."""
 
@@ -349,6 +412,7 @@ class LgrepSettings(BaseModel):
     search: SearchSettings = Field(default_factory=SearchSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     spend: SpendSettings = Field(default_factory=SpendSettings)
+    versions: VersionsSettings = Field(default_factory=VersionsSettings)
 
     @property
     def cache_dir(self) -> Path:
@@ -438,7 +502,7 @@ def _under(root: Path, folder: str) -> bool:
 
 def is_project_key(key: str) -> bool:
     """Whether a dotted key is a project setting (see PROJECT_KEYS); every other key is a process setting."""
-    return any(key == k or (k.endswith(".*") and key.startswith(k[:-1])) for k in PROJECT_KEYS)
+    return any(key == k or (k.endswith(".*") and (key.startswith(k[:-1]) or key == k[:-2])) for k in PROJECT_KEYS)
 
 
 def _check_project_keys(layer: Mapping[str, Any], path: Path) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_SYMBOL_CHARS",
     "Chunk",
     "ChunkKind",
+    "ComponentInfo",
     "ContentType",
     "FileChanges",
     "FileList",
@@ -45,6 +46,7 @@ __all__ = [
     "ProjectState",
     "ProjectStatus",
     "RelatedResult",
+    "Release",
     "RemoveResult",
     "SearchHit",
     "SearchRequest",
@@ -54,10 +56,12 @@ __all__ = [
     "ServerRole",
     "SpendTotals",
     "SymbolMatch",
+    "TagsSummary",
     "WatchProjectRequest",
     "WatchResult",
     "check_project_path",
     "check_project_root",
+    "check_release",
     "embedding_text",
 ]
 
@@ -172,6 +176,10 @@ class SearchRequest:
     content_types: tuple[ContentType, ...] = ()
     bm25_weight: float | None = None
     explain: bool = False
+    # A released version instead of the working tree: component and version ("" or "latest", an
+    # exact version, or a semver range). Needs `lgrep index --tags`.
+    component: str = ""
+    version: str = ""
 
     def validate(self) -> SearchRequest:
         """The request itself, or InvalidRequestError naming what is wrong with it."""
@@ -183,6 +191,7 @@ class SearchRequest:
             raise InvalidRequestError(f"limit must be 1 to {MAX_LIMIT}, got {self.limit}")
         if self.bm25_weight is not None and not (math.isfinite(self.bm25_weight) and self.bm25_weight >= 0):
             raise InvalidRequestError(f"bm25_weight must be a finite number, 0 or more, got {self.bm25_weight}")
+        check_release(self.component, self.version)
         return self
 
 
@@ -220,6 +229,7 @@ class SearchResponse:
     search_type: SearchType | None = None  # None only when a newer server named channels this version does not know
     files_changed: int = 0  # files changed on disk since the index was last updated (0 when not checked)
     notes: tuple[str, ...] = ()  # what made the answer less than asked for (the query could not be embedded)
+    release: Release | None = None  # the version searched, when the request named a component
 
 
 # --- checks every request shares -------------------------------------------------------------------
@@ -253,6 +263,64 @@ def check_project_path(path: str) -> str:
     if ".." in path.split("/"):
         raise InvalidRequestError(f"path must stay inside the project root, got {path!r}")
     return path
+
+
+def check_release(component: str, version: str) -> None:
+    """A request's component and version, or InvalidRequestError."""
+    if version and not component:
+        raise InvalidRequestError(f"version {version!r} needs a component: name the component too (list_components)")
+    for what, text in (("component", component), ("version", version)):
+        if len(text) > MAX_SYMBOL_CHARS or "\x00" in text:
+            raise InvalidRequestError(f"the {what} is not a usable name (too long, or a NUL character)")
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """One released version of a component: a git tag as component@version."""
+
+    component: str
+    version: str
+    tag: str
+    commit: str = ""
+    files: int = 0
+    prerelease: bool = False
+    indexed_at: float = 0.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.component}@{self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentInfo:
+    name: str
+    versions: int
+    latest: str  # the newest version (releases before prereleases)
+
+
+@dataclass(frozen=True, slots=True)
+class TagsSummary:
+    """What `lgrep index --tags` did. Pairs and blobs show the content addressing at work: a file
+    identical across tags is read, chunked and embedded once."""
+
+    root: str
+    tags_seen: int = 0  # tags in the repository (matching --tag-pattern)
+    tags_indexed: int = 0  # new or moved tags indexed in this run
+    tags_unchanged: int = 0
+    tags_removed: int = 0  # gone from the repository: dropped from the index
+    unparsed: tuple[str, ...] = ()  # tags no rule maps to component@version (skipped)
+    tag_file_pairs: int = 0  # files listed by the tags indexed in this run
+    blobs_read: int = 0  # distinct contents read and chunked in this run
+    chunks_written: int = 0
+    vectors_embedded: int = 0
+    skipped: Mapping[str, int] = field(default_factory=dict)  # files left out, by reason
+    tags_total: int = 0
+    tag_file_pairs_total: int = 0
+    blobs_total: int = 0
+    chunks_total: int = 0
+    vectors_total: int = 0
+    seconds: float = 0.0
+    store: str = ""  # where the index lives
 
 
 def _check_limit(limit: int | None) -> None:
@@ -473,10 +541,13 @@ class GetFileRequest:
     path: str  # relative to the project root, '/'-separated
     start_line: int = 0
     end_line: int = 0
+    component: str = ""  # a released version instead of the working tree (SearchRequest)
+    version: str = ""
 
     def validate(self) -> GetFileRequest:
         check_project_root(self.project_root)
         check_project_path(self.path)
+        check_release(self.component, self.version)
         if self.start_line < 0 or self.end_line < 0:
             raise InvalidRequestError(
                 f"lines are 1-based (0 for the whole file), got {self.start_line}-{self.end_line}"
@@ -498,6 +569,7 @@ class FileSlice:
     total_lines: int  # lines in the whole file
     stale: bool = False  # the file changed on disk since it was indexed
     truncated: bool = False  # `content` was cut to the server's byte budget (at a line end)
+    release: Release | None = None  # the version read, when the request named a component
 
 
 @dataclass(frozen=True, slots=True)
@@ -540,9 +612,12 @@ class ListFilesRequest:
     path_glob: str | None = None
     languages: tuple[str, ...] = ()
     limit: int | None = None
+    component: str = ""  # a released version instead of the working tree (SearchRequest)
+    version: str = ""
 
     def validate(self) -> ListFilesRequest:
         check_project_root(self.project_root)
+        check_release(self.component, self.version)
         if self.limit is not None and self.limit < 1:
             raise InvalidRequestError(f"limit must be 1 or more (None for all), got {self.limit}")
         return self
@@ -563,6 +638,7 @@ class IndexedFile:
 class FileList:
     files: tuple[IndexedFile, ...]  # by path, at most the request's limit
     total: int  # files that matched, including those the limit left out
+    release: Release | None = None  # the version listed, when the request named a component
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,6 +79,7 @@ __all__ = [
     "SKIP_UNREADABLE",
     "PathRules",
     "SkippedFile",
+    "TreeRules",
     "WalkOptions",
     "WalkedFile",
     "is_project_path",
@@ -1292,3 +1293,85 @@ def _relative_parts(path: str) -> list[str] | None:
     if any(part in ("", ".", "..") for part in parts):
         return None
     return parts
+
+
+class TreeRules:
+    """The walk's decisions for the files of a git tree (a tag), which are never on disk.
+
+    The same rules as the walk, minus what only a working tree has: `.gitignore` does not apply (a
+    tag holds only tracked files), there are no symlinks to follow (they are skipped), and sizes come
+    from git. Built-in defaults, the configured `index.ignore_patterns`, the tree's own
+    `.lgrepignore` files (read through `read_ignore`), cache tags, virtualenv markers, secrets by
+    name, binary, generated and minified files are judged as the walk judges them.
+    """
+
+    def __init__(self, paths: Iterable[str], options: WalkOptions, read_ignore: Callable[[str], bytes | None]) -> None:
+        self._options = options
+        self._read_ignore = read_ignore
+        self._paths = frozenset(paths)
+        root = _Rules().extend(None, _compile(options.extra_ignore_patterns, "", "index.ignore_patterns"))
+        self._folders: dict[str, _Rules | None] = {"": self._own_rules("", root)}
+
+    def _own_rules(self, folder: str, parent: _Rules) -> _Rules:
+        prefix = folder + "/" if folder else ""
+        if prefix + LGREPIGNORE_NAME not in self._paths:
+            return parent
+        data = self._read_ignore(prefix + LGREPIGNORE_NAME) or b""
+        lines = data[:_MAX_IGNORE_FILE_BYTES].removeprefix(codecs.BOM_UTF8).decode("utf-8", "replace").splitlines()
+        escaped = "".join(_escape_glob(part) + "/" for part in prefix.split("/")[:-1])
+        return parent.extend(None, _compile(lines, escaped, prefix + LGREPIGNORE_NAME) if lines else None)
+
+    def _folder(self, folder: str) -> _Rules | None:
+        if folder in self._folders:
+            return self._folders[folder]
+        parent_name, _, name = folder.rpartition("/")
+        parent = self._folder(parent_name)
+        rules: _Rules | None = None
+        if parent is not None:
+            if name in _VCS_DIRS:
+                rules = None
+            elif _is_default_dir(name) or (
+                f"{folder}/{_CACHEDIR_TAG}" in self._paths or f"{folder}/{_VENV_MARKER}" in self._paths
+            ):
+                rules = self._own_rules(folder, parent) if parent.reincludes(folder, is_dir=True) else None
+            elif not parent.ignores(folder, is_dir=True):
+                rules = self._own_rules(folder, parent)
+        self._folders[folder] = rules
+        return rules
+
+    def judge(self, path: str, *, size: int, is_symlink: bool = False) -> str | None:
+        """By name and size: None when the walk would not see the file at all (ignored), a skip
+        reason (SKIP_*), or "" when its content decides (`judge_content`)."""
+        folder, _, name = path.rpartition("/")
+        rules = self._folder(folder)
+        if rules is None or _Walker._ignored_file(name, path, rules):
+            return None
+        lower = name.lower()
+        if is_symlink:
+            return SKIP_SYMLINK
+        if is_secret_path(path):
+            return SKIP_SECRET
+        if _extension(lower) in _BINARY_EXTENSIONS:
+            return SKIP_BINARY
+        if (_is_generated_name(lower) or lower.endswith(_MINIFIED_SUFFIXES)) and not rules.reincludes(
+            path, is_dir=False
+        ):
+            return SKIP_GENERATED if _is_generated_name(lower) else SKIP_MINIFIED
+        if size > self._options.max_file_bytes:
+            return SKIP_TOO_LARGE
+        return ""
+
+    def judge_content(self, path: str, data: bytes) -> str:
+        """By content: a skip reason, or "" to index it."""
+        head = data[:_SNIFF_BYTES]
+        if _looks_binary(head):
+            return SKIP_BINARY
+        folder, _, name = path.rpartition("/")
+        rules = self._folder(folder) or _Rules()
+        if rules.reincludes(path, is_dir=False):
+            return ""
+        if _has_generated_banner(head):
+            return SKIP_GENERATED
+        if _extension(name.lower()) in _MINIFIABLE_EXTENSIONS and _looks_minified(head):
+            return SKIP_MINIFIED
+        return ""

@@ -35,7 +35,7 @@ from .corpus import Corpus
 from .pathfilter import path_matcher
 from .searcher import snippet
 
-__all__ = ["MAX_FILE_BYTES", "find_related", "find_symbol", "get_file", "list_files", "location"]
+__all__ = ["MAX_FILE_BYTES", "find_related", "find_symbol", "get_file", "list_files", "location", "slice_lines"]
 
 # A GetFile answer carries at most this much text; longer files are cut at a line end (`truncated`).
 MAX_FILE_BYTES = 1_000_000
@@ -82,12 +82,34 @@ def get_file(reader: ProjectReader, corpus: Corpus, request: GetFileRequest) -> 
     clean = sanitize(text).text
     if clean is None:
         raise NotFoundError(f"{path} holds credentials; lgrep does not serve it")
-    lines = clean.split("\n")
+    content, start, last, total, truncated = slice_lines(path, clean, request.start_line, request.end_line)
+    records = reader.manifest(corpus.version, [path]) if corpus.version is not None else {}
+    rec = records.get(path)
+    st = disk_path(reader.root, path).lstat()
+    stale = rec is None or rec.size != st.st_size or rec.mtime_ns != st.st_mtime_ns
+    return FileSlice(
+        path=path,
+        language=rec.language if rec is not None else _language_of(corpus, path),
+        content=content,
+        start_line=start,
+        end_line=last,
+        total_lines=total,
+        stale=stale,
+        truncated=truncated,
+    )
+
+
+def slice_lines(path: str, text: str, start_line: int, end_line: int) -> tuple[str, int, int, int, bool]:
+    """Lines `start_line`..`end_line` of a file's text (1-based, inclusive, 0 for its start or end),
+    cut at a line end past MAX_FILE_BYTES: (content, first line, last line, lines in the file, cut).
+
+    Raises InvalidRequestError when the start is past the end of the file."""
+    lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     total = len(lines)
-    start = max(1, request.start_line or 1)
-    end = min(total, request.end_line or total)
+    start = max(1, start_line or 1)
+    end = min(total, end_line or total)
     if start > max(total, 1):
         raise InvalidRequestError(f"{path} has {total} lines; line {start} is past its end")
     picked: list[str] = []
@@ -99,21 +121,8 @@ def get_file(reader: ProjectReader, corpus: Corpus, request: GetFileRequest) -> 
             truncated = True
             break
         picked.append(line)
-    last = start + len(picked) - 1
-    records = reader.manifest(corpus.version, [path]) if corpus.version is not None else {}
-    rec = records.get(path)
-    st = disk_path(reader.root, path).lstat()
-    stale = rec is None or rec.size != st.st_size or rec.mtime_ns != st.st_mtime_ns
-    return FileSlice(
-        path=path,
-        language=rec.language if rec is not None else _language_of(corpus, path),
-        content="\n".join(picked) + ("\n" if picked else ""),
-        start_line=start,
-        end_line=max(last, start - 1) if picked else start - 1,
-        total_lines=total,
-        stale=stale,
-        truncated=truncated,
-    )
+    last = start + len(picked) - 1 if picked else start - 1
+    return "\n".join(picked) + ("\n" if picked else ""), start, last, total, truncated
 
 
 def _read_inside(root: Path, path: str) -> bytes:

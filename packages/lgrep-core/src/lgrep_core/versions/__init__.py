@@ -1,0 +1,1 @@
+"""Versions of a repository: git tags as component@version."""

@@ -1,0 +1,199 @@
+"""Reading a repository's tags, trees and blobs with git plumbing: no checkout, no working-tree change.
+
+The repository may be hostile: git runs with the system and global configuration off, no hooks,
+no fsmonitor, no pager and no prompts, and no command here runs filters or textconv (cat-file
+--batch hands over stored bytes). Paths come back NUL-separated and are shown as the walk shows
+file names (lgrep_core.pathnames); nothing here touches the file system with them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from lgrep_core.errors import IndexingError, NotFoundError
+from lgrep_core.pathnames import display_path
+
+__all__ = ["BlobReader", "GitRepo", "TagRef", "TreeEntry"]
+
+log = logging.getLogger(__name__)
+
+_MODE_FILE = frozenset({"100644", "100755"})
+_MODE_SYMLINK = "120000"
+_SAFE_CONFIG = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat")
+
+
+@dataclass(frozen=True, slots=True)
+class TagRef:
+    name: str
+    commit: str  # the commit it points at ("" when it points at something else)
+    target_type: str  # what it points at after peeling: commit, tree, blob
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    path: str
+    sha: str
+    size: int
+    is_symlink: bool
+
+
+def _git() -> str:
+    found = shutil.which("git")
+    if found is None:
+        raise IndexingError("indexing tags needs git, and no `git` command was found on PATH")
+    return found
+
+
+class GitRepo:
+    """A repository (working tree or bare) opened by path."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "LC_ALL": "C",
+        }
+        if not path.is_dir():
+            raise NotFoundError(f"{path} is not a folder")
+        out = self._run("rev-parse", "--absolute-git-dir", cwd=path, what=f"{path} is not a git repository")
+        self.git_dir = Path(out.decode("utf-8", "surrogateescape").strip())
+
+    def _run(self, *args: str, cwd: Path | None = None, what: str = "") -> bytes:
+        command = [_git(), *_SAFE_CONFIG, *args]
+        try:
+            proc = subprocess.run(
+                command if cwd is not None else [command[0], f"--git-dir={self.git_dir}", *command[1:]],
+                cwd=cwd,
+                env=self._env,
+                capture_output=True,
+                check=False,
+                timeout=600,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise IndexingError(f"git {args[0]} failed in {self.path}: {exc}") from None
+        if proc.returncode != 0:
+            detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            message = what or f"git {args[0]} failed in {self.path}"
+            raise (NotFoundError if what else IndexingError)(f"{message}: {detail[-1] if detail else 'no detail'}")
+        return proc.stdout
+
+    def tags(self) -> list[TagRef]:
+        """Every tag, with the commit it points at (annotated tags peeled)."""
+        fmt = "%(refname)%00%(objecttype)%00%(objectname)%00%(*objecttype)%00%(*objectname)"
+        out = self._run("for-each-ref", f"--format={fmt}", "refs/tags")
+        refs: list[TagRef] = []
+        for line in out.split(b"\n"):
+            if not line:
+                continue
+            parts = line.decode("utf-8", "surrogateescape").split("\x00")
+            if len(parts) != 5:
+                continue
+            refname, kind, sha, peeled_kind, peeled = parts
+            name = refname.removeprefix("refs/tags/")
+            target_type, target = (peeled_kind, peeled) if peeled_kind else (kind, sha)
+            # An annotated tag of an annotated tag peels all the way in `*objecttype`.
+            refs.append(TagRef(name, target if target_type == "commit" else "", target_type))
+        return refs
+
+    def tree(self, commit: str) -> list[TreeEntry]:
+        """The regular files and symlinks of a commit's tree (submodules are left out)."""
+        out = self._run("ls-tree", "-r", "-z", "-l", "--full-tree", commit)
+        entries: list[TreeEntry] = []
+        for record in out.split(b"\x00"):
+            if not record:
+                continue
+            meta, _, raw_path = record.partition(b"\t")
+            fields = meta.split()
+            if len(fields) != 4:
+                continue
+            mode, kind, sha, size = (f.decode("ascii", "replace") for f in fields)
+            if kind != "blob" or (mode not in _MODE_FILE and mode != _MODE_SYMLINK):
+                continue
+            path = display_path(raw_path.decode("utf-8", "surrogateescape"))
+            entries.append(TreeEntry(path, sha, int(size) if size.isdigit() else -1, mode == _MODE_SYMLINK))
+        return entries
+
+    def blobs(self) -> BlobReader:
+        return BlobReader(self)
+
+
+class BlobReader:
+    """One `git cat-file --batch` process: blobs by id, in any order, without a process each."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self._repo = repo
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> BlobReader:
+        self._proc = subprocess.Popen(
+            [_git(), f"--git-dir={self._repo.git_dir}", *_SAFE_CONFIG, "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=self._repo._env,
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        assert proc.stdin is not None and proc.stdout is not None
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+    def read(self, sha: str, limit: int) -> bytes | None:
+        """The blob's bytes; None when it is missing (a shallow or partial clone) or larger than
+        `limit` (then it is not read into memory)."""
+        proc = self._proc
+        if proc is None or proc.stdin is None or proc.stdout is None:
+            raise IndexingError("the blob reader is closed")
+        try:
+            proc.stdin.write(sha.encode("ascii") + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline()
+        except OSError as exc:
+            raise IndexingError(f"git cat-file stopped in {self._repo.path}: {exc}") from None
+        if not header:
+            raise IndexingError(f"git cat-file stopped in {self._repo.path}")
+        fields = header.split()
+        if len(fields) < 3 or fields[1] == b"missing":
+            return None
+        size = int(fields[2])
+        data = _read_exactly(proc.stdout, size)
+        proc.stdout.read(1)  # the newline after the content
+        if len(data) != size:
+            raise IndexingError(f"git cat-file stopped in {self._repo.path} while reading {sha}")
+        return data if size <= limit else None
+
+
+def _read_exactly(stream: object, size: int) -> bytes:
+    read = stream.read  # type: ignore[attr-defined]
+    parts: list[bytes] = []
+    left = size
+    while left > 0:
+        part = read(min(left, 1 << 20))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
