@@ -27,12 +27,13 @@ from types import TracebackType
 from typing import Any, Self
 
 import grpc
-from lgrep.v1 import index_pb2, index_pb2_grpc, search_pb2_grpc, server_pb2, server_pb2_grpc
+from lgrep.v1 import index_pb2, index_pb2_grpc, search_pb2, search_pb2_grpc, server_pb2, server_pb2_grpc
 
 from lgrep_core import grpc_support, wire
 from lgrep_core.errors import ConfigError, ContractMismatchError, InvalidRequestError, LgrepError
 from lgrep_core.models import (
     ChunkKind,
+    ComponentInfo,
     FileList,
     FileSlice,
     FindRelatedRequest,
@@ -45,6 +46,7 @@ from lgrep_core.models import (
     ProjectInfo,
     ProjectStatus,
     RelatedResult,
+    Release,
     RemoveResult,
     SearchRequest,
     SearchResponse,
@@ -190,12 +192,22 @@ class LgrepClient:
         return wire.search_response_from_proto(message)
 
     def get_file(
-        self, project_root: str | os.PathLike[str], path: str | os.PathLike[str], start_line: int = 0, end_line: int = 0
+        self,
+        project_root: str | os.PathLike[str],
+        path: str | os.PathLike[str],
+        start_line: int = 0,
+        end_line: int = 0,
+        *,
+        component: str = "",
+        version: str = "",
     ) -> FileSlice:
         """Lines `start_line`..`end_line` (1-based, inclusive; 0 = from the start / to the end) of a
-        file, as it is on disk now. `path` is relative to the root, or absolute inside it."""
+        file, as it is on disk now, or at a released version (`component`, `version`). `path` is
+        relative to the root, or absolute inside it."""
         root = self._root(project_root)
-        request = GetFileRequest(root, self._path(root, path), start_line, end_line).validate()
+        request = GetFileRequest(
+            root, self._path(root, path), start_line, end_line, component=component, version=version
+        ).validate()
         return wire.file_slice_from_proto(self._call(self._search.GetFile, wire.get_file_request_to_proto(request)))
 
     def find_symbol(
@@ -231,11 +243,29 @@ class LgrepClient:
         path_glob: str | None = None,
         languages: Sequence[str] = (),
         limit: int | None = None,
+        component: str = "",
+        version: str = "",
     ) -> FileList:
-        """The files of a project's index by path, with language, content type and size."""
-        request = ListFilesRequest(self._root(project_root), path_glob, tuple(languages), limit).validate()
+        """The files of a project's index by path, with language, content type and size (of a
+        released version with `component` and `version`)."""
+        request = ListFilesRequest(
+            self._root(project_root), path_glob, tuple(languages), limit, component=component, version=version
+        ).validate()
         message = self._call(self._search.ListFiles, wire.list_files_request_to_proto(request))
         return wire.list_files_response_from_proto(message)
+
+    def list_components(self, project_root: str | os.PathLike[str]) -> list[ComponentInfo]:
+        """The components of a repository's released versions (`lgrep index --tags`), by name."""
+        message = self._call(
+            self._search.ListComponents, search_pb2.ListComponentsRequest(project_root=self._root(project_root))
+        )
+        return wire.list_components_response_from_proto(message)
+
+    def list_versions(self, project_root: str | os.PathLike[str], component: str) -> list[Release]:
+        """The indexed versions of a component, newest first."""
+        request = search_pb2.ListVersionsRequest(project_root=self._root(project_root), component=component)
+        wire.list_versions_request_from_proto(request)  # the same checks the server makes
+        return wire.list_versions_response_from_proto(self._call(self._search.ListVersions, request))
 
     # ------------------------------------------------------------------ IndexService
 

@@ -31,6 +31,7 @@ from lgrep_core import errors
 from lgrep_core.models import (
     Chunk,
     ChunkKind,
+    ComponentInfo,
     ContentType,
     FileChanges,
     FileList,
@@ -50,6 +51,7 @@ from lgrep_core.models import (
     ProjectState,
     ProjectStatus,
     RelatedResult,
+    Release,
     RemoveResult,
     SearchHit,
     SearchRequest,
@@ -62,6 +64,7 @@ from lgrep_core.models import (
     WatchProjectRequest,
     WatchResult,
     check_project_root,
+    check_release,
 )
 
 __all__ = [
@@ -98,12 +101,17 @@ __all__ = [
     "index_project_request_to_proto",
     "index_summary_from_proto",
     "index_summary_to_proto",
+    "list_components_response_from_proto",
+    "list_components_response_to_proto",
     "list_files_request_from_proto",
     "list_files_request_to_proto",
     "list_files_response_from_proto",
     "list_files_response_to_proto",
     "list_projects_response_from_proto",
     "list_projects_response_to_proto",
+    "list_versions_request_from_proto",
+    "list_versions_response_from_proto",
+    "list_versions_response_to_proto",
     "location_from_proto",
     "location_to_proto",
     "project_info_from_proto",
@@ -114,6 +122,8 @@ __all__ = [
     "project_status_to_proto",
     "related_result_from_proto",
     "related_result_to_proto",
+    "release_from_proto",
+    "release_to_proto",
     "remove_project_request_from_proto",
     "remove_project_request_to_proto",
     "remove_result_from_proto",
@@ -144,7 +154,7 @@ __all__ = [
     "watch_result_to_proto",
 ]
 
-CONTRACT_REVISION = 3
+CONTRACT_REVISION = 4
 """The revision of the lgrep.v1 contract this code was generated from and speaks.
 
 Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.client` refuses a server
@@ -392,6 +402,7 @@ def search_response_to_proto(response: SearchResponse) -> search_pb2.SearchRespo
         query_kind=response.query_kind,
         search_type=search_type_to_proto(response.search_type),
         notes=list(response.notes),
+        release=release_to_proto(response.release) if response.release is not None else None,
     )
 
 
@@ -406,6 +417,7 @@ def search_response_from_proto(message: search_pb2.SearchResponse) -> SearchResp
         search_type=_SEARCH_TYPE_FROM_PB.get(message.search_type),
         files_changed=message.files_changed,
         notes=tuple(message.notes),
+        release=release_from_proto(message.release) if message.HasField("release") else None,
     )
 
 
@@ -423,6 +435,8 @@ def search_request_to_proto(request: SearchRequest) -> search_pb2.SearchRequest:
         languages=list(request.languages),
         content_types=[content_type_to_proto(t) for t in request.content_types],
         explain=request.explain,
+        component=request.component,
+        version=request.version,
     )
     if request.bm25_weight is not None:
         message.bm25_weight = request.bm25_weight
@@ -455,6 +469,8 @@ def search_request_from_proto(message: search_pb2.SearchRequest) -> SearchReques
         content_types=tuple(content_types),
         bm25_weight=message.bm25_weight if message.HasField("bm25_weight") else None,
         explain=message.explain,
+        component=message.component,
+        version=message.version,
     ).validate()
 
 
@@ -862,14 +878,24 @@ def remove_result_from_proto(message: index_pb2.RemoveProjectResponse) -> Remove
 def get_file_request_to_proto(request: GetFileRequest) -> search_pb2.GetFileRequest:
     """A domain file request as `lgrep.v1.GetFileRequest`."""
     return search_pb2.GetFileRequest(
-        project_root=request.project_root, path=request.path, start_line=request.start_line, end_line=request.end_line
+        project_root=request.project_root,
+        path=request.path,
+        start_line=request.start_line,
+        end_line=request.end_line,
+        component=request.component,
+        version=request.version,
     )
 
 
 def get_file_request_from_proto(message: search_pb2.GetFileRequest) -> GetFileRequest:
     """An `lgrep.v1.GetFileRequest` as a validated domain request (InvalidRequestError if not)."""
     return GetFileRequest(
-        project_root=message.project_root, path=message.path, start_line=message.start_line, end_line=message.end_line
+        project_root=message.project_root,
+        path=message.path,
+        start_line=message.start_line,
+        end_line=message.end_line,
+        component=message.component,
+        version=message.version,
     ).validate()
 
 
@@ -884,6 +910,7 @@ def file_slice_to_proto(file: FileSlice) -> search_pb2.GetFileResponse:
         total_lines=file.total_lines,
         stale=file.stale,
         truncated=file.truncated,
+        release=release_to_proto(file.release) if file.release is not None else None,
     )
 
 
@@ -898,6 +925,7 @@ def file_slice_from_proto(message: search_pb2.GetFileResponse) -> FileSlice:
         total_lines=message.total_lines,
         stale=message.stale,
         truncated=message.truncated,
+        release=release_from_proto(message.release) if message.HasField("release") else None,
     )
 
 
@@ -1051,6 +1079,8 @@ def list_files_request_to_proto(request: ListFilesRequest) -> search_pb2.ListFil
         path_glob=request.path_glob or "",
         languages=list(request.languages),
         limit=request.limit or 0,
+        component=request.component,
+        version=request.version,
     )
 
 
@@ -1063,6 +1093,8 @@ def list_files_request_from_proto(message: search_pb2.ListFilesRequest) -> ListF
         path_glob=message.path_glob or None,
         languages=tuple(message.languages),
         limit=message.limit or None,
+        component=message.component,
+        version=message.version,
     ).validate()
 
 
@@ -1080,6 +1112,7 @@ def list_files_response_to_proto(files: FileList) -> search_pb2.ListFilesRespons
             for f in files.files
         ],
         total=files.total,
+        release=release_to_proto(files.release) if files.release is not None else None,
     )
 
 
@@ -1091,4 +1124,65 @@ def list_files_response_from_proto(message: search_pb2.ListFilesResponse) -> Fil
             for f in message.files
         ),
         total=message.total,
+        release=release_from_proto(message.release) if message.HasField("release") else None,
     )
+
+
+# --- released versions ---------------------------------------------------------------------------
+
+
+def release_to_proto(release: Release) -> search_pb2.Release:
+    """A component@version as `lgrep.v1.Release`."""
+    return search_pb2.Release(
+        component=release.component,
+        version=release.version,
+        tag=release.tag,
+        commit=release.commit,
+        files=release.files,
+        prerelease=release.prerelease,
+        indexed_at=release.indexed_at,
+    )
+
+
+def release_from_proto(message: search_pb2.Release) -> Release:
+    """An `lgrep.v1.Release` as a domain release."""
+    return Release(
+        component=message.component,
+        version=message.version,
+        tag=message.tag,
+        commit=message.commit,
+        files=message.files,
+        prerelease=message.prerelease,
+        indexed_at=message.indexed_at,
+    )
+
+
+def list_components_response_to_proto(components: Iterable[ComponentInfo]) -> search_pb2.ListComponentsResponse:
+    """A repository's components as the ListComponents response."""
+    return search_pb2.ListComponentsResponse(
+        components=[search_pb2.Component(name=c.name, versions=c.versions, latest=c.latest) for c in components]
+    )
+
+
+def list_components_response_from_proto(message: search_pb2.ListComponentsResponse) -> list[ComponentInfo]:
+    """The components of a ListComponents response, by name."""
+    return [ComponentInfo(c.name, c.versions, c.latest) for c in message.components]
+
+
+def list_versions_request_from_proto(message: search_pb2.ListVersionsRequest) -> tuple[str, str]:
+    """(project root, component) of a ListVersions request (InvalidRequestError if unusable)."""
+    check_project_root(message.project_root)
+    if not message.component.strip():
+        raise errors.InvalidRequestError("the component is empty: name one (ListComponents lists them)")
+    check_release(message.component, "")
+    return message.project_root, message.component
+
+
+def list_versions_response_to_proto(releases: Iterable[Release]) -> search_pb2.ListVersionsResponse:
+    """A component's versions as the ListVersions response, newest first."""
+    return search_pb2.ListVersionsResponse(versions=[release_to_proto(r) for r in releases])
+
+
+def list_versions_response_from_proto(message: search_pb2.ListVersionsResponse) -> list[Release]:
+    """The versions of a ListVersions response, newest first."""
+    return [release_from_proto(r) for r in message.versions]

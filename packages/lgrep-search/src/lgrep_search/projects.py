@@ -20,6 +20,7 @@ from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.embeddings.registry import Embedders, as_embedders
 from lgrep_core.errors import IndexMismatchError
 from lgrep_core.models import (
+    ComponentInfo,
     FileList,
     FileSlice,
     FindRelatedRequest,
@@ -27,15 +28,18 @@ from lgrep_core.models import (
     GetFileRequest,
     ListFilesRequest,
     RelatedResult,
+    Release,
     SearchRequest,
     SearchResponse,
     SymbolMatch,
 )
 from lgrep_core.pathnames import existing_project_root
 from lgrep_core.storage.reader import ProjectReader
+from lgrep_core.storage.versions import VersionStore, is_remote_location, store_location
 
 from . import reads
 from .pathfilter import relative_to_root
+from .releases import ReleaseIndex
 from .searcher import DEFAULT_LIMIT, Searcher
 from .snapshot import Snapshots
 
@@ -79,6 +83,7 @@ class ProjectSearchers:
         self.embedder = self.embedders.primary
         self.background = background
         self._projects: dict[Path, _Project] = {}
+        self._releases: dict[str, ReleaseIndex] = {}
         self._lock = threading.Lock()
 
     def search(self, request: SearchRequest) -> SearchResponse:
@@ -91,6 +96,21 @@ class ProjectSearchers:
             StorageError: the index cannot be read.
         """
         request.validate()
+        if request.component:
+            root = self._release_root(request.project_root)
+            search = (
+                self.settings.search
+                if is_remote_location(self._location(root))
+                else load_settings(root).settings.search
+            )
+            return self.releases(root).search(
+                replace(
+                    request,
+                    project_root=str(root),
+                    limit=request.limit if request.limit is not None else search.limit,
+                    bm25_weight=request.bm25_weight if request.bm25_weight is not None else search.bm25_weight,
+                )
+            )
         root = project_root(request.project_root)
         project = self._project(root)
         search = project.settings.search
@@ -103,8 +123,10 @@ class ProjectSearchers:
         return project.searcher.search(request)
 
     def get_file(self, request: GetFileRequest) -> FileSlice:
-        """Lines of an indexed file (reads.get_file)."""
+        """Lines of an indexed file (reads.get_file), or of a file at a released version."""
         request.validate()
+        if request.component:
+            return self.releases(self._release_root(request.project_root)).get_file(request)
         project = self._project(project_root(request.project_root))
         return reads.get_file(project.snapshots.reader, project.snapshots.current(), request)
 
@@ -124,8 +146,10 @@ class ProjectSearchers:
         )
 
     def list_files(self, request: ListFilesRequest) -> FileList:
-        """The files of a project's index (reads.list_files)."""
+        """The files of a project's index (reads.list_files), or of a released version."""
         request.validate()
+        if request.component:
+            return self.releases(self._release_root(request.project_root)).list_files(request)
         root = project_root(request.project_root)
         project = self._project(root)
         glob = relative_to_root(request.path_glob, root) if request.path_glob else None
@@ -139,6 +163,46 @@ class ProjectSearchers:
         project = self._project(project_root(request.project_root))
         limit = request.limit or project.settings.search.limit or DEFAULT_LIMIT
         return reads.find_related(project.snapshots.current(), request.path, request.line, limit=limit)
+
+    def list_components(self, project_root_text: str) -> list[ComponentInfo]:
+        """The components of a repository's released versions."""
+        return self.releases(self._release_root(project_root_text)).components()
+
+    def list_versions(self, project_root_text: str, component: str) -> list[Release]:
+        """A component's versions, newest first."""
+        return self.releases(self._release_root(project_root_text)).releases(component)
+
+    def _location(self, root: Path) -> str:
+        return store_location(self.settings.cache_dir, self.settings.versions.store, root)
+
+    def _release_root(self, text: str) -> Path:
+        """The repository a release request names. With versions on object storage a reader needs no
+        checkout: the path only names the repository (its folder name picks the store's folder)."""
+        if self.settings.versions.store and is_remote_location(self.settings.versions.store):
+            path = Path(text)
+            if path.is_absolute() and "\x00" not in text and not path.is_dir():
+                return path
+        return project_root(text)
+
+    def releases(self, root: Path) -> ReleaseIndex:
+        """The versions index of a repository (opened on first use, shared by every request)."""
+        location = self._location(root)
+        with self._lock:
+            index = self._releases.get(location)
+            if index is None:
+                store = VersionStore(location, storage_options=self.settings.versions.storage_options, label=str(root))
+                store.open()  # NotFoundError when `lgrep index --tags` never ran
+                identity = store.identity()
+                embedder = self.embedders.for_project(root)
+                if identity.model != model_label(embedder) or identity.dimension != embedder.dimension:
+                    raise IndexMismatchError(
+                        f"the versions of {root} were indexed with {identity.model} ({identity.dimension} d), "
+                        f"this server embeds with {model_label(embedder)} ({embedder.dimension} d): run "
+                        f"`lgrep index --tags --force {root}` with the server's model"
+                    )
+                index = ReleaseIndex(store, embedder, cached_versions=self.settings.versions.cached_versions)
+                self._releases[location] = index
+            return index
 
     def snapshots(self, root: Path) -> Snapshots:
         """The snapshots of a project (opened on first use), for the other read calls."""
@@ -243,8 +307,12 @@ class ProjectSearchers:
     def close(self) -> None:
         with self._lock:
             roots = list(self._projects)
+            releases = list(self._releases.values())
+            self._releases.clear()
         for root in roots:
             self.drop(root)
+        for index in releases:
+            index.drop()
 
 
 def _settings_key(root: Path) -> tuple[int, int] | None:

@@ -40,6 +40,15 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         files = self.searchers.list_files(wire.list_files_request_from_proto(request))
         return wire.list_files_response_to_proto(files)
 
+    def ListComponents(
+        self, request: search_pb2.ListComponentsRequest, context: Any
+    ) -> search_pb2.ListComponentsResponse:
+        return wire.list_components_response_to_proto(self.searchers.list_components(request.project_root))
+
+    def ListVersions(self, request: search_pb2.ListVersionsRequest, context: Any) -> search_pb2.ListVersionsResponse:
+        root, component = wire.list_versions_request_from_proto(request)
+        return wire.list_versions_response_to_proto(self.searchers.list_versions(root, component))
+
 
 def add_search_service(server: Any, searchers: ProjectSearchers) -> str:
     """Register SearchService on a grpc server; returns its full name (for health and reflection)."""

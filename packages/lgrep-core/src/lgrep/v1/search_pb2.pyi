@@ -100,6 +100,8 @@ class SearchRequest(_message.Message):
     CONTENT_TYPES_FIELD_NUMBER: _builtins.int
     BM25_WEIGHT_FIELD_NUMBER: _builtins.int
     EXPLAIN_FIELD_NUMBER: _builtins.int
+    COMPONENT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
     project_root: _builtins.str
     """Absolute path of the project's root directory."""
     query: _builtins.str
@@ -114,6 +116,10 @@ class SearchRequest(_message.Message):
     """Weight of the BM25 channel in hybrid fusion; unset means the server's default."""
     explain: _builtins.bool
     """Fill SearchHit.signal_scores with the per-signal scores behind each rank."""
+    component: _builtins.str
+    """Search a released version instead of the working tree: the component (see ListComponents)."""
+    version: _builtins.str
+    """With `component`: an exact version, "latest" (or empty), or a semver range ("^0.7", ">=1.2 <2")."""
     @_builtins.property
     def languages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Only these languages; empty means all."""
@@ -134,10 +140,12 @@ class SearchRequest(_message.Message):
         content_types: _abc.Iterable[_common_pb2.ContentType.ValueType] | None = ...,
         bm25_weight: _builtins.float | None = ...,
         explain: _builtins.bool = ...,
+        component: _builtins.str = ...,
+        version: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_bm25_weight", b"_bm25_weight", "bm25_weight", b"bm25_weight"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bm25_weight", b"_bm25_weight", "bm25_weight", b"bm25_weight", "content_types", b"content_types", "explain", b"explain", "languages", b"languages", "limit", b"limit", "path_glob", b"path_glob", "project_root", b"project_root", "query", b"query", "search_type", b"search_type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bm25_weight", b"_bm25_weight", "bm25_weight", b"bm25_weight", "component", b"component", "content_types", b"content_types", "explain", b"explain", "languages", b"languages", "limit", b"limit", "path_glob", b"path_glob", "project_root", b"project_root", "query", b"query", "search_type", b"search_type", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__bm25_weight: _TypeAlias = _typing.Literal["bm25_weight"]  # noqa: Y015
     _WhichOneofArgType__bm25_weight: _TypeAlias = _typing.Literal["_bm25_weight", b"_bm25_weight"]  # noqa: Y015
@@ -314,6 +322,7 @@ class SearchResponse(_message.Message):
     QUERY_KIND_FIELD_NUMBER: _builtins.int
     SEARCH_TYPE_FIELD_NUMBER: _builtins.int
     NOTES_FIELD_NUMBER: _builtins.int
+    RELEASE_FIELD_NUMBER: _builtins.int
     chunks_searched: _builtins.int
     """Chunks the query ran against."""
     vectors_pending: _builtins.int
@@ -338,6 +347,10 @@ class SearchResponse(_message.Message):
         embed the query, so only the lexical channels ran. Empty when nothing did.
         """
 
+    @_builtins.property
+    def release(self) -> Global___Release:
+        """The version searched, when the request named a component."""
+
     def __init__(
         self,
         *,
@@ -349,14 +362,61 @@ class SearchResponse(_message.Message):
         query_kind: _builtins.str = ...,
         search_type: Global___SearchType.ValueType = ...,
         notes: _abc.Iterable[_builtins.str] | None = ...,
+        release: Global___Release | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["timings", b"timings"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["release", b"release", "timings", b"timings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks_searched", b"chunks_searched", "files_changed", b"files_changed", "notes", b"notes", "query_kind", b"query_kind", "results", b"results", "search_type", b"search_type", "timings", b"timings", "vectors_pending", b"vectors_pending"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks_searched", b"chunks_searched", "files_changed", b"files_changed", "notes", b"notes", "query_kind", b"query_kind", "release", b"release", "results", b"results", "search_type", b"search_type", "timings", b"timings", "vectors_pending", b"vectors_pending"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SearchResponse: _TypeAlias = SearchResponse  # noqa: Y015
+
+@_typing.final
+class Release(_message.Message):
+    """One released version of a component: a git tag read as component@version."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPONENT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    TAG_FIELD_NUMBER: _builtins.int
+    COMMIT_FIELD_NUMBER: _builtins.int
+    FILES_FIELD_NUMBER: _builtins.int
+    PRERELEASE_FIELD_NUMBER: _builtins.int
+    INDEXED_AT_FIELD_NUMBER: _builtins.int
+    component: _builtins.str
+    """The component ("agent"; bare version tags belong to the repository's root component)."""
+    version: _builtins.str
+    """The version as the tag spells it ("0.7.3")."""
+    tag: _builtins.str
+    """The tag ("agent-v0.7.3")."""
+    commit: _builtins.str
+    """The commit the tag points at."""
+    files: _builtins.int
+    """Files of the version in the index."""
+    prerelease: _builtins.bool
+    """A prerelease (1.0.0-rc.1): `latest` skips it while a release exists."""
+    indexed_at: _builtins.float
+    """When it was indexed, in seconds since the epoch."""
+    def __init__(
+        self,
+        *,
+        component: _builtins.str = ...,
+        version: _builtins.str = ...,
+        tag: _builtins.str = ...,
+        commit: _builtins.str = ...,
+        files: _builtins.int = ...,
+        prerelease: _builtins.bool = ...,
+        indexed_at: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commit", b"commit", "component", b"component", "files", b"files", "indexed_at", b"indexed_at", "prerelease", b"prerelease", "tag", b"tag", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Release: _TypeAlias = Release  # noqa: Y015
 
 @_typing.final
 class GetFileRequest(_message.Message):
@@ -368,6 +428,8 @@ class GetFileRequest(_message.Message):
     PATH_FIELD_NUMBER: _builtins.int
     START_LINE_FIELD_NUMBER: _builtins.int
     END_LINE_FIELD_NUMBER: _builtins.int
+    COMPONENT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
     project_root: _builtins.str
     """Absolute path of the project's root directory."""
     path: _builtins.str
@@ -376,6 +438,10 @@ class GetFileRequest(_message.Message):
     """First line to return, 1-based; 0 means the first line of the file."""
     end_line: _builtins.int
     """Last line to return, 1-based, inclusive; 0 means the end of the file."""
+    component: _builtins.str
+    """Read the file at a released version instead of from disk (see SearchRequest.component)."""
+    version: _builtins.str
+    """With `component`: an exact version, "latest" (or empty), or a semver range."""
     def __init__(
         self,
         *,
@@ -383,10 +449,12 @@ class GetFileRequest(_message.Message):
         path: _builtins.str = ...,
         start_line: _builtins.int = ...,
         end_line: _builtins.int = ...,
+        component: _builtins.str = ...,
+        version: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_line", b"end_line", "path", b"path", "project_root", b"project_root", "start_line", b"start_line"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["component", b"component", "end_line", b"end_line", "path", b"path", "project_root", b"project_root", "start_line", b"start_line", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -406,6 +474,7 @@ class GetFileResponse(_message.Message):
     TOTAL_LINES_FIELD_NUMBER: _builtins.int
     STALE_FIELD_NUMBER: _builtins.int
     TRUNCATED_FIELD_NUMBER: _builtins.int
+    RELEASE_FIELD_NUMBER: _builtins.int
     path: _builtins.str
     """Path of the file relative to the project root, '/'-separated."""
     language: _builtins.str
@@ -426,6 +495,10 @@ class GetFileResponse(_message.Message):
     """
     truncated: _builtins.bool
     """`content` was cut to the server's byte budget; end_line is the last whole line returned."""
+    @_builtins.property
+    def release(self) -> Global___Release:
+        """The version read, when the request named a component."""
+
     def __init__(
         self,
         *,
@@ -437,10 +510,11 @@ class GetFileResponse(_message.Message):
         total_lines: _builtins.int = ...,
         stale: _builtins.bool = ...,
         truncated: _builtins.bool = ...,
+        release: Global___Release | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["release", b"release"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "end_line", b"end_line", "language", b"language", "path", b"path", "stale", b"stale", "start_line", b"start_line", "total_lines", b"total_lines", "truncated", b"truncated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "end_line", b"end_line", "language", b"language", "path", b"path", "release", b"release", "stale", b"stale", "start_line", b"start_line", "total_lines", b"total_lines", "truncated", b"truncated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -624,12 +698,18 @@ class ListFilesRequest(_message.Message):
     PATH_GLOB_FIELD_NUMBER: _builtins.int
     LANGUAGES_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    COMPONENT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
     project_root: _builtins.str
     """Absolute path of the project's root directory."""
     path_glob: _builtins.str
     """Only paths matching this glob (relative to the project root); empty means all."""
     limit: _builtins.int
     """Maximum number of files; 0 means all."""
+    component: _builtins.str
+    """List a released version's files instead of the working tree's (see SearchRequest.component)."""
+    version: _builtins.str
+    """With `component`: an exact version, "latest" (or empty), or a semver range."""
     @_builtins.property
     def languages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Only these languages; empty means all."""
@@ -641,10 +721,12 @@ class ListFilesRequest(_message.Message):
         path_glob: _builtins.str = ...,
         languages: _abc.Iterable[_builtins.str] | None = ...,
         limit: _builtins.int = ...,
+        component: _builtins.str = ...,
+        version: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["languages", b"languages", "limit", b"limit", "path_glob", b"path_glob", "project_root", b"project_root"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["component", b"component", "languages", b"languages", "limit", b"limit", "path_glob", b"path_glob", "project_root", b"project_root", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -696,22 +778,154 @@ class ListFilesResponse(_message.Message):
 
     FILES_FIELD_NUMBER: _builtins.int
     TOTAL_FIELD_NUMBER: _builtins.int
+    RELEASE_FIELD_NUMBER: _builtins.int
     total: _builtins.int
     """Files that matched the filters, including any left out by the limit."""
     @_builtins.property
     def files(self) -> _containers.RepeatedCompositeFieldContainer[Global___IndexedFile]:
         """The files, ordered by path (at most the request's limit)."""
 
+    @_builtins.property
+    def release(self) -> Global___Release:
+        """The version listed, when the request named a component."""
+
     def __init__(
         self,
         *,
         files: _abc.Iterable[Global___IndexedFile] | None = ...,
         total: _builtins.int = ...,
+        release: Global___Release | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["release", b"release"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["files", b"files", "total", b"total"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["files", b"files", "release", b"release", "total", b"total"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListFilesResponse: _TypeAlias = ListFilesResponse  # noqa: Y015
+
+@_typing.final
+class ListComponentsRequest(_message.Message):
+    """Request of SearchService.ListComponents."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_ROOT_FIELD_NUMBER: _builtins.int
+    project_root: _builtins.str
+    """Absolute path of the repository's root directory (its versions index is found from it)."""
+    def __init__(
+        self,
+        *,
+        project_root: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["project_root", b"project_root"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListComponentsRequest: _TypeAlias = ListComponentsRequest  # noqa: Y015
+
+@_typing.final
+class Component(_message.Message):
+    """A component of a repository's released versions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VERSIONS_FIELD_NUMBER: _builtins.int
+    LATEST_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Its name ("agent")."""
+    versions: _builtins.int
+    """Versions indexed."""
+    latest: _builtins.str
+    """The newest version (releases before prereleases)."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        versions: _builtins.int = ...,
+        latest: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["latest", b"latest", "name", b"name", "versions", b"versions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Component: _TypeAlias = Component  # noqa: Y015
+
+@_typing.final
+class ListComponentsResponse(_message.Message):
+    """Response of SearchService.ListComponents."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPONENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def components(self) -> _containers.RepeatedCompositeFieldContainer[Global___Component]:
+        """By name."""
+
+    def __init__(
+        self,
+        *,
+        components: _abc.Iterable[Global___Component] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["components", b"components"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListComponentsResponse: _TypeAlias = ListComponentsResponse  # noqa: Y015
+
+@_typing.final
+class ListVersionsRequest(_message.Message):
+    """Request of SearchService.ListVersions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_ROOT_FIELD_NUMBER: _builtins.int
+    COMPONENT_FIELD_NUMBER: _builtins.int
+    project_root: _builtins.str
+    """Absolute path of the repository's root directory."""
+    component: _builtins.str
+    """The component."""
+    def __init__(
+        self,
+        *,
+        project_root: _builtins.str = ...,
+        component: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["component", b"component", "project_root", b"project_root"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListVersionsRequest: _TypeAlias = ListVersionsRequest  # noqa: Y015
+
+@_typing.final
+class ListVersionsResponse(_message.Message):
+    """Response of SearchService.ListVersions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Release]:
+        """Newest first."""
+
+    def __init__(
+        self,
+        *,
+        versions: _abc.Iterable[Global___Release] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["versions", b"versions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListVersionsResponse: _TypeAlias = ListVersionsResponse  # noqa: Y015

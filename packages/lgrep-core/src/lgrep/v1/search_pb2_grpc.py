@@ -61,6 +61,16 @@ class SearchServiceStub:
                 request_serializer=lgrep_dot_v1_dot_search__pb2.ListFilesRequest.SerializeToString,
                 response_deserializer=lgrep_dot_v1_dot_search__pb2.ListFilesResponse.FromString,
                 _registered_method=True)
+        self.ListComponents = channel.unary_unary(
+                '/lgrep.v1.SearchService/ListComponents',
+                request_serializer=lgrep_dot_v1_dot_search__pb2.ListComponentsRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_search__pb2.ListComponentsResponse.FromString,
+                _registered_method=True)
+        self.ListVersions = channel.unary_unary(
+                '/lgrep.v1.SearchService/ListVersions',
+                request_serializer=lgrep_dot_v1_dot_search__pb2.ListVersionsRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_search__pb2.ListVersionsResponse.FromString,
+                _registered_method=True)
 
 
 class SearchServiceServicer:
@@ -102,6 +112,20 @@ class SearchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListComponents(self, request, context):
+        """The components of a repository's released versions (git tags), with their version counts.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListVersions(self, request, context):
+        """The indexed versions of one component, newest first (semver order).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SearchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -129,6 +153,16 @@ def add_SearchServiceServicer_to_server(servicer, server):
                     servicer.ListFiles,
                     request_deserializer=lgrep_dot_v1_dot_search__pb2.ListFilesRequest.FromString,
                     response_serializer=lgrep_dot_v1_dot_search__pb2.ListFilesResponse.SerializeToString,
+            ),
+            'ListComponents': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListComponents,
+                    request_deserializer=lgrep_dot_v1_dot_search__pb2.ListComponentsRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_search__pb2.ListComponentsResponse.SerializeToString,
+            ),
+            'ListVersions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListVersions,
+                    request_deserializer=lgrep_dot_v1_dot_search__pb2.ListVersionsRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_search__pb2.ListVersionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -267,6 +301,60 @@ class SearchService:
             '/lgrep.v1.SearchService/ListFiles',
             lgrep_dot_v1_dot_search__pb2.ListFilesRequest.SerializeToString,
             lgrep_dot_v1_dot_search__pb2.ListFilesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListComponents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.SearchService/ListComponents',
+            lgrep_dot_v1_dot_search__pb2.ListComponentsRequest.SerializeToString,
+            lgrep_dot_v1_dot_search__pb2.ListComponentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListVersions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.SearchService/ListVersions',
+            lgrep_dot_v1_dot_search__pb2.ListVersionsRequest.SerializeToString,
+            lgrep_dot_v1_dot_search__pb2.ListVersionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

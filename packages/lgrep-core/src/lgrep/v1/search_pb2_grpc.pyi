@@ -44,6 +44,10 @@ class SearchServiceStub:
     """Finds the chunks most related to the chunk at a given line of a file."""
     ListFiles: _grpc.UnaryUnaryMultiCallable[_search_pb2.ListFilesRequest, _search_pb2.ListFilesResponse]
     """The files of a project's index, with their language and size in chunks."""
+    ListComponents: _grpc.UnaryUnaryMultiCallable[_search_pb2.ListComponentsRequest, _search_pb2.ListComponentsResponse]
+    """The components of a repository's released versions (git tags), with their version counts."""
+    ListVersions: _grpc.UnaryUnaryMultiCallable[_search_pb2.ListVersionsRequest, _search_pb2.ListVersionsResponse]
+    """The indexed versions of one component, newest first (semver order)."""
 
 @_typing.type_check_only
 class SearchServiceAsyncStub(SearchServiceStub):
@@ -60,6 +64,10 @@ class SearchServiceAsyncStub(SearchServiceStub):
     """Finds the chunks most related to the chunk at a given line of a file."""
     ListFiles: _aio.UnaryUnaryMultiCallable[_search_pb2.ListFilesRequest, _search_pb2.ListFilesResponse]  # type: ignore[assignment]
     """The files of a project's index, with their language and size in chunks."""
+    ListComponents: _aio.UnaryUnaryMultiCallable[_search_pb2.ListComponentsRequest, _search_pb2.ListComponentsResponse]  # type: ignore[assignment]
+    """The components of a repository's released versions (git tags), with their version counts."""
+    ListVersions: _aio.UnaryUnaryMultiCallable[_search_pb2.ListVersionsRequest, _search_pb2.ListVersionsResponse]  # type: ignore[assignment]
+    """The indexed versions of one component, newest first (semver order)."""
 
 class SearchServiceServicer(metaclass=_abc_1.ABCMeta):
     """Answers queries against project indexes. Any number of readers may serve one project."""
@@ -103,5 +111,21 @@ class SearchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_search_pb2.ListFilesResponse, _abc.Awaitable[_search_pb2.ListFilesResponse]]:
         """The files of a project's index, with their language and size in chunks."""
+
+    @_abc_1.abstractmethod
+    def ListComponents(
+        self,
+        request: _search_pb2.ListComponentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_search_pb2.ListComponentsResponse, _abc.Awaitable[_search_pb2.ListComponentsResponse]]:
+        """The components of a repository's released versions (git tags), with their version counts."""
+
+    @_abc_1.abstractmethod
+    def ListVersions(
+        self,
+        request: _search_pb2.ListVersionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_search_pb2.ListVersionsResponse, _abc.Awaitable[_search_pb2.ListVersionsResponse]]:
+        """The indexed versions of one component, newest first (semver order)."""
 
 def add_SearchServiceServicer_to_server(servicer: SearchServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -27,6 +27,7 @@ from lgrep.v1 import index_pb2_grpc, search_pb2_grpc, server_pb2_grpc
 from lgrep_core import errors, grpc_support, wire
 from lgrep_core.models import (
     ChunkKind,
+    ComponentInfo,
     ContentType,
     FileChanges,
     FileList,
@@ -41,6 +42,7 @@ from lgrep_core.models import (
     ProjectState,
     ProjectStatus,
     RelatedResult,
+    Release,
     RemoveResult,
     SearchHit,
     SearchResponse,
@@ -172,6 +174,16 @@ class FakeLgrep:
             IndexedFile("src/auth.py", "python", ContentType.CODE, 3, 40),
         ]
         return wire.list_files_response_to_proto(FileList(tuple(files[: req.limit or None]), len(files)))
+
+    def ListComponents(self, request: Any, context: grpc.ServicerContext) -> Any:
+        self._seen("ListComponents", request.project_root)
+        return wire.list_components_response_to_proto([ComponentInfo("agent", 2, "0.7.3")])
+
+    def ListVersions(self, request: Any, context: grpc.ServicerContext) -> Any:
+        root, component = wire.list_versions_request_from_proto(request)
+        self._seen("ListVersions", root)
+        releases = [Release(component, v, f"{component}-v{v}", files=3) for v in ("0.7.3", "0.7.2")]
+        return wire.list_versions_response_to_proto(releases)
 
     def FindRelated(self, request: Any, context: grpc.ServicerContext) -> Any:
         req = self._seen("FindRelated", wire.find_related_request_from_proto(request))
@@ -310,6 +322,12 @@ class _Search(search_pb2_grpc.SearchServiceServicer):
 
     def ListFiles(self, request: Any, context: Any) -> Any:
         return self._fake.ListFiles(request, context)
+
+    def ListComponents(self, request: Any, context: Any) -> Any:
+        return self._fake.ListComponents(request, context)
+
+    def ListVersions(self, request: Any, context: Any) -> Any:
+        return self._fake.ListVersions(request, context)
 
 
 def add_fake_services(server: Any, fake: FakeLgrep) -> None:

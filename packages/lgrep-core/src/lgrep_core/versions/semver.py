@@ -211,14 +211,16 @@ def newest(versions: Iterable[Version], *, include_prerelease: bool = False) -> 
 
 def looks_like_range(text: str) -> bool:
     """Whether `text` is range syntax rather than one exact version string: it holds `^ ~ < > = ! * , |`
-    or whitespace (after stripping the ends: `||`, `1.2.3 - 1.4`, `>=1 <2`), or a part that is a
-    wildcard `x`/`X` (`1.x`, `1.2.X`, `x`). `0.7.3`, `1.0.0-rc.1`, `2.1` and `latest` are not."""
+    or whitespace (after stripping the ends: `||`, `1.2.3 - 1.4`, `>=1 <2`), or a numeric part that
+    is a wildcard `x`/`X` (`1.x`, `1.2.X`, `x`; not the prerelease `1.0.0-rc.x`). `0.7.3`,
+    `1.0.0-rc.1`, `2.1` and `latest` are not."""
     stripped = text.strip()
     if any(char in "^~<>=!*,|" or char.isspace() for char in stripped):
         return True
     if stripped[:1] in ("v", "V"):
         stripped = stripped[1:]
-    return any(part in _WILDCARDS for part in stripped.split("."))
+    release = re.split(r"[-+]", stripped, maxsplit=1)[0]  # `x` in a prerelease is a word, not a wildcard
+    return any(part in _WILDCARDS for part in release.split("."))
 
 
 # --- ranges ---
@@ -408,7 +410,7 @@ def _parse_comparator(token: str) -> list[_Comparator]:
     if text[0] in _OPERATOR_CHARS:
         raise _MalformedError(f"unexpected {text[0]!r} in {token!r}")
     partial = _parse_partial(text)
-    if op in ("^",):
+    if op == "^":
         return _caret(partial)
     if op in ("~", "~>"):
         return _tilde(partial)
