@@ -7,12 +7,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from lgrep_core.models import FileSlice, Location, RelatedResult, SearchHit, SearchResponse, SymbolMatch
+from lgrep_core.models import (
+    ComponentInfo,
+    FileList,
+    FileSlice,
+    Location,
+    RelatedResult,
+    Release,
+    SearchHit,
+    SearchResponse,
+    SymbolMatch,
+)
 
 __all__ = [
+    "component_json",
+    "file_list_json",
     "file_slice_json",
     "location_json",
     "related_json",
+    "release_json",
     "search_hit_json",
     "search_response_json",
     "symbol_match_json",
@@ -53,6 +66,7 @@ def search_response_json(response: SearchResponse, *, query: str, root: str, exp
         "chunks_searched": response.chunks_searched,
         "vectors_pending": response.vectors_pending,
         "notes": list(response.notes),
+        **({"release": release_json(response.release)} if response.release is not None else {}),
     }
 
 
@@ -95,4 +109,41 @@ def file_slice_json(piece: FileSlice) -> dict[str, Any]:
         "total_lines": piece.total_lines,
         "stale": piece.stale,
         "truncated": piece.truncated,
+        **({"release": release_json(piece.release)} if piece.release is not None else {}),
+    }
+
+
+def release_json(release: Release) -> dict[str, Any]:
+    """A component@version: the tag it comes from and what it holds."""
+    return {
+        "component": release.component,
+        "version": release.version,
+        "tag": release.tag,
+        "commit": release.commit,
+        "files": release.files,
+        "prerelease": release.prerelease,
+        "indexed_at": release.indexed_at,
+    }
+
+
+def component_json(component: ComponentInfo) -> dict[str, Any]:
+    return {"name": component.name, "versions": component.versions, "latest": component.latest}
+
+
+def file_list_json(listed: FileList, *, root: str) -> dict[str, Any]:
+    """The files of an index (or of a released version), by path."""
+    return {
+        "project": root,
+        "total": listed.total,
+        "files": [
+            {
+                "path": f.path,
+                "language": f.language,
+                "content_type": f.content_type.value if f.content_type is not None else "",
+                "chunks": f.chunks,
+                "last_line": f.last_line,
+            }
+            for f in listed.files
+        ],
+        **({"release": release_json(listed.release)} if listed.release is not None else {}),
     }

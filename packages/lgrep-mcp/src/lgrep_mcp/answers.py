@@ -45,8 +45,19 @@ class SearchResult(BaseModel):
     uri: str | None = Field(None, description="The file as an MCP resource (lgrep://file/...)")
 
 
+class ReleaseOut(BaseModel):
+    component: str
+    version: str = Field(description="As the tag spells it")
+    tag: str
+    commit: str
+    files: int = Field(description="Files of this version in the index")
+    prerelease: bool
+    indexed_at: float = Field(description="Seconds since the epoch")
+
+
 class SearchAnswer(Budgeted):
     project: str = Field(description="The project searched (absolute)")
+    release: ReleaseOut | None = Field(None, description="The released version searched (with component)")
     results: list[SearchResult] = Field(description="Best first")
     stale_files: list[str] = Field(description="Result files changed since they were indexed")
     files_changed: int = Field(0, description="Files of the project changed since the last index (0: none or unknown)")
@@ -149,6 +160,31 @@ class FileAnswer(Budgeted):
     total_lines: int
     stale: bool = Field(description="The file changed since it was indexed")
     truncated: bool = Field(description="content stops before the lines asked for (see note for the next call)")
+    release: ReleaseOut | None = Field(None, description="The released version read (with component)")
+
+
+class ComponentOut(BaseModel):
+    name: str
+    versions: int
+    latest: str = Field(description="The newest version (releases before prereleases)")
+
+
+class ReleaseFileOut(BaseModel):
+    path: str
+    language: str
+    content_type: str
+    chunks: int
+    last_line: int
+
+
+class ReleasesAnswer(Budgeted):
+    project: str
+    components: list[ComponentOut] | None = Field(None, description="Without component: every component")
+    versions: list[ReleaseOut] | None = Field(None, description="With component: its versions, newest first")
+    release: ReleaseOut | None = Field(None, description="With component and version: the version listed")
+    files: list[ReleaseFileOut] | None = Field(None, description="With component and version: its files, by path")
+    total: int = Field(0, description="Components, versions or files in all (some may be left out to fit)")
+    omitted: int = 0
 
 
 class LocationOut(BaseModel):

@@ -26,7 +26,15 @@ from urllib.parse import quote, unquote
 import anyio.to_thread
 from lgrep_core.errors import DeadlineExceededError, LgrepError, NotFoundError, ServerUnavailableError
 from lgrep_core.models import ContentType, IndexProgress, IndexSummary, SearchRequest, SearchType
-from lgrep_core.serialize import file_slice_json, location_json, search_hit_json, symbol_match_json
+from lgrep_core.serialize import (
+    component_json,
+    file_list_json,
+    file_slice_json,
+    location_json,
+    release_json,
+    search_hit_json,
+    symbol_match_json,
+)
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -36,6 +44,7 @@ from .answers import (
     FileAnswer,
     IndexAnswer,
     RelatedAnswer,
+    ReleasesAnswer,
     SearchAnswer,
     StatusAnswer,
     SymbolAnswer,
@@ -55,11 +64,20 @@ INSTRUCTIONS = (
     "lgrep searches this project's code by meaning and by name. Use lgrep_search for questions "
     "('where do we verify JWTs?'), lgrep_find_symbol for a name you know (typos are fine), "
     "lgrep_get_file to read lines a result points at, lgrep_find_related for code like a given place. "
-    "Results carry path, line range, symbol, a snippet and why they matched."
+    "Results carry path, line range, symbol, a snippet and why they matched. When the repository's "
+    "releases are indexed, lgrep_releases lists components, versions and files, and lgrep_search and "
+    "lgrep_get_file take a component and version (latest, 0.7.3, ^0.7) to answer from that release."
 )
 
 # The `path` argument of the tools that act on a whole project.
 ProjectPath = Annotated[str | None, Field(description="The project folder (default: this project)")]
+# A released version (lgrep index --tags) instead of the working tree.
+Component = Annotated[
+    str | None, Field(description="Answer from a released version of this component (lgrep_releases lists them)")
+]
+VersionSpec = Annotated[
+    str | None, Field(description="With component: a version (0.7.3), latest (default) or a semver range (^0.7)")
+]
 # Every answer that can grow says how large it may be (budget.py).
 MaxTokens = Annotated[
     int,
@@ -266,6 +284,8 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         content: Annotated[
             Literal["code", "docs", "config", "text"] | None, Field(description="Only this kind of file")
         ] = None,
+        component: Component = None,
+        version: VersionSpec = None,
         max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, SearchAnswer]:
@@ -273,7 +293,12 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         range, the symbol, a snippet (its first lines; lgrep_get_file reads the rest), a score and
         why it matched; `stale_files` lists result files that changed since they were indexed
         (re-read them with lgrep_get_file). The answer stays within max_tokens (default 4000): lower
-        results are shortened, then left out, and `note` says so."""
+        results are shortened, then left out, and `note` says so. With `component` (and `version`),
+        it searches that released version instead (search_type bm25 for full-text only)."""
+        if component:
+            return await release_search(
+                query, limit, search_type, path, language, content, component, version, max_tokens
+            )
         project, path_glob = scope(path)
         request = SearchRequest(
             query,
@@ -393,19 +418,128 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         project = roots.project(path)
         return plain(UnwatchAnswer, {"project": str(project), "was_watched": link.call(lambda c: c.unwatch(project))})
 
+    async def release_search(
+        query: str,
+        limit: int,
+        search_type: str,
+        path: str | None,
+        language: str | None,
+        content: str | None,
+        component: str,
+        version: str | None,
+        max_tokens: int,
+    ) -> CallToolResult:
+        """lgrep_search at a released version: no file on disk is involved, `path` is a glob or
+        folder inside the repository."""
+        project = roots.default
+        request = SearchRequest(
+            query,
+            project_root=str(project),
+            limit=limit,
+            search_type=SearchType(search_type),
+            path_glob=release_path(path) or None,
+            languages=(language,) if language else (),
+            content_types=(ContentType(content),) if content else (),
+            component=component,
+            version=version or "",
+        )
+        response = await anyio.to_thread.run_sync(
+            lambda: link.call(lambda c: c.search(request)), abandon_on_cancel=True
+        )
+        results = []
+        for hit in response.results:
+            item = search_hit_json(hit)
+            item["why"] = list(hit.why)
+            item["uri"] = None
+            results.append(item)
+        data: dict[str, Any] = {"project": str(project), "results": results, "stale_files": []}
+        if response.release is not None:
+            data["release"] = release_json(response.release)
+        data["vectors_pending"] = response.vectors_pending
+        if response.notes:
+            data["note"] = "; ".join(response.notes)
+        return budgeted(SearchAnswer, data, "results", max_tokens)
+
+    def release_path(path: str | None) -> str:
+        """A path inside a released version: relative, '/'-separated, never leaving the repository."""
+        if not path or not path.strip():
+            return ""
+        rel = path.strip().removeprefix("./")
+        if rel.startswith("/") or ".." in rel.split("/"):
+            raise ToolError(f"{path}: with a component, name a path inside the repository (relative, no '..')")
+        return rel
+
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     @_tool_errors
     def lgrep_get_file(
         path: Annotated[str, Field(description="A file of the project (relative to it, or absolute inside it)")],
         start_line: Annotated[int, Field(ge=0, description="First line, 1-based (0: from the start)")] = 0,
         end_line: Annotated[int, Field(ge=0, description="Last line, inclusive (0: to the end)")] = 0,
+        component: Component = None,
+        version: VersionSpec = None,
         max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
     ) -> Annotated[CallToolResult, FileAnswer]:
-        """Lines of an indexed file as it is on disk now (secrets redacted as in the index). A long
-        range is cut to max_tokens at a line end; `note` names the next start_line."""
+        """Lines of an indexed file as it is on disk now (secrets redacted as in the index), or, with
+        `component` (and `version`), as it is in that released version (`path` relative to the
+        repository; `total_lines` is its line count). A long range is cut to max_tokens at a line
+        end; `note` names the next start_line."""
+        if component:
+            project, rel = roots.default, release_path(path)
+            if not rel:
+                raise ToolError("name the file to read (lgrep_releases lists a version's files)")
+            piece = link.call(
+                lambda c: c.get_file(project, rel, start_line, end_line, component=component, version=version or "")
+            )
+            return _fit_file(file_slice_json(piece), counter, max_tokens, answer)
         project, rel = locate(path)
         data = file_slice_json(link.call(lambda c: c.get_file(project, rel, start_line, end_line)))
         return _fit_file(data, counter, max_tokens, answer)
+
+    @server.tool(annotations=_READ_ONLY, structured_output=True)
+    @_tool_errors
+    def lgrep_releases(
+        component: Annotated[
+            str | None, Field(description="A component: list its versions (with version: that version's files)")
+        ] = None,
+        version: VersionSpec = None,
+        path: Annotated[
+            str | None, Field(description="With component and version: only files matching this glob")
+        ] = None,
+        language: Annotated[str | None, Field(description="With component and version: only this language")] = None,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+    ) -> Annotated[CallToolResult, ReleasesAnswer]:
+        """The repository's indexed releases (git tags as component@version, from `lgrep index
+        --tags`): with no argument, its components and their version counts; with `component`, its
+        versions newest first; with `component` and `version` (latest, 0.7.3, ^0.7), that version's
+        files with language. lgrep_search and lgrep_get_file take the same component and version."""
+        project = roots.default
+        data: dict[str, Any] = {"project": str(project)}
+        if not component:
+            if version:
+                raise ToolError("version needs a component: call lgrep_releases() to list them")
+            found = link.call(lambda c: c.list_components(project))
+            data["components"] = [component_json(x) for x in found]
+            data["total"] = len(found)
+            return budgeted(ReleasesAnswer, data, "components", max_tokens, snippet_field=None)
+        if not version:
+            releases = link.call(lambda c: c.list_versions(project, component))
+            data["versions"] = [release_json(r) for r in releases]
+            data["total"] = len(releases)
+            return budgeted(ReleasesAnswer, data, "versions", max_tokens, snippet_field=None)
+        listed = link.call(
+            lambda c: c.list_files(
+                project,
+                path_glob=release_path(path) or None,
+                languages=(language,) if language else (),
+                component=component,
+                version=version,
+            )
+        )
+        full = file_list_json(listed, root=str(project))
+        data["files"] = full["files"]
+        data["release"] = full.get("release")
+        data["total"] = listed.total
+        return budgeted(ReleasesAnswer, data, "files", max_tokens, snippet_field=None)
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     @_tool_errors

@@ -67,6 +67,15 @@ def _root(path: Path) -> Path:
     return root.resolve()
 
 
+def _release_root(cs: Any, path: Path) -> Path:
+    """The repository a release command names. With versions on object storage (versions.store) the
+    folder need not exist here: its name picks the repository's folder in the store."""
+    given = path.expanduser()
+    if not given.is_dir() and _settings(None).versions.store.startswith(("s3://", "gs://", "az://")):
+        return given.absolute()
+    return _root(path)
+
+
 def _note(text: str) -> None:
     from .output import printable
 
@@ -118,6 +127,14 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     help="with a cloud embedding provider: go ahead without asking, even above spend.confirm_above_usd",
 )
 @click.option("--vectors-only", is_flag=True, hidden=True)
+@click.option("--tags", is_flag=True, help="index every release: git tags as component@version (no checkout)")
+@click.option(
+    "--tag-pattern",
+    "tag_patterns",
+    multiple=True,
+    metavar="GLOB",
+    help="with --tags: only tags matching GLOB; repeatable",
+)
 @no_daemon_option
 @click.pass_obj
 def index(
@@ -131,12 +148,18 @@ def index(
     show_plan: bool,
     yes: bool,
     vectors_only: bool,
+    tags: bool,
+    tag_patterns: tuple[str, ...],
     no_daemon: bool,
 ) -> int:
     """Index a project (incremental: only changed files are re-done).
 
     With a cloud embedding provider, a run estimated above spend.confirm_above_usd asks first
-    (--yes does not; without a terminal to ask, it refuses). --plan shows the estimate only."""
+    (--yes does not; without a terminal to ask, it refuses). --plan shows the estimate only.
+
+    With --tags, index the repository's releases instead: each git tag as component@version
+    (agent-v0.7.3 is agent@0.7.3, v1.2.0 the root component's 1.2.0), each distinct file once.
+    A re-run indexes only new or moved tags and drops deleted ones."""
     from lgrep_core.models import IndexProgress, IndexSummary
     from lgrep_core.storage.layout import project_dir
 
@@ -144,6 +167,20 @@ def index(
 
     root = _root(path)
     settings = _settings(root)
+    if tag_patterns and not tags:
+        raise click.UsageError("--tag-pattern goes with --tags")
+    if tags:
+        if show_plan or no_wait or vectors_only:
+            raise click.UsageError("--tags indexes releases in this process; --plan and --no-wait do not apply")
+        from . import local
+
+        show_progress = not quiet and not as_json and sys.stderr.isatty()
+        with output.progress_bar(show_progress) as on_progress:
+            tag_summary = local.index_tags(
+                settings, root, force=force, tag_patterns=tag_patterns, lock_timeout_s=wait, progress=on_progress
+            )
+        output.print_tags_summary(tag_summary, as_json=as_json)
+        return EXIT_OK
     if show_plan:
         from . import local
 
@@ -250,6 +287,10 @@ def _spend_warnings(settings: Any, root: Path) -> tuple[str, ...]:
 @click.option("--bm25-weight", type=_WEIGHT, metavar="W", help="fixed BM25 weight in fusion (vector is 1)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.option("--explain", is_flag=True, help="show why each result ranked where it did")
+@click.option("--component", metavar="NAME", help="search a released version of this component (lgrep index --tags)")
+@click.option(
+    "--version", "version_spec", metavar="V", help="with --component: a version, latest (default) or a range (^0.7)"
+)
 @no_daemon_option
 @click.pass_obj
 def search(
@@ -264,15 +305,19 @@ def search(
     bm25_weight: float | None,
     as_json: bool,
     explain: bool,
+    component: str | None,
+    version_spec: str | None,
     no_daemon: bool,
 ) -> int:
-    """Search a project's index (built first if there is none)."""
+    """Search a project's index (built first if there is none), or a released version of it."""
     from lgrep_core.models import ContentType, ProjectState, SearchRequest, SearchType
     from lgrep_core.storage.layout import index_state, project_dir
 
     from . import output
 
-    root = _root(path)
+    if version_spec and not component:
+        raise click.UsageError("--version needs --component (lgrep components lists them)")
+    root = _release_root(cs, path) if component else _root(path)
     request = SearchRequest(
         query=query,
         project_root=str(root),
@@ -283,7 +328,14 @@ def search(
         content_types=tuple(ContentType(c) for c in content),
         bm25_weight=bm25_weight,
         explain=explain,
+        component=component or "",
+        version=version_spec or "",
     ).validate()
+    if component:
+        with _reader(cs, root, no_daemon) as reader:
+            response = reader.search(request)
+        output.print_search(response, query=query, root=str(root), as_json=as_json, explain=explain)
+        return EXIT_OK
     state = index_state(project_dir(cs.cache_dir, root))
     building = state is not ProjectState.READY and state is not ProjectState.BUILDING
     # Building the index first: with a cloud provider, that spends money as `lgrep index` does.
@@ -359,20 +411,40 @@ def _lines(text: str | None) -> tuple[int, int]:
 @click.option("--lines", metavar="START:END", help="only these lines (1-based, inclusive; 10: or :40)")
 @click.option("--project", type=click.Path(path_type=Path), help="the project (default: found from the file)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.option("--component", metavar="NAME", help="read the file at a released version of this component")
+@click.option("--version", "version_spec", metavar="V", help="with --component: a version, latest (default) or a range")
 @no_daemon_option
 @click.pass_obj
-def file_command(cs: Any, file: Path, lines: str | None, project: Path | None, as_json: bool, no_daemon: bool) -> int:
-    """Print lines of an indexed file as it is on disk now (secrets redacted as in the index)."""
+def file_command(
+    cs: Any,
+    file: Path,
+    lines: str | None,
+    project: Path | None,
+    as_json: bool,
+    component: str | None,
+    version_spec: str | None,
+    no_daemon: bool,
+) -> int:
+    """Print lines of an indexed file as it is on disk now (secrets redacted as in the index), or,
+    with --component, as it is in a released version (FILE is then relative to the repository)."""
     from lgrep_core.serialize import file_slice_json
 
     from .output import printable
 
-    target = file.expanduser().absolute()
-    root = _project_of(cs, target, project)
+    if version_spec and not component:
+        raise click.UsageError("--version needs --component (lgrep components lists them)")
     start, end = _lines(lines)
-    reader = _reader(cs, root, no_daemon)
-    with reader:
-        piece = reader.get_file(root, target, start, end)
+    if component:
+        root = _release_root(cs, project or Path())
+        reader = _reader(cs, root, no_daemon)
+        with reader:
+            piece = reader.get_file(root, file.as_posix(), start, end, component=component, version=version_spec or "")
+    else:
+        target = file.expanduser().absolute()
+        root = _project_of(cs, target, project)
+        reader = _reader(cs, root, no_daemon)
+        with reader:
+            piece = reader.get_file(root, target, start, end)
     if as_json:
         print(json.dumps({"project": str(root), **file_slice_json(piece)}, indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -393,35 +465,95 @@ def file_command(cs: Any, file: Path, lines: str | None, project: Path | None, a
 @click.option("--lang", multiple=True, metavar="L", help="only files in language L; repeatable")
 @click.option("-n", "--limit", type=click.IntRange(1), help="at most this many files")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.option("--component", metavar="NAME", help="list a released version of this component")
+@click.option("--version", "version_spec", metavar="V", help="with --component: a version, latest (default) or a range")
 @no_daemon_option
 @click.pass_obj
 def files(
-    cs: Any, path: Path, path_glob: str | None, lang: tuple[str, ...], limit: int | None, as_json: bool, no_daemon: bool
+    cs: Any,
+    path: Path,
+    path_glob: str | None,
+    lang: tuple[str, ...],
+    limit: int | None,
+    as_json: bool,
+    component: str | None,
+    version_spec: str | None,
+    no_daemon: bool,
 ) -> int:
-    """List the files of a project's index, with language and size."""
+    """List the files of a project's index (or of a released version), with language and size."""
+    from lgrep_core.serialize import file_list_json
+
     from .output import printable
 
-    root = _root(path)
+    if version_spec and not component:
+        raise click.UsageError("--version needs --component (lgrep components lists them)")
+    root = _release_root(cs, path) if component else _root(path)
     reader = _reader(cs, root, no_daemon)
     with reader:
-        listed = reader.list_files(root, path_glob=path_glob, languages=lang, limit=limit)
+        listed = reader.list_files(
+            root,
+            path_glob=path_glob,
+            languages=lang,
+            limit=limit,
+            **({"component": component, "version": version_spec or ""} if component else {}),
+        )
     if as_json:
-        rows = [
-            {
-                "path": f.path,
-                "language": f.language,
-                "content_type": f.content_type.value if f.content_type is not None else "",
-                "chunks": f.chunks,
-                "last_line": f.last_line,
-            }
-            for f in listed.files
-        ]
-        print(json.dumps({"project": str(root), "total": listed.total, "files": rows}, indent=2, ensure_ascii=False))
+        print(json.dumps(file_list_json(listed, root=str(root)), indent=2, ensure_ascii=False))
         return EXIT_OK
+    if listed.release is not None:
+        _note(f"{listed.release.label} (tag {listed.release.tag})")
     for f in listed.files:
         print(f"{printable(f.path)}  {f.language}  {f.chunks} chunks  {f.last_line} lines")
     if listed.total > len(listed.files):
         _note(f"{len(listed.files)} of {listed.total} files shown")
+    return EXIT_OK
+
+
+@cli.command()
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@no_daemon_option
+@click.pass_obj
+def components(cs: Any, path: Path, as_json: bool, no_daemon: bool) -> int:
+    """List the components of a repository's indexed releases (lgrep index --tags), with version counts."""
+    from lgrep_core.serialize import component_json
+
+    from .output import printable
+
+    root = _release_root(cs, path)
+    with _reader(cs, root, no_daemon) as reader:
+        found = reader.list_components(root)
+    if as_json:
+        payload = {"project": str(root), "components": [component_json(c) for c in found]}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    for c in found:
+        print(f"{printable(c.name)}  {c.versions} versions  latest {printable(c.latest)}")
+    return EXIT_OK
+
+
+@cli.command()
+@click.argument("component")
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@no_daemon_option
+@click.pass_obj
+def versions(cs: Any, component: str, path: Path, as_json: bool, no_daemon: bool) -> int:
+    """List the indexed versions of a component, newest first."""
+    from lgrep_core.serialize import release_json
+
+    from .output import printable
+
+    root = _release_root(cs, path)
+    with _reader(cs, root, no_daemon) as reader:
+        found = reader.list_versions(root, component)
+    if as_json:
+        payload = {"project": str(root), "component": component, "versions": [release_json(r) for r in found]}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    for r in found:
+        pre = "  prerelease" if r.prerelease else ""
+        print(f"{printable(r.version)}  tag {printable(r.tag)}  {r.files} files{pre}")
     return EXIT_OK
 
 

@@ -15,6 +15,7 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.memory import limit_heap_arenas
 from lgrep_core.models import (
     ChunkKind,
+    ComponentInfo,
     FileList,
     FileSlice,
     FindRelatedRequest,
@@ -26,15 +27,17 @@ from lgrep_core.models import (
     ProjectState,
     ProjectStatus,
     RelatedResult,
+    Release,
     SearchRequest,
     SearchResponse,
     SymbolMatch,
+    TagsSummary,
 )
 
 if TYPE_CHECKING:
     from lgrep_index.plan import IndexPlan
 
-__all__ = ["Reads", "index", "plan", "remove", "search", "spawn_vector_filler", "status"]
+__all__ = ["Reads", "index", "index_tags", "plan", "remove", "search", "spawn_vector_filler", "status"]
 
 # How long a search that has to build the index first waits for another process building it.
 SEARCH_BUILD_WAIT_S = 3600.0
@@ -74,6 +77,28 @@ def plan(settings: LgrepSettings, root: Path, *, force: bool = False, remote_onl
     if remote_only and not is_remote(embedder):
         return None
     return plan_index(settings, root, embedder, force=force)
+
+
+def index_tags(
+    settings: LgrepSettings,
+    root: Path,
+    *,
+    force: bool = False,
+    tag_patterns: tuple[str, ...] = (),
+    lock_timeout_s: float | None = None,
+    progress: Callable[[IndexProgress], None] | None = None,
+) -> TagsSummary:
+    """Index the repository's tags into its versions index (local or `versions.store`)."""
+    from lgrep_core.embeddings.registry import make_embedder
+    from lgrep_core.storage.versions import VersionStore, store_location
+    from lgrep_index.tags import TagIndexer
+
+    limit_heap_arenas()
+    embedder = make_embedder(settings.embedding.for_project(root), settings.cache_dir)
+    location = store_location(settings.cache_dir, settings.versions.store, root)
+    store = VersionStore(location, storage_options=settings.versions.storage_options, label=str(root))
+    indexer = TagIndexer(settings, root, embedder, store, tag_patterns=tag_patterns, progress=progress)
+    return indexer.run(force=force, lock_timeout_s=lock_timeout_s)
 
 
 def search(
@@ -161,8 +186,27 @@ class Reads:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def get_file(self, root: Path, path: Path | str, start_line: int = 0, end_line: int = 0) -> FileSlice:
-        return self._searchers.get_file(GetFileRequest(str(root), _relative(root, path), start_line, end_line))
+    def get_file(
+        self,
+        root: Path,
+        path: Path | str,
+        start_line: int = 0,
+        end_line: int = 0,
+        *,
+        component: str = "",
+        version: str = "",
+    ) -> FileSlice:
+        request = GetFileRequest(str(root), _relative(root, path), start_line, end_line, component, version)
+        return self._searchers.get_file(request)
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        return self._searchers.search(request)
+
+    def list_components(self, root: Path) -> list[ComponentInfo]:
+        return self._searchers.list_components(str(root))
+
+    def list_versions(self, root: Path, component: str) -> list[Release]:
+        return self._searchers.list_versions(str(root), component)
 
     def find_symbol(
         self, root: Path, name: str, *, kinds: tuple[ChunkKind, ...] = (), limit: int | None = None
@@ -170,9 +214,16 @@ class Reads:
         return self._searchers.find_symbol(FindSymbolRequest(str(root), name, limit, kinds))
 
     def list_files(
-        self, root: Path, *, path_glob: str | None = None, languages: tuple[str, ...] = (), limit: int | None = None
+        self,
+        root: Path,
+        *,
+        path_glob: str | None = None,
+        languages: tuple[str, ...] = (),
+        limit: int | None = None,
+        component: str = "",
+        version: str = "",
     ) -> FileList:
-        return self._searchers.list_files(ListFilesRequest(str(root), path_glob, languages, limit))
+        return self._searchers.list_files(ListFilesRequest(str(root), path_glob, languages, limit, component, version))
 
     def find_related(self, root: Path, path: Path | str, line: int, *, limit: int | None = None) -> RelatedResult:
         return self._searchers.find_related(FindRelatedRequest(str(root), _relative(root, path), line, limit))

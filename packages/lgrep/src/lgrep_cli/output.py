@@ -19,6 +19,7 @@ from lgrep_core.models import (
     ProjectStatus,
     SearchResponse,
     SpendTotals,
+    TagsSummary,
 )
 from lgrep_core.serialize import search_response_json
 
@@ -54,6 +55,8 @@ def print_search(response: SearchResponse, *, query: str, root: str, as_json: bo
         payload = search_response_json(response, query=query, root=root, explain=explain)
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return
+    if response.release is not None:
+        print(f"searched {printable(response.release.label)} (tag {printable(response.release.tag)})", file=sys.stderr)
     if not response.results:
         print("no results", file=sys.stderr)
     for hit in response.results:
@@ -118,6 +121,31 @@ def print_summary(summary: IndexSummary, *, background: bool) -> None:
     ]
     if summary.tokens_billed:
         lines.append(f"  billed   {summary.tokens_billed:,} tokens by the cloud embedding provider")
+    print("\n".join(lines), file=sys.stderr)
+
+
+def print_tags_summary(summary: TagsSummary, *, as_json: bool) -> None:
+    """What `lgrep index --tags` did: JSON on stdout, or a few lines on stderr."""
+    if as_json:
+        payload = {f: getattr(summary, f) for f in TagsSummary.__dataclass_fields__}
+        payload["unparsed"] = list(summary.unparsed)
+        payload["skipped"] = dict(summary.skipped)
+        payload["seconds"] = round(summary.seconds, 3)
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.skipped.items()))
+    unparsed = ", ".join(printable(t) for t in summary.unparsed[:10]) + (" ..." if len(summary.unparsed) > 10 else "")
+    lines = [
+        f"indexed the tags of {printable(summary.root)}",
+        f"  tags     {summary.tags_seen} seen, {summary.tags_indexed} indexed, {summary.tags_unchanged} unchanged, "
+        f"{summary.tags_removed} removed" + (f"; not component@version: {unparsed}" if summary.unparsed else ""),
+        f"  files    {summary.tag_file_pairs} tag x file pairs in this run, {summary.blobs_read} distinct contents read"
+        + (f"; skipped: {skipped}" if skipped else ""),
+        f"  chunks   {summary.chunks_written} written, {summary.vectors_embedded} embedded",
+        f"  total    {summary.tags_total} tags, {summary.tag_file_pairs_total} tag x file pairs, "
+        f"{summary.blobs_total} distinct contents, {summary.chunks_total} chunks, {summary.vectors_total} vectors",
+        f"  time     {summary.seconds:.2f} s; index at {printable(summary.store)}",
+    ]
     print("\n".join(lines), file=sys.stderr)
 
 
