@@ -24,6 +24,7 @@ TOOLS = {
     "lgrep_get_file",
     "lgrep_find_symbol",
     "lgrep_find_related",
+    "lgrep_releases",
 }
 
 

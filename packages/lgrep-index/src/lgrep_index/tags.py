@@ -33,7 +33,7 @@ from lgrep_core.errors import ConfigError, EmbeddingError, IndexingError
 from lgrep_core.models import Chunk, IndexPhase, IndexProgress, TagsSummary, embedding_text
 from lgrep_core.secrets import sanitize
 from lgrep_core.storage.layout import project_dir
-from lgrep_core.storage.store import WriteLock
+from lgrep_core.storage.store import WriteLock, release_arrow_memory
 from lgrep_core.storage.versions import BlobRow, EntryRow, TagRow, VersionStore, blob_key, repository_name
 from lgrep_core.text import decode_text
 from lgrep_core.versions.semver import Version
@@ -218,6 +218,10 @@ class TagIndexer:
 
         self._index_tags(repo, todo)
         self._check_cancel()
+        # Phase 1's Arrow buffers and LanceDB's caches are not needed to embed: let them go before
+        # the model's batches are sized against the memory budget.
+        self.store.close()
+        release_arrow_memory()
         embedded = self._embed()
         if removed:
             self.store.delete_tags(removed)

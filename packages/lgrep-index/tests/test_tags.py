@@ -1,0 +1,186 @@
+"""Indexing git tags as component@version: the mapping rules, content addressing proved by counters
+against git's own view of the tags, incremental runs, and hostile trees."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from lgrep_core.config import LgrepSettings, VersionsSettings
+from lgrep_core.errors import ConfigError, NotFoundError
+from lgrep_core.storage.versions import VersionStore, blob_key, store_location
+from lgrep_core.testing.fakes import FakeEmbedder
+from lgrep_core.testing.repos import git, write_tagged_repo
+from lgrep_index.tags import TagIndexer, TagMapping
+
+
+def _settings(cache: Path, **versions: object) -> LgrepSettings:
+    return LgrepSettings.model_validate(
+        {
+            "index": {"cache_dir": str(cache)},
+            "versions": {"scopes": {"agent": ["agent"], "server": ["server"]}, **versions},
+        }
+    )
+
+
+def _run(settings: LgrepSettings, root: Path, embedder: FakeEmbedder, **kwargs: object):  # type: ignore[no-untyped-def]
+    store = VersionStore(store_location(settings.cache_dir, "", root), label=str(root))
+    return TagIndexer(settings, root, embedder, store, **kwargs).run(), store  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("tag", "expected"),
+    [
+        ("agent-v0.7.3", ("agent", "0.7.3")),
+        ("mcp-server-v0.1.15", ("mcp-server", "0.1.15")),
+        ("computer-server-v0.1.28", ("computer-server", "0.1.28")),
+        ("v0.1.13", ("cua", "0.1.13")),
+        ("0.2.0", ("cua", "0.2.0")),
+        ("@scope/pkg@1.2.0", ("@scope/pkg", "1.2.0")),
+        ("lume-v0.2.1-beta.1", ("lume", "0.2.1-beta.1")),
+        ("nightly-lume-v0.5.4-nightly.20260812.31608353501", ("nightly-lume", "0.5.4-nightly.20260812.31608353501")),
+        ("latest", None),
+        ("release-candidate", None),
+        ("", None),
+    ],
+)
+def test_builtin_rules(tag: str, expected: tuple[str, str] | None) -> None:
+    assert TagMapping(VersionsSettings(), "cua").parse(tag) == expected
+
+
+def test_configured_rules_come_first_and_bad_ones_are_config_errors() -> None:
+    mapping = TagMapping(VersionsSettings(tag_rules=[r"^rel/(?P<component>[a-z]+)/(?P<version>.+)$"]), "repo")
+    assert mapping.parse("rel/web/2.0.1") == ("web", "2.0.1")
+    assert mapping.parse("web-v2.0.1") == ("web", "2.0.1")  # the built-ins still apply
+    assert TagMapping(VersionsSettings(root_component="core"), "repo").parse("v1.0.0") == ("core", "1.0.0")
+    with pytest.raises(ConfigError, match="version"):
+        TagMapping(VersionsSettings(tag_rules=[r"^(?P<component>.+)$"]), "repo")
+    with pytest.raises(ConfigError, match="not a valid pattern"):
+        TagMapping(VersionsSettings(tag_rules=[r"^(unclosed"]), "repo")
+
+
+def _distinct_contents(root: Path, tags: dict[str, tuple[str, str]]) -> tuple[set[str], int]:
+    """From git itself: the distinct (blob, file name) keys the tags hold within their scopes, and
+    the number of tag x file pairs."""
+    keys: set[str] = set()
+    pairs = 0
+    for tag, (component, _) in tags.items():
+        listing = git(root, "ls-tree", "-r", "--full-tree", f"{tag}^{{commit}}")
+        for line in listing.splitlines():
+            meta, path = line.split("\t", 1)
+            sha = meta.split()[2]
+            if component in ("agent", "server") and not path.startswith(component + "/"):
+                continue
+            keys.add(blob_key(sha, path))
+            pairs += 1
+    return keys, pairs
+
+
+def test_each_distinct_file_is_read_chunked_and_embedded_once(tmp_path: Path) -> None:
+    repo = write_tagged_repo(tmp_path / "mono", agent_releases=12, server_releases=10)
+    settings = _settings(tmp_path / "cache")
+    embedder = FakeEmbedder()
+    head, status = git(repo.root, "rev-parse", "HEAD"), git(repo.root, "status", "--porcelain")
+
+    summary, store = _run(settings, repo.root, embedder)
+
+    keys, pairs = _distinct_contents(repo.root, repo.tags)
+    assert summary.tags_indexed == len(repo.tags) == summary.tags_total
+    assert summary.tag_file_pairs == pairs == summary.tag_file_pairs_total
+    assert summary.blobs_read == len(keys) == summary.blobs_total  # each content read once
+    assert pairs >= 4 * len(keys)
+    # Each embedding key embedded once: the embedder saw exactly one text per stored vector.
+    assert len(embedder.embedded_texts) == summary.vectors_embedded == summary.vectors_total
+    assert summary.vectors_total <= summary.chunks_total < pairs
+    store.open()
+    assert summary.vectors_total == len(store.vector_keys())
+    # The working tree and HEAD are untouched: no checkout happened.
+    assert git(repo.root, "rev-parse", "HEAD") == head
+    assert git(repo.root, "status", "--porcelain") == status
+
+
+def test_a_rerun_reads_only_new_tags_and_drops_deleted_ones(tmp_path: Path) -> None:
+    repo = write_tagged_repo(tmp_path / "mono", agent_releases=4, server_releases=2)
+    settings = _settings(tmp_path / "cache")
+    embedder = FakeEmbedder()
+    first, store = _run(settings, repo.root, embedder)
+
+    again, _ = _run(settings, repo.root, embedder)
+    assert (again.tags_indexed, again.blobs_read, again.vectors_embedded) == (0, 0, 0)
+    assert again.tags_unchanged == first.tags_indexed
+
+    # A new release changes one file: only that content is read and embedded.
+    (repo.root / "agent" / "core.py").write_text("def run(task):\n    '''A rewrite.'''\n    return task\n")
+    git(repo.root, "commit", "-qam", "rewrite")
+    git(repo.root, "tag", "agent-v0.5.0")
+    texts_before = len(embedder.embedded_texts)
+    third, _ = _run(settings, repo.root, embedder)
+    assert (third.tags_indexed, third.blobs_read) == (1, 1)
+    assert len(embedder.embedded_texts) - texts_before == third.vectors_embedded >= 1
+
+    # A deleted tag disappears; content only it held goes with it.
+    git(repo.root, "tag", "-d", "agent-v0.5.0")
+    fourth, _ = _run(settings, repo.root, embedder)
+    assert fourth.tags_removed == 1
+    assert "agent-v0.5.0" not in {t.tag for t in store.tags()}
+    assert fourth.blobs_total == first.blobs_total
+
+    # A moved tag is indexed again at its new commit.
+    git(repo.root, "tag", "-f", "agent-v0.1.0", "HEAD")
+    fifth, _ = _run(settings, repo.root, embedder)
+    assert fifth.tags_indexed == 1
+    moved = next(t for t in store.tags() if t.tag == "agent-v0.1.0")
+    assert moved.commit == git(repo.root, "rev-parse", "HEAD").strip()
+
+
+def test_tag_patterns_and_tags_that_do_not_parse(tmp_path: Path) -> None:
+    repo = write_tagged_repo(tmp_path / "mono", agent_releases=3, server_releases=3)
+    git(repo.root, "tag", "not-a-release")
+    tree = git(repo.root, "rev-parse", "HEAD^{tree}").strip()
+    git(repo.root, "tag", "v9.0.0-tree", tree)  # a tag of a tree, not a commit
+    settings = _settings(tmp_path / "cache")
+    summary, store = _run(settings, repo.root, FakeEmbedder(), tag_patterns=("agent-*", "not-*", "v9*"))
+    assert summary.tags_indexed == 3
+    assert set(summary.unparsed) == {"not-a-release", "v9.0.0-tree"}
+    assert {t.component for t in store.tags()} == {"agent"}
+
+
+def test_hostile_trees_lose_nothing_and_serve_nothing_they_should_not(tmp_path: Path) -> None:
+    root = tmp_path / "hostile"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "ok.py").write_text("def fine():\n    return 'indexed'\n")
+    (root / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
+    (root / ".env").write_text("API_KEY=sk-live-abcdefabcdefabcdefabcdef\n")
+    (root / "big.py").write_text("x = 1\n" * 400_000)
+    (root / "link.py").symlink_to("/etc/passwd")
+    (root / "ignored").mkdir()
+    (root / "ignored" / "skip.py").write_text("def hidden():\n    pass\n")
+    (root / ".lgrepignore").write_text("ignored/\n")
+    (root / "node_modules").mkdir()
+    (root / "node_modules" / "dep.js").write_text("module.exports = 1\n")
+    weird = os.fsencode(str(root)) + b"/caf\xe9.py"
+    with open(weird, "wb") as f:
+        f.write(b"def latin():\n    return 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "hostile")
+    git(root, "tag", "v1.0.0")
+    settings = LgrepSettings.model_validate(
+        {"index": {"cache_dir": str(tmp_path / "cache"), "max_file_bytes": 100_000}}
+    )
+    summary, store = _run(settings, root, FakeEmbedder())
+    assert summary.tags_indexed == 1
+    assert summary.skipped.get("binary") == 1
+    assert summary.skipped.get("secret") == 1
+    assert summary.skipped.get("too-large") == 1
+    assert summary.skipped.get("symlink") == 1
+    paths = {e.path for e in store.entries().values()}
+    assert "ok.py" in paths
+    assert not paths & {"blob.bin", ".env", "big.py", "link.py", "ignored/skip.py", "node_modules/dep.js"}
+    assert any(p.startswith("caf") and p.endswith(".py") for p in paths)  # an escaped non-UTF-8 name
+
+
+def test_a_folder_that_is_not_a_repository_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError, match="not a git repository"):
+        _run(_settings(tmp_path / "cache"), tmp_path, FakeEmbedder())
