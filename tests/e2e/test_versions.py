@@ -15,7 +15,7 @@ import anyio
 import pytest
 from lgrep_core.client import LgrepClient
 from lgrep_core.errors import NotFoundError
-from lgrep_core.models import SearchRequest, SearchType
+from lgrep_core.models import SearchRequest
 from lgrep_core.testing.repos import TaggedRepo, git, write_tagged_repo
 from mcp import ClientSession, StdioServerParameters, stdio_client
 

@@ -160,9 +160,8 @@ def test_hostile_trees_lose_nothing_and_serve_nothing_they_should_not(tmp_path: 
     (root / ".lgrepignore").write_text("ignored/\n")
     (root / "node_modules").mkdir()
     (root / "node_modules" / "dep.js").write_text("module.exports = 1\n")
-    weird = os.fsencode(str(root)) + b"/caf\xe9.py"
-    with open(weird, "wb") as f:
-        f.write(b"def latin():\n    return 1\n")
+    weird = Path(os.fsdecode(os.fsencode(str(root)) + b"/caf\xe9.py"))
+    weird.write_bytes(b"def latin():\n    return 1\n")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "hostile")
     git(root, "tag", "v1.0.0")

@@ -32,7 +32,7 @@ ENV_ALIASES = {
     "LGREP_LOG_LEVEL": ("log_level",),
 }
 # The settings sections (config.LgrepSettings checks that it has exactly these).
-SECTIONS = frozenset({"embedding", "chunking", "index", "search", "server", "spend"})
+SECTIONS = frozenset({"embedding", "chunking", "index", "search", "server", "spend", "versions"})
 _MAX_CONFIG_BYTES = 1_000_000
 # Settings that hold a list: their variable holds it comma-separated.
 _LIST_KEYS = frozenset({"ignore_patterns", "cloud_projects", "local_projects"})

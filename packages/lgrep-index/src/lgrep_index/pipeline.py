@@ -25,7 +25,7 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote, model_label
 from lgrep_core.embeddings.cloud import EmbeddingIncomplete
 from lgrep_core.errors import EmbeddingError, IndexingError, NotFoundError
-from lgrep_core.memory import rss_bytes
+from lgrep_core.memory import release_free_heap, rss_bytes
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import sanitize
 from lgrep_core.spend import SpendLedger, crossed_thresholds, format_usd, price_table
@@ -677,6 +677,7 @@ class _MemoryGovernor:
         if rss < self.budget_bytes * self.HIGH_WATER or rss < self._after_release + self.REGROWTH_BYTES:
             return
         release_arrow_memory()
+        release_free_heap()  # what malloc keeps of freed heap counts as resident until trimmed
         release = getattr(embedder, "release_memory", None)
         if callable(release):
             release()  # onnxruntime's arena only shrinks when its session goes

@@ -30,6 +30,7 @@ import re2
 from lgrep_core.config import LgrepSettings, VersionsSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, is_remote
 from lgrep_core.errors import ConfigError, EmbeddingError, IndexingError
+from lgrep_core.memory import release_free_heap
 from lgrep_core.models import Chunk, IndexPhase, IndexProgress, TagsSummary, embedding_text
 from lgrep_core.secrets import sanitize
 from lgrep_core.storage.layout import project_dir
@@ -222,6 +223,7 @@ class TagIndexer:
         # the model's batches are sized against the memory budget.
         self.store.close()
         release_arrow_memory()
+        release_free_heap()
         embedded = self._embed()
         if removed:
             self.store.delete_tags(removed)
@@ -250,6 +252,9 @@ class TagIndexer:
 
     def _index_tags(self, repo: GitRepo, todo: list[tuple[TagRef, str, str]]) -> None:
         # blob key -> (skip reason, language, lines) of every stored blob, and (path, blob key) -> entry id
+        dropped = self.store.drop_unfinished()
+        if dropped:
+            log.info("dropped the chunks of %d contents an interrupted run left unfinished", dropped)
         known: dict[str, tuple[str, str, int]] = self.store.blob_infos()
         entry_of = {(e.path, e.blob_key): i for i, e in self.store.entries().items()}
         next_id = max(entry_of.values(), default=-1) + 1
@@ -380,23 +385,26 @@ class TagIndexer:
         self.store.add_entries(pending.entries)
         for tag in pending.tags:
             self.store.put_tag(tag)
+        # Each commit's Arrow buffers and the heap its rows used: the pool and malloc would keep them.
+        release_arrow_memory()
+        release_free_heap()
 
     # ------------------------------------------------------------------------------- phase 2
 
     def _embed(self) -> int:
         """Embed each chunk whose key has no vector, each key once. Returns how many were embedded."""
-        done = self.store.vector_keys()
-        items = self.store.pending_texts(done)
+        pending = self.store.pending_vector_keys()
+        items = self.store.chunk_texts(pending)
         governor = _MemoryGovernor(self.settings.index.memory_budget_mb, self.settings.index.embed_batch_chunks)
         embedded = 0
         batch: list[tuple[str, str, str]] = []
-        self._progress(IndexProgress(IndexPhase.EMBED))
+        self._progress(IndexProgress(IndexPhase.EMBED, chunks_total=len(pending)))
         for key, path, scope, content in items:
             batch.append((key, path, embedding_text(path, scope, content)))
             if len(batch) >= governor.batch_chunks:
                 self._check_cancel()
                 embedded += self._embed_batch(batch)
-                self._progress(IndexProgress(IndexPhase.EMBED, chunks_done=embedded))
+                self._progress(IndexProgress(IndexPhase.EMBED, chunks_done=embedded, chunks_total=len(pending)))
                 batch = []
                 governor.check(self.embedder)
         if batch:

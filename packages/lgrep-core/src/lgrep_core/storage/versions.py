@@ -449,25 +449,25 @@ class VersionStore:
     def vector_keys(self) -> set[str]:
         return set(self._scan("vectors", ["vec_key"])["vec_key"])
 
-    def pending_texts(self, done: set[str]) -> Iterator[tuple[str, str, list[str], str]]:
-        """(vec_key, path, scope, content) of each chunk whose key is not in `done`, each key once."""
-        table = self._table("chunks")
-        seen = set(done)
-        try:
-            for batch in table.search().select(["vec_key", "path", "scope", "content"]).to_batches(4096):
-                keys = batch.column("vec_key").to_pylist()
-                wanted = [i for i, k in enumerate(keys) if k not in seen]
-                if not wanted:
-                    continue
-                paths = batch.column("path").to_pylist()
-                scopes = batch.column("scope").to_pylist()
-                contents = batch.column("content").to_pylist()
-                for i in wanted:
-                    if keys[i] not in seen:
-                        seen.add(keys[i])
-                        yield keys[i], paths[i], scopes[i] or [], contents[i] or ""
-        except Exception as exc:
-            raise self.damaged(exc) from None
+    def pending_vector_keys(self) -> list[str]:
+        """The embedding keys of stored chunks that have no vector yet, sorted."""
+        chunk_keys = set(self._scan("chunks", ["vec_key"])["vec_key"])
+        return sorted(chunk_keys - self.vector_keys())
+
+    def chunk_texts(self, keys: Sequence[str]) -> Iterator[tuple[str, str, list[str], str]]:
+        """(vec_key, path, scope, content) of one chunk per key, read a slice of keys at a time so
+        memory stays bounded whatever the index holds."""
+        seen: set[str] = set()
+        step = 1024
+        for start in range(0, len(keys), step):
+            part = keys[start : start + step]
+            rows = self._scan("chunks", ["vec_key", "path", "scope", "content"], ("vec_key", part))
+            for key, path, scope, content in zip(
+                rows["vec_key"], rows["path"], rows["scope"], rows["content"], strict=True
+            ):
+                if key not in seen:
+                    seen.add(key)
+                    yield key, path, scope or [], content or ""
 
     def counts(self) -> dict[str, int]:
         try:
@@ -500,11 +500,11 @@ class VersionStore:
             raise StorageError(f"writing the versions index of {self.label} failed: {_first_line(exc)}") from None
 
     def add_blobs(self, blobs: Sequence[BlobRow], chunks: Mapping[str, Sequence[Any]]) -> None:
-        """Store new blobs and their chunks. Chunks a killed run left for these blobs are replaced."""
+        """Store new blobs and their chunks (chunks first: a blob row says its chunks are complete).
+        A writer calls `drop_unfinished` once before, so no chunk of these blobs is stored yet."""
         keys = [b.blob_key for b in blobs]
         if not keys:
             return
-        self._delete("chunks", "blob_key", keys)
         self._write("chunks", chunks)
         self._write(
             "blobs",
@@ -518,6 +518,14 @@ class VersionStore:
                 "skip": [b.skip for b in blobs],
             },
         )
+
+    def drop_unfinished(self) -> int:
+        """Writer, before it adds blobs: drop the chunks a killed run wrote for blobs it never
+        recorded (their blob row comes after them), so they are not stored twice. Returns how many."""
+        done = set(self._scan("blobs", ["blob_key"])["blob_key"])
+        orphans = sorted(set(self._scan("chunks", ["blob_key"])["blob_key"]) - done)
+        self._delete("chunks", "blob_key", orphans)
+        return len(orphans)
 
     def add_entries(self, entries: Sequence[EntryRow]) -> None:
         self._write(
