@@ -607,3 +607,54 @@ def test_list_files_round_trip() -> None:
         wire.list_files_request_from_proto(search_pb2.ListFilesRequest(project_root="/p", limit=-1))
     with pytest.raises(errors.InvalidRequestError, match="absolute"):
         wire.list_files_request_from_proto(search_pb2.ListFilesRequest(project_root="rel"))
+
+
+# --- released versions (revision 4) ----------------------------------------------------------------
+
+
+def test_release_fields_round_trip_on_every_request_and_answer() -> None:
+    from lgrep_core.models import (
+        ComponentInfo,
+        FileList,
+        FileSlice,
+        GetFileRequest,
+        ListFilesRequest,
+        Release,
+        SearchRequest,
+        SearchResponse,
+    )
+
+    release = Release("agent", "0.7.3-rc.1", "agent-v0.7.3-rc.1", "a" * 40, 12, True, 1795000000.5)
+    assert wire.release_from_proto(_through_bytes(wire.release_to_proto(release))) == release
+    search = SearchRequest("retry", "/repo", component="agent", version="^0.7")
+    assert wire.search_request_from_proto(_through_bytes(wire.search_request_to_proto(search))) == search
+    answer = SearchResponse([], {"total_ms": 1.0}, 0, 0, release=release)
+    assert wire.search_response_from_proto(_through_bytes(wire.search_response_to_proto(answer))).release == release
+    plain = SearchResponse([], {"total_ms": 1.0}, 0, 0)
+    assert wire.search_response_from_proto(_through_bytes(wire.search_response_to_proto(plain))).release is None
+    get = GetFileRequest("/repo", "agent/core.py", 1, 2, component="agent", version="latest")
+    assert wire.get_file_request_from_proto(_through_bytes(wire.get_file_request_to_proto(get))) == get
+    piece = FileSlice("agent/core.py", "python", "x\n", 1, 1, 1, release=release)
+    assert wire.file_slice_from_proto(_through_bytes(wire.file_slice_to_proto(piece))) == piece
+    listing = ListFilesRequest("/repo", component="agent", version="0.7.3")
+    assert wire.list_files_request_from_proto(_through_bytes(wire.list_files_request_to_proto(listing))) == listing
+    files = FileList((), 0, release=release)
+    assert wire.list_files_response_from_proto(_through_bytes(wire.list_files_response_to_proto(files))) == files
+    comps = [ComponentInfo("agent", 152, "0.7.3"), ComponentInfo("lume", 134, "0.2.9")]
+    assert (
+        wire.list_components_response_from_proto(_through_bytes(wire.list_components_response_to_proto(comps))) == comps
+    )
+    versions = [release, Release("agent", "0.7.2", "agent-v0.7.2")]
+    assert (
+        wire.list_versions_response_from_proto(_through_bytes(wire.list_versions_response_to_proto(versions)))
+        == versions
+    )
+
+
+def test_release_requests_are_checked() -> None:
+    with pytest.raises(errors.InvalidRequestError, match="needs a component"):
+        wire.search_request_from_proto(search_pb2.SearchRequest(project_root="/r", query="q", version="1.0"))
+    with pytest.raises(errors.InvalidRequestError, match="component is empty"):
+        wire.list_versions_request_from_proto(search_pb2.ListVersionsRequest(project_root="/r"))
+    with pytest.raises(errors.InvalidRequestError, match="absolute"):
+        wire.list_versions_request_from_proto(search_pb2.ListVersionsRequest(project_root="r", component="a"))

@@ -183,3 +183,33 @@ def test_hostile_trees_lose_nothing_and_serve_nothing_they_should_not(tmp_path: 
 def test_a_folder_that_is_not_a_repository_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError, match="not a git repository"):
         _run(_settings(tmp_path / "cache"), tmp_path, FakeEmbedder())
+
+
+def test_a_killed_run_leaves_nothing_twice_and_a_damaged_index_says_what_to_run(tmp_path: Path) -> None:
+    import shutil
+
+    from lgrep_core.errors import StorageError
+
+    repo = write_tagged_repo(tmp_path / "mono", agent_releases=2, server_releases=1)
+    settings = _settings(tmp_path / "cache")
+    first, store = _run(settings, repo.root, FakeEmbedder())
+    store.open()
+    # A run killed between a blob's chunks and its blob row: chunks of a key no blob row names.
+    some_blob = next(k for k, (skip, _, _) in store.blob_infos().items() if not skip)
+    full = store.chunks_of([some_blob], list(store._table("chunks").schema.names))
+    full["blob_key"] = ["0" * 32] * len(full["blob_key"])
+    store._write("chunks", full)
+    assert store.drop_unfinished() == 1
+    assert store.counts()["chunks"] == first.chunks_total
+
+    # Damage: a table's files gone. Reads and runs say to rebuild; --force does.
+    shutil.rmtree(Path(store.location) / "entries.lance")
+    broken = VersionStore(store.location, label=str(repo.root))
+    with pytest.raises(StorageError, match="--tags --force"):
+        broken.open()
+        broken.entries()
+    with pytest.raises(StorageError, match="--tags --force"):
+        _run(settings, repo.root, FakeEmbedder())
+    store = VersionStore(store.location, label=str(repo.root))
+    rebuilt = TagIndexer(settings, repo.root, FakeEmbedder(), store).run(force=True)
+    assert rebuilt.tags_total == len(repo.tags)
