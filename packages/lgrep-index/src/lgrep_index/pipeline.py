@@ -48,6 +48,7 @@ from lgrep_index.walker import (
 
 __all__ = [
     "Indexer",
+    "chunk_text",
     "identity_for",
     "vector_key",
     "walk_options",
@@ -159,6 +160,24 @@ def walk_options(settings: LgrepSettings) -> WalkOptions:
         extra_ignore_patterns=tuple(settings.index.ignore_patterns),
         cache_dir=settings.cache_dir,
     )
+
+
+def chunk_text(settings: LgrepSettings, path: str, text: str) -> list[Chunk]:
+    """A file's chunks with the chunking settings; a chunker bug costs the file its structure (line
+    windows), never the run."""
+    chunking = settings.chunking
+    try:
+        return chunk_file(
+            path,
+            text,
+            language=detect_language(path),
+            max_tokens=chunking.max_tokens,
+            overlap_tokens=chunking.overlap_tokens,
+            use_ast=chunking.use_ast,
+        )
+    except Exception:
+        log.exception("chunking %s failed; indexing it as line windows", path)
+        return chunk_file(path, text, language=None, use_ast=False)
 
 
 def vector_key(identity: IndexIdentity, chunk: Chunk) -> str:
@@ -402,7 +421,6 @@ class Indexer:
         self, batch: Sequence[WalkedFile], known: dict[str, FileRecord], indexed: dict[str, str]
     ) -> tuple[int, int, int]:
         """Chunk and store a batch of files: (chunks written, files indexed, files withheld as secrets)."""
-        chunking = self.settings.chunking
         columns: dict[str, list[object]] = {name: [] for name in CHUNK_COLUMNS}
         records: list[FileRecord] = []
         keys: list[str] = []
@@ -435,18 +453,7 @@ class Indexer:
                 withheld += 1
                 continue
             text = clean
-            try:
-                chunks = chunk_file(
-                    file.path,
-                    text,
-                    language=detect_language(file.path),
-                    max_tokens=chunking.max_tokens,
-                    overlap_tokens=chunking.overlap_tokens,
-                    use_ast=chunking.use_ast,
-                )
-            except Exception:  # a chunker bug must cost one file, not the run
-                log.exception("chunking %s failed; indexing it as line windows", file.path)
-                chunks = chunk_file(file.path, text, language=None, use_ast=False)
+            chunks = chunk_text(self.settings, file.path, text)
             if chunks:
                 language = chunks[0].language  # the chunker also reads shebangs
             self._append_rows(columns, file, digest, chunks, text)

@@ -25,16 +25,15 @@ from typing import Any
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote
 from lgrep_core.errors import NotFoundError
-from lgrep_core.models import Chunk, ProjectState, embedding_text
+from lgrep_core.models import ProjectState, embedding_text
 from lgrep_core.secrets import sanitize
 from lgrep_core.spend import price_table
 from lgrep_core.storage.layout import FileRecord
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.schema import IndexIdentity, path_key
 
-from .chunker import chunk_file, detect_language
 from .egress import outgoing
-from .pipeline import identity_for, vector_key, walk_options
+from .pipeline import chunk_text, identity_for, vector_key, walk_options
 from .walker import read_text, walk
 
 __all__ = ["LOCAL_CHUNKS_PER_S", "REMOTE_SECONDS_PER_REQUEST", "IndexPlan", "plan_index"]
@@ -117,7 +116,7 @@ def plan_index(settings: LgrepSettings, root: Path, embedder: EmbeddingProvider,
         clean = _sanitized(text, file.path)
         if clean is None:
             continue  # withheld from the index as a credential: never chunked, never sent
-        for chunk in _chunks(settings, file.path, clean):
+        for chunk in chunk_text(settings, file.path, clean):
             key = vector_key(identity, chunk)
             if key not in stored:
                 texts.setdefault(key, (file.path, embedding_text(file.path, chunk.scope, chunk.content)))
@@ -190,21 +189,6 @@ def _sanitized(text: str, path: str) -> str | None:
     except Exception:  # the indexer withholds such a file too (fails closed)
         log.debug("scanning %s failed", path, exc_info=True)
         return None
-
-
-def _chunks(settings: LgrepSettings, path: str, text: str) -> list[Chunk]:
-    chunking = settings.chunking
-    try:
-        return chunk_file(
-            path,
-            text,
-            language=detect_language(path),
-            max_tokens=chunking.max_tokens,
-            overlap_tokens=chunking.overlap_tokens,
-            use_ast=chunking.use_ast,
-        )
-    except Exception:  # as the indexer: a chunker bug costs the file its structure, not the plan
-        return chunk_file(path, text, language=None, use_ast=False)
 
 
 def _batches(texts: dict[str, tuple[str, str]]) -> Iterator[list[tuple[str, tuple[str, str]]]]:

@@ -39,10 +39,18 @@ from lgrep_core.storage.versions import BlobRow, EntryRow, TagRow, VersionStore,
 from lgrep_core.text import decode_text
 from lgrep_core.versions.semver import Version
 
-from lgrep_index.chunker import MAX_LINE_CHARS, chunk_file, detect_language
+from lgrep_index.chunker import MAX_LINE_CHARS, detect_language
 from lgrep_index.egress import outgoing
 from lgrep_index.git import GitRepo, TagRef, TreeEntry
-from lgrep_index.pipeline import _MemoryGovernor, _overflow, _RemoteAccounts, identity_for, vector_key, walk_options
+from lgrep_index.pipeline import (
+    _MemoryGovernor,
+    _overflow,
+    _RemoteAccounts,
+    chunk_text,
+    identity_for,
+    vector_key,
+    walk_options,
+)
 from lgrep_index.walker import SKIP_SECRET, SKIP_TOO_LARGE, SKIP_UNREADABLE, TreeRules
 
 __all__ = ["BUILTIN_TAG_RULES", "TagIndexer", "TagMapping"]
@@ -328,7 +336,7 @@ class TagIndexer:
         self._tally["blobs"] += 1
         chunks: list[Chunk] = []
         if not skip:
-            chunks = self._chunk(entry.path, text)
+            chunks = chunk_text(self.settings, entry.path, text)
             if chunks:
                 language = chunks[0].language
             self._append_chunks(pending.chunks, key, entry.path, chunks, text)
@@ -336,21 +344,6 @@ class TagIndexer:
         content_type = str(chunks[0].content_type) if chunks else ""
         pending.blobs.append(BlobRow(key, entry.path, language, content_type, lines, text, skip))
         return skip, language, lines
-
-    def _chunk(self, path: str, text: str) -> list[Chunk]:
-        chunking = self.settings.chunking
-        try:
-            return chunk_file(
-                path,
-                text,
-                language=detect_language(path),
-                max_tokens=chunking.max_tokens,
-                overlap_tokens=chunking.overlap_tokens,
-                use_ast=chunking.use_ast,
-            )
-        except Exception:  # a chunker bug must cost one file, not the run
-            log.exception("chunking %s failed; indexing it as line windows", path)
-            return chunk_file(path, text, language=None, use_ast=False)
 
     def _append_chunks(
         self, columns: dict[str, list[object]], key: str, path: str, chunks: list[Chunk], text: str

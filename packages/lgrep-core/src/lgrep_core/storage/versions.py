@@ -40,7 +40,6 @@ from lgrep_core.storage.layout import project_dir
 from lgrep_core.storage.schema import IndexIdentity
 
 __all__ = [
-    "VERSION_CHUNK_COLUMNS",
     "BlobRow",
     "EntryRow",
     "TagRow",
@@ -57,23 +56,6 @@ log = logging.getLogger(__name__)
 VERSIONS_SCHEMA = 1
 _KEYS_PER_FILTER = 5000
 CLEANUP_OLDER_THAN = timedelta(minutes=10)
-
-# A blob's chunks, as the indexer hands them over (one list per column).
-VERSION_CHUNK_COLUMNS = (
-    "blob_key",
-    "path",
-    "language",
-    "content_type",
-    "kind",
-    "symbol",
-    "scope",
-    "signature",
-    "start_line",
-    "end_line",
-    "content",
-    "search_text",
-    "vec_key",
-)
 
 
 def blob_key(blob_sha: str, path: str) -> str:
