@@ -225,19 +225,21 @@ class TagIndexer:
         in_repo = {r.name for r in repo.tags()}
         removed = sorted(t for t in stored if t not in in_repo)
 
+        # Deleted tags leave results at once; what only they held goes once the new tags are in (a
+        # new tag may hold it too), before embedding, so nothing is embedded for content no tag holds.
+        if removed:
+            self.store.delete_tags(removed)
         self._index_tags(repo, todo)
         self._check_cancel()
+        if removed or any(t[0].name in stored for t in todo):
+            dropped = self.store.collect_garbage()
+            log.info("dropped %d entries and %d blobs no tag holds any more", dropped["entries"], dropped["blobs"])
         # Phase 1's Arrow buffers and LanceDB's caches are not needed to embed: let them go before
         # the model's batches are sized against the memory budget.
         self.store.close()
         release_arrow_memory()
         release_free_heap()
         embedded = self._embed()
-        if removed:
-            self.store.delete_tags(removed)
-        if removed or any(t[0].name in stored for t in todo):
-            dropped = self.store.collect_garbage()
-            log.info("dropped %d entries and %d blobs no tag holds any more", dropped["entries"], dropped["blobs"])
         self.store.optimize()
         self._progress(IndexProgress(IndexPhase.DONE, len(todo), len(todo)))
         return TagsSummary(

@@ -52,17 +52,19 @@ class ReleaseIndex:
         self._lock = threading.Lock()
         self._corpora: OrderedDict[tuple[object, ...], Corpus] = OrderedDict()
         self._entries: tuple[int, dict[int, EntryRow]] | None = None
+        self._tag_rows: tuple[int, list[tuple[TagRow, Version]]] | None = None
         self.last_used = time.monotonic()
 
     # --------------------------------------------------------------------------------- discovery
 
     def _tags(self) -> list[tuple[TagRow, Version]]:
-        out: list[tuple[TagRow, Version]] = []
-        for tag in self.store.tags():
-            parsed = Version.parse(tag.version)
-            if parsed is not None:
-                out.append((tag, parsed))
-        return out
+        """Every tag with its parsed version, read again only when the tags table moved."""
+        version = self.store.table_version("tags")
+        cached = self._tag_rows
+        if cached is None or cached[0] != version:
+            rows = [(tag, parsed) for tag in self.store.tags() if (parsed := Version.parse(tag.version)) is not None]
+            cached = self._tag_rows = (version, rows)
+        return cached[1]
 
     def components(self) -> list[ComponentInfo]:
         by: dict[str, list[Version]] = {}
@@ -125,16 +127,17 @@ class ReleaseIndex:
     # ------------------------------------------------------------------------------- snapshots
 
     def _all_entries(self) -> dict[int, EntryRow]:
-        version = self.store.table_versions()[2]  # entries
+        version = self.store.table_version("entries")
         cached = self._entries
         if cached is None or cached[0] != version:
             cached = self._entries = (version, self.store.entries())
         return cached[1]
 
     def corpus(self, tag: TagRow) -> Corpus:
-        """The snapshot of one tag: built on first use, then kept among the last few used."""
-        versions = self.store.table_versions()
-        key = (tag.tag, tag.commit, versions)
+        """The snapshot of one tag: built on first use, then kept among the last few used. A tag's
+        files never change once it is published (a moved tag is a new commit); its vectors may
+        arrive later, so a snapshot is rebuilt when the vectors table moves."""
+        key = (tag.tag, tag.commit, self.store.table_version("vectors"))
         with self._lock:
             self.last_used = time.monotonic()
             found = self._corpora.get(key)
@@ -186,6 +189,7 @@ class ReleaseIndex:
         with self._lock:
             self._corpora.clear()
             self._entries = None
+            self._tag_rows = None
 
     # ---------------------------------------------------------------------------------- answers
 

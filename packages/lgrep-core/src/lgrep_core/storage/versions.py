@@ -298,10 +298,10 @@ class VersionStore:
         self.open()
         return self._tables[name]
 
-    def table_versions(self) -> tuple[int, ...]:
-        """The version of every table: readers cache what they built until one moves."""
+    def table_version(self, name: str) -> int:
+        """The latest version of one table: readers cache what they built from it until it moves."""
         try:
-            return tuple(int(self._table(name).version) for name in _TABLES)
+            return int(self._table(name).version)
         except LgrepError:
             raise
         except Exception as exc:
