@@ -66,6 +66,8 @@ BUILTIN_TAG_RULES = (
 # New blobs per commit of the blobs and chunks tables, and tags per published group.
 BLOBS_PER_COMMIT = 400
 TAGS_PER_COMMIT = 64
+# ... or this much new text, whichever comes first: a commit holds its rows twice (Python, Arrow).
+BYTES_PER_COMMIT = 16 * 1024 * 1024
 _LISTED_UNPARSED = 20
 
 
@@ -124,6 +126,7 @@ class _Pending:
     chunks: dict[str, list[object]] = field(default_factory=dict[str, list[object]])
     entries: list[EntryRow] = field(default_factory=list[EntryRow])
     tags: list[TagRow] = field(default_factory=list[TagRow])
+    text_bytes: int = 0  # of the blobs' texts: each is held again by its chunks
 
 
 class TagIndexer:
@@ -307,7 +310,11 @@ class TagIndexer:
                 self._tally["pairs"] += len(ids)
                 pending.tags.append(TagRow(ref.name, ref.commit, component, version, tuple(ids), time.time()))
                 files_done += len(ids)
-                if len(pending.blobs) >= BLOBS_PER_COMMIT or len(pending.tags) >= TAGS_PER_COMMIT:
+                if (
+                    len(pending.blobs) >= BLOBS_PER_COMMIT
+                    or len(pending.tags) >= TAGS_PER_COMMIT
+                    or pending.text_bytes >= BYTES_PER_COMMIT
+                ):
                     self._commit(pending)
                     pending = _Pending()
                 self._progress(IndexProgress(IndexPhase.CHUNK, n + 1, len(todo), self._tally["chunks"], 0))
@@ -345,6 +352,7 @@ class TagIndexer:
         lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
         content_type = str(chunks[0].content_type) if chunks else ""
         pending.blobs.append(BlobRow(key, entry.path, language, content_type, lines, text, skip))
+        pending.text_bytes += len(text)
         return skip, language, lines
 
     def _append_chunks(
@@ -380,7 +388,9 @@ class TagIndexer:
         self.store.add_entries(pending.entries)
         for tag in pending.tags:
             self.store.put_tag(tag)
-        # Each commit's Arrow buffers and the heap its rows used: the pool and malloc would keep them.
+        # Each commit's Arrow buffers, the tables' caches of fragments written so far, and the heap
+        # its rows used: the pool, LanceDB and malloc would keep them all for the rest of the run.
+        self.store.close()
         release_arrow_memory()
         release_free_heap()
 

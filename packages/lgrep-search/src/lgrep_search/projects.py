@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lgrep_core.config import LgrepSettings, load_settings
+from lgrep_core.config import LgrepSettings, SearchSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.embeddings.registry import Embedders, as_embedders
 from lgrep_core.errors import IndexMismatchError
@@ -84,6 +84,7 @@ class ProjectSearchers:
         self.background = background
         self._projects: dict[Path, _Project] = {}
         self._releases: dict[str, ReleaseIndex] = {}
+        self._release_settings: dict[Path, tuple[tuple[int, int] | None, SearchSettings]] = {}
         self._lock = threading.Lock()
 
     def search(self, request: SearchRequest) -> SearchResponse:
@@ -98,11 +99,7 @@ class ProjectSearchers:
         request.validate()
         if request.component:
             root = self._release_root(request.project_root)
-            search = (
-                self.settings.search
-                if is_remote_location(self._location(root))
-                else load_settings(root).settings.search
-            )
+            search = self._release_search_settings(root)
             return self.releases(root).search(
                 replace(
                     request,
@@ -171,6 +168,21 @@ class ProjectSearchers:
     def list_versions(self, project_root_text: str, component: str) -> list[Release]:
         """A component's versions, newest first."""
         return self.releases(self._release_root(project_root_text)).releases(component)
+
+    def _release_search_settings(self, root: Path) -> SearchSettings:
+        """A repository's search settings for release queries: its own file's, read again only when
+        that file changes (a reader without a checkout uses the process settings)."""
+        if not root.is_dir():
+            return self.settings.search
+        key = _settings_key(root)
+        with self._lock:
+            cached = self._release_settings.get(root)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        search = load_settings(root).settings.search
+        with self._lock:
+            self._release_settings[root] = (key, search)
+        return search
 
     def _location(self, root: Path) -> str:
         return store_location(self.settings.cache_dir, self.settings.versions.store, root)
