@@ -19,7 +19,7 @@ from lgrep_core.models import FileChanges, ProjectInfo, ProjectState, ProjectSta
 from lgrep_core.spend import SpendLedger
 from lgrep_core.storage.layout import FileRecord, index_state, not_ready_error, read_meta_file, read_pointer
 from lgrep_core.storage.reader import ProjectReader
-from lgrep_core.storage.store import ProjectStore
+from lgrep_core.storage.store import ProjectStore, WriteLock
 
 from .pipeline import walk_options
 from .walker import walk
@@ -162,9 +162,21 @@ def remove_project(settings: LgrepSettings, root: Path, *, lock_timeout_s: float
         doing="removing",
         advice=f"wait for it to finish, then run `lgrep clean {store.root}` again",
     )
+    # The folder also holds the repository's release index (`lgrep index --tags`): not while its
+    # writer runs either.
+    versions_lock = WriteLock(store.dir / "versions.lock")
     try:
-        freed = _tree_bytes(store.dir)
-        shutil.rmtree(store.dir)
+        versions_lock.acquire(
+            lock_timeout_s,
+            store.root,
+            doing="removing",
+            advice=f"its tags are being indexed; wait for that to finish, then run `lgrep clean {store.root}` again",
+        )
+        try:
+            freed = _tree_bytes(store.dir)
+            shutil.rmtree(store.dir)
+        finally:
+            versions_lock.release()
     finally:
         lock.release()
     return RemoveResult(removed=True, bytes_freed=freed)
