@@ -282,3 +282,24 @@ def test_no_secret_leaves_and_the_egress_log_has_a_line_per_chunk_and_no_content
     assert log_path.stat().st_mode & 0o777 == 0o600
     text = log_path.read_text()
     assert "def notify" not in text and "rotate_keys" not in text and "SLACK_BOT_TOKEN" not in text
+
+
+def test_indexing_tags_asks_before_spending_and_sends_nothing_without_yes(
+    lgrep, tmp_path: Path, standin: EmbeddingStandIn
+) -> None:
+    from lgrep_core.testing.repos import write_tagged_repo
+
+    repo = write_tagged_repo(tmp_path / "mono", agent_releases=2, server_releases=1)
+    _cloud(lgrep.env, tmp_path, standin, confirm_above_usd=0.0)
+    refused = lgrep("index", "--tags", str(repo.root), check=False)
+    assert refused.code == 1 and "Traceback" not in refused.err
+    assert "confirm_above_usd" in refused.err and "lgrep index --tags --yes" in refused.err
+    assert _received(standin) == []  # nothing left the machine
+    # The tags are listed and searchable by words meanwhile.
+    versions = lgrep("versions", "agent", str(repo.root), "--json").json()["versions"]
+    assert [v["version"] for v in versions] == ["0.2.0", "0.1.0"]
+
+    done = lgrep("index", "--tags", str(repo.root), "--yes", "--json").json()
+    assert done["vectors_embedded"] == done["vectors_total"] > 0
+    assert len(set(_received(standin))) == done["vectors_embedded"]  # each chunk sent once
+    assert _egress(lgrep.cache, repo.root)  # every request is in the egress log

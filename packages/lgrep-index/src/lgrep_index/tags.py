@@ -28,11 +28,12 @@ from pathlib import Path
 import numpy as np
 import re2
 from lgrep_core.config import LgrepSettings, VersionsSettings
-from lgrep_core.embeddings.base import EmbeddingProvider, is_remote
+from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote
 from lgrep_core.errors import ConfigError, EmbeddingError, IndexingError
 from lgrep_core.memory import release_free_heap
 from lgrep_core.models import Chunk, IndexPhase, IndexProgress, TagsSummary, embedding_text
 from lgrep_core.secrets import sanitize
+from lgrep_core.spend import price_table
 from lgrep_core.storage.layout import project_dir
 from lgrep_core.storage.store import WriteLock, release_arrow_memory
 from lgrep_core.storage.versions import BlobRow, EntryRow, TagRow, VersionStore, blob_key, repository_name
@@ -53,7 +54,7 @@ from lgrep_index.pipeline import (
 )
 from lgrep_index.walker import SKIP_SECRET, SKIP_TOO_LARGE, SKIP_UNREADABLE, TreeRules
 
-__all__ = ["BUILTIN_TAG_RULES", "TagIndexer", "TagMapping"]
+__all__ = ["BUILTIN_TAG_RULES", "SpendEstimate", "SpendRefused", "TagIndexer", "TagMapping"]
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,21 @@ class TagMapping:
         return inside
 
 
+@dataclass(frozen=True, slots=True)
+class SpendEstimate:
+    """What embedding a run's new chunks with a cloud provider would send and cost."""
+
+    provider: str
+    model: str
+    chunks: int
+    tokens: int
+    cost_usd: float | None  # None: no price for the model
+
+
+class SpendRefused(IndexingError):
+    """The run's spend was not approved: nothing was sent."""
+
+
 @dataclass
 class _Pending:
     """What a group of tags adds, committed together (blobs and chunks, entries, then the tags)."""
@@ -143,8 +159,13 @@ class TagIndexer:
         tag_patterns: Sequence[str] = (),
         progress: Callable[[IndexProgress], None] | None = None,
         cancel: threading.Event | None = None,
+        approve: Callable[[SpendEstimate], bool] | None = None,
     ) -> None:
+        """`approve`, with a cloud provider: asked before anything is sent, with what embedding
+        the run's new chunks would cost; False stops the run there (the tags stay searchable by
+        BM25 and names, and the next run asks again)."""
         self.settings = settings
+        self._approve = approve
         self.root = root
         self.embedder = embedder
         self.store = store
@@ -396,9 +417,44 @@ class TagIndexer:
 
     # ------------------------------------------------------------------------------- phase 2
 
+    def _estimate(self, pending: list[str]) -> SpendEstimate:
+        """What sending `pending` would cost (the texts are read, nothing is sent)."""
+        assert isinstance(self.embedder, RemoteEmbeddingProvider)
+        tokens = withheld = 0
+        batch: list[str] = []
+        for key, path, scope, content in self.store.chunk_texts(pending):
+            sent = outgoing(key, path, embedding_text(path, scope, content))
+            if sent is None:
+                withheld += 1
+                continue
+            batch.append(sent.text)
+            if len(batch) >= 512:
+                tokens += int(self.embedder.estimate_tokens(batch))
+                batch = []
+        if batch:
+            tokens += int(self.embedder.estimate_tokens(batch))
+        price = price_table(self.settings.spend).get(self.identity.model)
+        return SpendEstimate(
+            provider=self.identity.provider,
+            model=self.identity.model,
+            chunks=len(pending) - withheld,
+            tokens=tokens,
+            cost_usd=tokens * price / 1e6 if price is not None else None,
+        )
+
     def _embed(self) -> int:
         """Embed each chunk whose key has no vector, each key once. Returns how many were embedded."""
         pending = self.store.pending_vector_keys()
+        if (
+            self._remote is not None
+            and self._approve is not None
+            and pending
+            and not self._approve(self._estimate(pending))
+        ):
+            raise SpendRefused(
+                f"nothing was sent to {self.identity.provider}: {len(pending):,} chunks of {self.root}'s tags wait "
+                "for vectors (BM25 and names find them meanwhile); `lgrep index --tags --yes` sends them"
+            )
         items = self.store.chunk_texts(pending)
         governor = _MemoryGovernor(self.settings.index.memory_budget_mb, self.settings.index.embed_batch_chunks)
         embedded = 0

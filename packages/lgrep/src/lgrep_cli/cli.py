@@ -175,9 +175,27 @@ def index(
         from . import local
 
         show_progress = not quiet and not as_json and sys.stderr.isatty()
+
+        def approve(estimate: Any) -> bool:
+            return yes or _spend_approved(
+                settings,
+                estimate.provider,
+                estimate.model,
+                estimate.chunks,
+                estimate.tokens,
+                estimate.cost_usd,
+                command="lgrep index --tags",
+            )
+
         with output.progress_bar(show_progress) as on_progress:
             tag_summary = local.index_tags(
-                settings, root, force=force, tag_patterns=tag_patterns, lock_timeout_s=wait, progress=on_progress
+                settings,
+                root,
+                force=force,
+                tag_patterns=tag_patterns,
+                lock_timeout_s=wait,
+                progress=on_progress,
+                approve=approve,
             )
         output.print_tags_summary(tag_summary, as_json=as_json)
         return EXIT_OK
@@ -229,27 +247,43 @@ def _spend_agreed(settings: Any, root: Path, *, force: bool) -> bool:
     a terminal to ask, a run above it is refused (an agent or a script never hangs on a prompt)."""
     if settings.embedding.provider == "local":
         return True
-    from lgrep_core.spend import format_usd
 
     from . import local, output
 
     the_plan = local.plan(settings, root, force=force, remote_only=True)
     if the_plan is None or not the_plan.tokens:
         return True
-    limit = settings.spend.confirm_above_usd
     cost = the_plan.cost_usd
-    if cost is not None and cost <= limit:
+    if cost is not None and cost <= settings.spend.confirm_above_usd:
         return True
     output.print_plan(the_plan, as_json=False, file=sys.stderr)
-    what = f"about {format_usd(cost)}" if cost is not None else f"an unknown cost (no price for {the_plan.model})"
-    ask = (
-        f"send {the_plan.chunks_to_embed - the_plan.chunks_withheld:,} chunks (~{the_plan.tokens:,} tokens, "
-        f"{what}) to {the_plan.provider}"
-    )
+    chunks = the_plan.chunks_to_embed - the_plan.chunks_withheld
+    return _spend_approved(settings, the_plan.provider, the_plan.model, chunks, the_plan.tokens, cost)
+
+
+def _spend_approved(
+    settings: Any,
+    provider: str,
+    model: str,
+    chunks: int,
+    tokens: int,
+    cost: float | None,
+    *,
+    command: str = "lgrep index",
+) -> bool:
+    """The question `_spend_agreed` asks (and `lgrep index --tags` before it embeds): yes within
+    spend.confirm_above_usd, else the user's answer at a terminal; without one, no."""
+    from lgrep_core.spend import format_usd
+
+    limit = settings.spend.confirm_above_usd
+    if cost is not None and cost <= limit:
+        return True
+    what = f"about {format_usd(cost)}" if cost is not None else f"an unknown cost (no price for {model})"
+    ask = f"send {chunks:,} chunks (~{tokens:,} tokens, {what}) to {provider}"
     if not sys.stdin.isatty():
         _note(
             f"error: this run would {ask}, above spend.confirm_above_usd ({format_usd(limit)}), and there is "
-            "no terminal to ask: run `lgrep index --yes` to go ahead (`lgrep index --plan` shows the estimate)"
+            f"no terminal to ask: run `{command} --yes` to go ahead (`lgrep index --plan` shows the estimate)"
         )
         return False
     if click.confirm(f"{ask[0].upper()}{ask[1:]}?", default=False, err=True):

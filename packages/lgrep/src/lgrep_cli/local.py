@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from lgrep_core.config import LgrepSettings
 from lgrep_core.memory import limit_heap_arenas
@@ -87,8 +87,10 @@ def index_tags(
     tag_patterns: tuple[str, ...] = (),
     lock_timeout_s: float | None = None,
     progress: Callable[[IndexProgress], None] | None = None,
+    approve: Callable[[Any], bool] | None = None,
 ) -> TagsSummary:
-    """Index the repository's tags into its versions index (local or `versions.store`)."""
+    """Index the repository's tags into its versions index (local or `versions.store`); with a
+    cloud provider, `approve` sees the spend estimate before anything is sent."""
     from lgrep_core.embeddings.registry import make_embedder
     from lgrep_core.storage.versions import VersionStore, store_location
     from lgrep_index.tags import TagIndexer
@@ -97,7 +99,7 @@ def index_tags(
     embedder = make_embedder(settings.embedding.for_project(root), settings.cache_dir)
     location = store_location(settings.cache_dir, settings.versions.store, root)
     store = VersionStore(location, storage_options=settings.versions.storage_options, label=str(root))
-    indexer = TagIndexer(settings, root, embedder, store, tag_patterns=tag_patterns, progress=progress)
+    indexer = TagIndexer(settings, root, embedder, store, tag_patterns=tag_patterns, progress=progress, approve=approve)
     return indexer.run(force=force, lock_timeout_s=lock_timeout_s)
 
 
