@@ -306,6 +306,12 @@ class ProjectSearchers:
                 dropped.append(p.root)
         for root in dropped:
             log.info("dropped the snapshot of %s from memory", root)
+        # Release snapshots (at most versions.cached_versions per repository) go after the same idle time.
+        with self._lock:
+            releases = list(self._releases.values())
+        for index in releases:
+            if time.monotonic() - index.last_used > server.snapshot_idle_s:
+                index.drop()
         return dropped
 
     def drop(self, root: Path) -> bool:

@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict
 from dataclasses import replace
 
+import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import InvalidRequestError, NotFoundError
 from lgrep_core.models import (
@@ -175,11 +176,10 @@ class ReleaseIndex:
                 for c in wanted:
                     cols[c].append(rows[c][i])
         vec_keys = sorted({k for k in cols["vec_key"] if k})  # type: ignore[misc]
-        keys, matrix = self.store.vectors(vec_keys) if vec_keys else ([], None)
-        if matrix is None:
-            import numpy as np
-
-            matrix = np.zeros((0, self.store.identity().dimension), np.float32)
+        if vec_keys:
+            keys, matrix = self.store.vectors(vec_keys)
+        else:
+            keys, matrix = [], np.zeros((0, self.store.identity().dimension), np.float32)
         corpus = Corpus.build(cols, keys, matrix)  # type: ignore[arg-type]
         corpus.load_ms = (time.perf_counter() - started) * 1000
         log.info("loaded %s (%d files, %d chunks) in %.0f ms", tag.tag, len(listed), len(corpus), corpus.load_ms)
