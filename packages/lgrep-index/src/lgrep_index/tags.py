@@ -407,8 +407,7 @@ class TagIndexer:
         before what it holds."""
         self.store.add_blobs(pending.blobs, pending.chunks)
         self.store.add_entries(pending.entries)
-        for tag in pending.tags:
-            self.store.put_tag(tag)
+        self.store.put_tags(pending.tags)
         # Each commit's Arrow buffers, the tables' caches of fragments written so far, and the heap
         # its rows used: the pool, LanceDB and malloc would keep them all for the rest of the run.
         self.store.close()

@@ -522,19 +522,22 @@ class VersionStore:
             },
         )
 
-    def put_tag(self, row: TagRow) -> None:
-        """Publish a tag (replacing an older row of the same name): readers see it from now on."""
-        self._delete("tags", "tag_key", [tag_key(row.tag)])
+    def put_tags(self, rows: Sequence[TagRow]) -> None:
+        """Publish tags (replacing older rows of the same names), in two commits whatever their
+        number: readers see them from now on."""
+        if not rows:
+            return
+        self._delete("tags", "tag_key", [tag_key(r.tag) for r in rows])
         self._write(
             "tags",
             {
-                "tag": [row.tag],
-                "tag_key": [tag_key(row.tag)],
-                "commit": [row.commit],
-                "component": [row.component],
-                "version": [row.version],
-                "entry_ids": [list(row.entry_ids)],
-                "indexed_at": [row.indexed_at or time.time()],
+                "tag": [r.tag for r in rows],
+                "tag_key": [tag_key(r.tag) for r in rows],
+                "commit": [r.commit for r in rows],
+                "component": [r.component for r in rows],
+                "version": [r.version for r in rows],
+                "entry_ids": [list(r.entry_ids) for r in rows],
+                "indexed_at": [r.indexed_at or time.time() for r in rows],
             },
         )
 
