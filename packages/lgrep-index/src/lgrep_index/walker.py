@@ -812,6 +812,41 @@ def _is_generated_name(lower_name: str) -> bool:
 # --- content ------------------------------------------------------------------------------------
 
 
+def _name_verdict(lower_name: str, rel: str, rules: _Rules) -> str | None:
+    """Why a file is skipped by its name alone (a credential, a binary extension, a generated or
+    minified name that no lgrep negation re-includes), or None. The walk and TreeRules share it."""
+    if is_secret_path(rel):
+        return SKIP_SECRET
+    if _extension(lower_name) in _BINARY_EXTENSIONS:
+        return SKIP_BINARY
+    by_name = (
+        SKIP_GENERATED
+        if _is_generated_name(lower_name)
+        else SKIP_MINIFIED
+        if lower_name.endswith(_MINIFIED_SUFFIXES)
+        else None
+    )
+    return by_name if by_name is not None and not rules.reincludes(rel, is_dir=False) else None
+
+
+def _content_verdict(head: bytes, lower_name: str, rel: str, rules: _Rules) -> str | None:
+    """Why a file is skipped by its first bytes (binary; a generated banner or minified text that
+    no lgrep negation re-includes), or None. A generated or minified *name* that was re-included is
+    kept whatever its content says."""
+    if _looks_binary(head):
+        return SKIP_BINARY
+    if _is_generated_name(lower_name) or lower_name.endswith(_MINIFIED_SUFFIXES):
+        return None  # only reached when a negation re-included the name
+    reason = (
+        SKIP_GENERATED
+        if _has_generated_banner(head)
+        else SKIP_MINIFIED
+        if _extension(lower_name) in _MINIFIABLE_EXTENSIONS and _looks_minified(head)
+        else None
+    )
+    return reason if reason is not None and not rules.reincludes(rel, is_dir=False) else None
+
+
 def _read_up_to(fd: int, limit: int) -> bytes:
     chunks: list[bytes] = []
     remaining = limit
@@ -1082,22 +1117,8 @@ class _Walker:
         if entry.is_symlink():
             self._skip(rel, SKIP_SYMLINK)
             return None
-        if is_secret_path(rel):
-            self._skip(rel, SKIP_SECRET)
-            return None
-        extension = _extension(lower)
-        if extension in _BINARY_EXTENSIONS:
-            self._skip(rel, SKIP_BINARY)
-            return None
-        # Generated or minified by name, or by content: an lgrep negation naming the file keeps it.
-        by_name = (
-            SKIP_GENERATED
-            if _is_generated_name(lower)
-            else SKIP_MINIFIED
-            if lower.endswith(_MINIFIED_SUFFIXES)
-            else None
-        )
-        if by_name is not None and not rules.reincludes(rel, is_dir=False):
+        by_name = _name_verdict(lower, rel, rules)
+        if by_name is not None:
             self._skip(rel, by_name)
             return None
 
@@ -1125,20 +1146,10 @@ class _Walker:
         finally:
             os.close(fd)
 
-        if _looks_binary(head):
-            self._skip(rel, SKIP_BINARY)
+        by_content = _content_verdict(head, lower, rel, rules)
+        if by_content is not None:
+            self._skip(rel, by_content)
             return None
-        if by_name is None:
-            reason = (
-                SKIP_GENERATED
-                if _has_generated_banner(head)
-                else SKIP_MINIFIED
-                if extension in _MINIFIABLE_EXTENSIONS and _looks_minified(head)
-                else None
-            )
-            if reason is not None and not rules.reincludes(rel, is_dir=False):
-                self._skip(rel, reason)
-                return None
         return WalkedFile(rel, Path(entry.path), st.st_size, st.st_mtime_ns)
 
 
@@ -1346,32 +1357,16 @@ class TreeRules:
         rules = self._folder(folder)
         if rules is None or _Walker._ignored_file(name, path, rules):
             return None
-        lower = name.lower()
         if is_symlink:
             return SKIP_SYMLINK
-        if is_secret_path(path):
-            return SKIP_SECRET
-        if _extension(lower) in _BINARY_EXTENSIONS:
-            return SKIP_BINARY
-        if (_is_generated_name(lower) or lower.endswith(_MINIFIED_SUFFIXES)) and not rules.reincludes(
-            path, is_dir=False
-        ):
-            return SKIP_GENERATED if _is_generated_name(lower) else SKIP_MINIFIED
-        if size > self._options.max_file_bytes:
-            return SKIP_TOO_LARGE
-        return ""
+        by_name = _name_verdict(name.lower(), path, rules)
+        if by_name is not None:
+            return by_name
+        return SKIP_TOO_LARGE if size > self._options.max_file_bytes else ""
 
     def judge_content(self, path: str, data: bytes) -> str:
-        """By content: a skip reason, or "" to index it."""
-        head = data[:_SNIFF_BYTES]
-        if _looks_binary(head):
-            return SKIP_BINARY
+        """By content (binary, generated banner, minified), as the walk judges a file's first
+        bytes: a skip reason, or "" to index it."""
         folder, _, name = path.rpartition("/")
         rules = self._folder(folder) or _Rules()
-        if rules.reincludes(path, is_dir=False):
-            return ""
-        if _has_generated_banner(head):
-            return SKIP_GENERATED
-        if _extension(name.lower()) in _MINIFIABLE_EXTENSIONS and _looks_minified(head):
-            return SKIP_MINIFIED
-        return ""
+        return _content_verdict(data[:_SNIFF_BYTES], name.lower(), path, rules) or ""
