@@ -49,6 +49,7 @@ from lgrep_index.walker import (
 __all__ = [
     "Indexer",
     "chunk_text",
+    "embed_texts",
     "identity_for",
     "vector_key",
     "walk_options",
@@ -562,26 +563,10 @@ class Indexer:
     def _embed_commit(
         self, keys: list[str], paths: list[str], texts: list[str], summary: _Tally, progress: _PhaseProgress
     ) -> None:
-        failure: EmbeddingError | None = None
-        if self._remote is not None:
-            sent = [o for o in (outgoing(k, p, t) for k, p, t in zip(keys, paths, texts, strict=True)) if o]
-            if len(sent) < len(keys):
-                log.warning(
-                    "%d chunks not sent to %s: their text is a secret even after redaction (they stay BM25-only)",
-                    len(keys) - len(sent),
-                    self.embedder.provider,
-                )
-            arrived, vectors, billed, failure = self._remote.embed(sent)
-            summary.tokens_billed += billed
-            stored = [o.key for o in arrived]
-        else:
-            vectors = self.embedder.embed_documents(texts)
-            stored = keys
-        vectors = np.asarray(vectors, dtype=np.float32)
-        if len(stored) and vectors.shape != (len(stored), self.identity.dimension):
-            raise IndexingError(
-                f"embedder returned shape {vectors.shape}, expected ({len(stored)}, {self.identity.dimension})"
-            )
+        stored, vectors, billed, failure = embed_texts(
+            self.embedder, self._remote, keys, paths, texts, dimension=self.identity.dimension
+        )
+        summary.tokens_billed += billed
         if stored:
             # What arrived is kept, even when other requests of the batch failed: it was paid for.
             self.store.add_vectors(stored, vectors)
@@ -606,6 +591,40 @@ class Indexer:
             "BM25 search finds them meanwhile, and `lgrep index` again embeds only what is missing"
         )
         return (EmbeddingError if isinstance(exc, EmbeddingIncomplete) else type(exc))(message)
+
+
+def embed_texts(
+    embedder: EmbeddingProvider,
+    remote: _RemoteAccounts | None,
+    keys: Sequence[str],
+    paths: Sequence[str],
+    texts: Sequence[str],
+    *,
+    dimension: int,
+) -> tuple[list[str], np.ndarray, int, EmbeddingError | None]:
+    """Embed one batch: locally, or through a cloud provider's books (`remote`: egress scan, spend
+    ledger, egress log). Returns the keys that got vectors, their vectors, the tokens billed, and the
+    provider's error when only part of the batch arrived (what arrived is still returned: it was
+    paid for). Raises IndexingError when the vectors are not of the index's shape."""
+    failure: EmbeddingError | None = None
+    billed = 0
+    if remote is not None:
+        sent = [o for o in (outgoing(k, p, t) for k, p, t in zip(keys, paths, texts, strict=True)) if o]
+        if len(sent) < len(keys):
+            log.warning(
+                "%d chunks not sent to %s: their text is a secret even after redaction (they stay BM25-only)",
+                len(keys) - len(sent),
+                embedder.provider,
+            )
+        arrived, vectors, billed, failure = remote.embed(sent)
+        stored = [o.key for o in arrived]
+    else:
+        vectors = embedder.embed_documents(texts)
+        stored = list(keys)
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if stored and vectors.shape != (len(stored), dimension):
+        raise IndexingError(f"embedder returned shape {vectors.shape}, expected ({len(stored)}, {dimension})")
+    return stored, vectors, billed, failure
 
 
 class _RemoteAccounts:

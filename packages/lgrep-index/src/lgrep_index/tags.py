@@ -25,11 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import numpy as np
 import re2
 from lgrep_core.config import LgrepSettings, VersionsSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote
-from lgrep_core.errors import ConfigError, EmbeddingError, IndexingError
+from lgrep_core.errors import ConfigError, IndexingError
 from lgrep_core.memory import release_free_heap
 from lgrep_core.models import Chunk, IndexPhase, IndexProgress, TagsSummary, embedding_text
 from lgrep_core.secrets import sanitize
@@ -48,6 +47,7 @@ from lgrep_index.pipeline import (
     _overflow,
     _RemoteAccounts,
     chunk_text,
+    embed_texts,
     identity_for,
     vector_key,
     walk_options,
@@ -472,23 +472,14 @@ class TagIndexer:
         return embedded
 
     def _embed_batch(self, batch: list[tuple[str, str, str]]) -> int:
-        failure: EmbeddingError | None = None
-        if self._remote is not None:
-            sent = [o for o in (outgoing(k, p, t) for k, p, t in batch) if o]
-            arrived, vectors, _billed, failure = self._remote.embed(sent)
-            keys = [o.key for o in arrived]
-        else:
-            vectors = self.embedder.embed_documents([t for _, _, t in batch])
-            keys = [k for k, _, _ in batch]
-        vectors = np.asarray(vectors, dtype=np.float32)
-        if keys and vectors.shape != (len(keys), self.identity.dimension):
-            raise IndexingError(
-                f"embedder returned shape {vectors.shape}, expected ({len(keys)}, {self.identity.dimension})"
-            )
-        self.store.add_vectors(keys, vectors)
+        keys, paths, texts = (list(column) for column in zip(*batch, strict=True))
+        stored, vectors, _billed, failure = embed_texts(
+            self.embedder, self._remote, keys, paths, texts, dimension=self.identity.dimension
+        )
+        self.store.add_vectors(stored, vectors)
         if failure is not None:
             raise failure
-        return len(keys)
+        return len(stored)
 
 
 def _order(version: str) -> tuple[object, ...]:
