@@ -17,13 +17,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lgrep_core.config import LgrepSettings
-from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote
+from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote, model_label
 from lgrep_core.errors import NotFoundError
 from lgrep_core.models import ProjectState, embedding_text
 from lgrep_core.secrets import sanitize
@@ -36,7 +36,7 @@ from .egress import outgoing
 from .pipeline import chunk_text, identity_for, vector_key, walk_options
 from .walker import read_text, walk
 
-__all__ = ["LOCAL_CHUNKS_PER_S", "REMOTE_SECONDS_PER_REQUEST", "IndexPlan", "plan_index"]
+__all__ = ["LOCAL_CHUNKS_PER_S", "REMOTE_SECONDS_PER_REQUEST", "IndexPlan", "estimate_tokens", "plan_index"]
 
 log = logging.getLogger(__name__)
 
@@ -143,13 +143,7 @@ def plan_index(settings: LgrepSettings, root: Path, embedder: EmbeddingProvider,
     price: float | None = None
     seconds = len(texts) / LOCAL_CHUNKS_PER_S
     if remote:
-        assert isinstance(embedder, RemoteEmbeddingProvider)
-        tokens = 0
-        for batch in _batches(texts):
-            sent = [o.text for o in (outgoing(k, p, t) for k, (p, t) in batch) if o is not None]
-            withheld += len(batch) - len(sent)
-            tokens += int(embedder.estimate_tokens(sent)) if sent else 0
-        price = price_table(settings.spend).get(identity.model)
+        tokens, withheld, price = estimate_tokens(settings, embedder, ((k, p, t) for k, (p, t) in texts.items()))
         cost = tokens * price / 1e6 if price is not None else None
         requests = math.ceil((len(texts) - withheld) / settings.index.embed_batch_chunks)
         seconds = requests * REMOTE_SECONDS_PER_REQUEST
@@ -191,12 +185,23 @@ def _sanitized(text: str, path: str) -> str | None:
         return None
 
 
-def _batches(texts: dict[str, tuple[str, str]]) -> Iterator[list[tuple[str, tuple[str, str]]]]:
-    batch: list[tuple[str, tuple[str, str]]] = []
-    for item in texts.items():
-        batch.append(item)
+def estimate_tokens(
+    settings: LgrepSettings, embedder: EmbeddingProvider, texts: Iterable[tuple[str, str, str]]
+) -> tuple[int, int, float | None]:
+    """What a cloud provider would bill for these (key, path, embedding text) items, sending nothing:
+    (tokens, items withheld by the egress scan, price per million tokens or None when unknown)."""
+    assert isinstance(embedder, RemoteEmbeddingProvider)
+    tokens = withheld = 0
+    batch: list[str] = []
+    for key, path, text in texts:
+        sent = outgoing(key, path, text)
+        if sent is None:
+            withheld += 1
+            continue
+        batch.append(sent.text)
         if len(batch) >= _ESTIMATE_BATCH:
-            yield batch
+            tokens += int(embedder.estimate_tokens(batch))
             batch = []
     if batch:
-        yield batch
+        tokens += int(embedder.estimate_tokens(batch))
+    return tokens, withheld, price_table(settings.spend).get(model_label(embedder))

@@ -27,12 +27,11 @@ from pathlib import Path
 
 import re2
 from lgrep_core.config import LgrepSettings, VersionsSettings
-from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote
+from lgrep_core.embeddings.base import EmbeddingProvider, is_remote
 from lgrep_core.errors import ConfigError, IndexingError
 from lgrep_core.memory import release_free_heap
 from lgrep_core.models import Chunk, IndexPhase, IndexProgress, TagsSummary, embedding_text
 from lgrep_core.secrets import sanitize
-from lgrep_core.spend import price_table
 from lgrep_core.storage.layout import project_dir
 from lgrep_core.storage.store import WriteLock, release_arrow_memory
 from lgrep_core.storage.versions import BlobRow, EntryRow, TagRow, VersionStore, blob_key, repository_name
@@ -40,7 +39,6 @@ from lgrep_core.text import decode_text
 from lgrep_core.versions.semver import Version
 
 from lgrep_index.chunker import MAX_LINE_CHARS, detect_language
-from lgrep_index.egress import outgoing
 from lgrep_index.git import GitRepo, TagRef, TreeEntry
 from lgrep_index.pipeline import (
     _MemoryGovernor,
@@ -52,6 +50,7 @@ from lgrep_index.pipeline import (
     vector_key,
     walk_options,
 )
+from lgrep_index.plan import estimate_tokens
 from lgrep_index.walker import SKIP_SECRET, SKIP_TOO_LARGE, SKIP_UNREADABLE, TreeRules
 
 __all__ = ["BUILTIN_TAG_RULES", "SpendEstimate", "SpendRefused", "TagIndexer", "TagMapping"]
@@ -418,21 +417,8 @@ class TagIndexer:
 
     def _estimate(self, pending: list[str]) -> SpendEstimate:
         """What sending `pending` would cost (the texts are read, nothing is sent)."""
-        assert isinstance(self.embedder, RemoteEmbeddingProvider)
-        tokens = withheld = 0
-        batch: list[str] = []
-        for key, path, scope, content in self.store.chunk_texts(pending):
-            sent = outgoing(key, path, embedding_text(path, scope, content))
-            if sent is None:
-                withheld += 1
-                continue
-            batch.append(sent.text)
-            if len(batch) >= 512:
-                tokens += int(self.embedder.estimate_tokens(batch))
-                batch = []
-        if batch:
-            tokens += int(self.embedder.estimate_tokens(batch))
-        price = price_table(self.settings.spend).get(self.identity.model)
+        texts = ((k, p, embedding_text(p, scope, content)) for k, p, scope, content in self.store.chunk_texts(pending))
+        tokens, withheld, price = estimate_tokens(self.settings, self.embedder, texts)
         return SpendEstimate(
             provider=self.identity.provider,
             model=self.identity.model,
