@@ -19,7 +19,7 @@ from lgrep_core.models import FileChanges, ProjectInfo, ProjectState, ProjectSta
 from lgrep_core.spend import SpendLedger
 from lgrep_core.storage.layout import FileRecord, index_state, not_ready_error, read_meta_file, read_pointer
 from lgrep_core.storage.reader import ProjectReader
-from lgrep_core.storage.store import ProjectStore, WriteLock
+from lgrep_core.storage.store import ProjectStore, versions_lock
 
 from .pipeline import walk_options
 from .walker import walk
@@ -164,9 +164,9 @@ def remove_project(settings: LgrepSettings, root: Path, *, lock_timeout_s: float
     )
     # The folder also holds the repository's release index (`lgrep index --tags`): not while its
     # writer runs either.
-    versions_lock = WriteLock(store.dir / "versions.lock")
+    tags_lock = versions_lock(settings.cache_dir, root)
     try:
-        versions_lock.acquire(
+        tags_lock.acquire(
             lock_timeout_s,
             store.root,
             doing="removing",
@@ -176,7 +176,7 @@ def remove_project(settings: LgrepSettings, root: Path, *, lock_timeout_s: float
             freed = _tree_bytes(store.dir)
             shutil.rmtree(store.dir)
         finally:
-            versions_lock.release()
+            tags_lock.release()
     finally:
         lock.release()
     return RemoveResult(removed=True, bytes_freed=freed)

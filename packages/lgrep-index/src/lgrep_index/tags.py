@@ -33,7 +33,7 @@ from lgrep_core.memory import release_free_heap
 from lgrep_core.models import Chunk, IndexPhase, IndexProgress, TagsSummary, embedding_text
 from lgrep_core.secrets import sanitize
 from lgrep_core.storage.layout import project_dir
-from lgrep_core.storage.store import WriteLock, release_arrow_memory
+from lgrep_core.storage.store import release_arrow_memory, versions_lock
 from lgrep_core.storage.versions import BlobRow, EntryRow, TagRow, VersionStore, blob_key, repository_name
 from lgrep_core.text import decode_text
 from lgrep_core.versions.semver import Version
@@ -190,9 +190,7 @@ class TagIndexer:
         """
         started = time.monotonic()
         repo = GitRepo(self.root)
-        lock_dir = project_dir(self.settings.cache_dir, self.root)
-        lock_dir.mkdir(parents=True, exist_ok=True)
-        lock = WriteLock(lock_dir / "versions.lock")
+        lock = versions_lock(self.settings.cache_dir, self.root)
         timeout = self.settings.index.lock_timeout_s if lock_timeout_s is None else lock_timeout_s
         lock.acquire(timeout, self.root, doing="indexing the tags of")
         try:
@@ -220,7 +218,8 @@ class TagIndexer:
 
     def _run(self, repo: GitRepo) -> TagsSummary:
         self._progress(IndexProgress(IndexPhase.WALK))
-        refs = [r for r in repo.tags() if self._selected(r.name)]
+        every = repo.tags()
+        refs = [r for r in every if self._selected(r.name)]
         stored = {t.tag: t for t in self.store.tags()}
         todo: list[tuple[TagRef, str, str]] = []
         unparsed: list[str] = []
@@ -245,7 +244,7 @@ class TagIndexer:
             )
         # Neighbouring versions of a component share most files: index them in order.
         todo.sort(key=lambda t: (t[1], *_order(t[2])))
-        in_repo = {r.name for r in repo.tags()}
+        in_repo = {r.name for r in every}
         removed = sorted(t for t in stored if t not in in_repo)
 
         # Deleted tags leave results at once; what only they held goes once the new tags are in (a

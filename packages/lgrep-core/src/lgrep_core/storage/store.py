@@ -76,6 +76,7 @@ __all__ = [
     "ProjectStore",
     "WriteLock",
     "release_arrow_memory",
+    "versions_lock",
 ]
 
 # Chunks as writers hand them over: one list per column of `CHUNK_COLUMNS`, equally long.
@@ -832,6 +833,14 @@ class ProjectStore:
 
 def _chunk_table(rows: ChunkColumns) -> pa.Table:
     return pyarrow().table({c: list(rows[c]) for c in CHUNK_COLUMNS}, schema=chunks_schema())
+
+
+def versions_lock(cache_dir: Path, root: Path) -> WriteLock:
+    """The lock of the one writer of a repository's release index (`lgrep index --tags`), in the
+    project's folder whatever store the index lives in; `lgrep clean` takes it too."""
+    folder = project_dir(cache_dir, root.resolve())
+    _make_dir(folder)
+    return WriteLock(folder / "versions.lock")
 
 
 def release_arrow_memory() -> None:
