@@ -25,7 +25,7 @@ from urllib.parse import quote, unquote
 
 import anyio.to_thread
 from lgrep_core.errors import DeadlineExceededError, LgrepError, NotFoundError, ServerUnavailableError
-from lgrep_core.models import ContentType, IndexProgress, IndexSummary, SearchRequest, SearchType
+from lgrep_core.models import ContentType, IndexProgress, IndexSummary, SearchHit, SearchRequest, SearchType
 from lgrep_core.serialize import (
     component_json,
     file_list_json,
@@ -248,6 +248,14 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         """The lgrep://file resource of a result, for the default project (others have none)."""
         return f"lgrep://file/{quote(rel)}" if project == roots.default else None
 
+    def hit_items(hits: Sequence[SearchHit], project: Path | None) -> list[dict[str, Any]]:
+        """Hits as answers carry them: the shared JSON shape, why they ranked, and the file as a
+        resource (none for hits of a released version)."""
+        return [
+            {**search_hit_json(h), "why": list(h.why), "uri": file_uri(project, h.path) if project else None}
+            for h in hits
+        ]
+
     def answer(model: type[BaseModel], data: dict[str, Any], text: str) -> CallToolResult:
         model.model_validate(data)  # the published output schema holds (the SDK checks it too)
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
@@ -333,11 +341,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
                 return budgeted(SearchAnswer, data, "results", max_tokens)
             notes.append(f"indexed {project} first ({outcome.files_seen} files, {outcome.chunks_total} chunks)")
             response = await anyio.to_thread.run_sync(search, abandon_on_cancel=True)
-        for hit in response.results:
-            item = search_hit_json(hit)
-            item["why"] = list(hit.why)
-            item["uri"] = file_uri(project, hit.path)
-            data["results"].append(item)
+        data["results"] = hit_items(response.results, project)
         data["stale_files"] = sorted({h.path for h in response.results if h.stale})
         data["files_changed"] = response.files_changed
         data["vectors_pending"] = response.vectors_pending
@@ -446,12 +450,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         response = await anyio.to_thread.run_sync(
             lambda: link.call(lambda c: c.search(request)), abandon_on_cancel=True
         )
-        results = []
-        for hit in response.results:
-            item = search_hit_json(hit)
-            item["why"] = list(hit.why)
-            item["uri"] = None
-            results.append(item)
+        results = hit_items(response.results, None)  # no lgrep://file resource: not a file on disk
         data: dict[str, Any] = {"project": str(project), "results": results, "stale_files": []}
         if response.release is not None:
             data["release"] = release_json(response.release)
@@ -578,12 +577,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         """Code related to a place: the chunks nearest by meaning to the one spanning `line`."""
         project, rel = locate(path)
         related = link.call(lambda c: c.find_related(project, rel, line, limit=limit))
-        hits = []
-        for hit in related.related:
-            item = search_hit_json(hit)
-            item["why"] = list(hit.why)
-            item["uri"] = file_uri(project, hit.path)
-            hits.append(item)
+        hits = hit_items(related.related, project)
         data = {"project": str(project), "anchor": location_json(related.anchor), "related": hits}
         return budgeted(RelatedAnswer, data, "related", max_tokens)
 

@@ -529,7 +529,8 @@ def files(
             path_glob=path_glob,
             languages=lang,
             limit=limit,
-            **({"component": component, "version": version_spec or ""} if component else {}),
+            component=component or "",
+            version=version_spec or "",
         )
     if as_json:
         print(json.dumps(file_list_json(listed, root=str(root)), indent=2, ensure_ascii=False))

@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lgrep_core.cli_support import terminal_safe
@@ -127,10 +128,7 @@ def print_summary(summary: IndexSummary, *, background: bool) -> None:
 def print_tags_summary(summary: TagsSummary, *, as_json: bool) -> None:
     """What `lgrep index --tags` did: JSON on stdout, or a few lines on stderr."""
     if as_json:
-        payload = {f: getattr(summary, f) for f in TagsSummary.__dataclass_fields__}
-        payload["unparsed"] = list(summary.unparsed)
-        payload["skipped"] = dict(summary.skipped)
-        payload["seconds"] = round(summary.seconds, 3)
+        payload = {**asdict(summary), "seconds": round(summary.seconds, 3)}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.skipped.items()))

@@ -339,21 +339,25 @@ class VersionStore:
 
     # ---------------------------------------------------------------------------------- reads
 
+    def _queries(self, name: str, where: tuple[str, Sequence[Any]] | None) -> list[Any]:
+        """Scans of a table: all of it, or the rows whose `column` is one of `values`, a slice of
+        values per query (the values are keys this code made, never user text)."""
+        table = self._table(name)
+        if where is None:
+            return [table.search()]
+        column, values = where
+        values = list(values)
+        return [
+            table.search().where(col(column).isin(values[i : i + _KEYS_PER_FILTER])).limit(None)
+            for i in range(0, len(values), _KEYS_PER_FILTER)
+        ]
+
     def _scan(
         self, name: str, columns: Sequence[str], where: tuple[str, Sequence[Any]] | None = None
     ) -> dict[str, list[Any]]:
-        table = self._table(name)
         out: dict[str, list[Any]] = {c: [] for c in columns}
+        queries = self._queries(name, where)  # NotFoundError as is: only reads are "damage"
         try:
-            if where is None:
-                queries = [table.search()]
-            else:
-                column, values = where
-                values = list(values)
-                queries = [
-                    table.search().where(col(column).isin(values[i : i + _KEYS_PER_FILTER])).limit(None)
-                    for i in range(0, len(values), _KEYS_PER_FILTER)
-                ]
             for query in queries:
                 for batch in query.select(list(columns)).to_batches(65536):
                     for c in columns:
@@ -407,18 +411,10 @@ class VersionStore:
     def vectors(self, keys: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
         """Stored vectors (those named by `keys`, when given): their keys and a float32 matrix."""
         dim = self.identity().dimension
-        table = self._table("vectors")
         out_keys: list[str] = []
         parts: list[np.ndarray] = []
+        queries = self._queries("vectors", ("vec_key", keys) if keys is not None else None)
         try:
-            if keys is None:
-                queries = [table.search()]
-            else:
-                values = list(keys)
-                queries = [
-                    table.search().where(col("vec_key").isin(values[i : i + _KEYS_PER_FILTER])).limit(None)
-                    for i in range(0, len(values), _KEYS_PER_FILTER)
-                ]
             for query in queries:
                 for batch in query.select(["vec_key", "vector"]).to_batches(65536):
                     out_keys.extend(batch.column("vec_key").to_pylist())
