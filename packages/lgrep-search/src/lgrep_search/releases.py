@@ -30,7 +30,7 @@ from lgrep_core.models import (
     SearchResponse,
 )
 from lgrep_core.storage.versions import EntryRow, TagRow, VersionStore
-from lgrep_core.versions.semver import Version, VersionRange, looks_like_range, newest, sort_descending
+from lgrep_core.versions.semver import Version, VersionRange, looks_like_range, newest
 
 from . import reads
 from .corpus import COLUMNS, Corpus
@@ -75,40 +75,38 @@ class ReleaseIndex:
             ComponentInfo(name, len(versions), str(newest(versions) or "")) for name, versions in sorted(by.items())
         ]
 
-    def releases(self, component: str) -> list[Release]:
-        """The versions of a component, newest first (semver order). Raises NotFoundError listing
-        the components when it has none."""
-        tags = [(t, v) for t, v in self._tags() if t.component == component]
+    def _of(self, component: str) -> list[tuple[TagRow, Version]]:
+        """A component's tags, newest version first. Raises NotFoundError listing the components."""
+        tags = sorted(
+            ((t, v) for t, v in self._tags() if t.component == component), key=lambda tv: tv[1].sort_key, reverse=True
+        )
         if not tags:
             raise self._unknown_component(component)
-        by_version = {id(v): t for t, v in tags}
-        return [_release(by_version[id(v)], v) for v in sort_descending(v for _, v in tags)]
+        return tags
+
+    def releases(self, component: str) -> list[Release]:
+        """The versions of a component, newest first (semver order)."""
+        return [_release(t, v) for t, v in self._of(component)]
 
     def resolve(self, component: str, spec: str) -> tuple[Release, TagRow]:
-        """The release `spec` names: "" or `latest` (the newest release), an exact version, or a
-        semver range (its newest match). Raises NotFoundError listing the valid values."""
-        tags = [(t, v) for t, v in self._tags() if t.component == component]
-        if not tags:
-            raise self._unknown_component(component)
+        """The release `spec` names: "" or `latest` (the newest release; a prerelease only when
+        there is nothing else), an exact version, or a semver range (its newest match). Raises
+        NotFoundError listing the valid values."""
+        tags = self._of(component)
         spec = spec.strip()
         chosen: tuple[TagRow, Version] | None = None
         if spec in ("", "latest"):
-            best = newest(v for _, v in tags)
-            chosen = next((t, v) for t, v in tags if v is best)
-        else:
-            exact = [(t, v) for t, v in tags if t.version == spec or t.version == spec.removeprefix("v")]
-            if exact:
-                chosen = exact[0]
-            elif looks_like_range(spec) or Version.parse(spec) is not None:
-                try:
-                    wanted = VersionRange.parse(spec)
-                except ValueError as exc:
-                    raise InvalidRequestError(f"version {spec!r}: {exc}") from None
-                matching = [v for _, v in tags if wanted.matches(v)]
-                best = sort_descending(matching)[0] if matching else None
-                chosen = next(((t, v) for t, v in tags if v is best), None)
+            chosen = next(((t, v) for t, v in tags if not v.is_prerelease), tags[0])
+        elif exact := [(t, v) for t, v in tags if t.version in (spec, spec.removeprefix("v"))]:
+            chosen = exact[0]
+        elif looks_like_range(spec) or Version.parse(spec) is not None:
+            try:
+                wanted = VersionRange.parse(spec)
+            except ValueError as exc:
+                raise InvalidRequestError(f"version {spec!r}: {exc}") from None
+            chosen = next(((t, v) for t, v in tags if wanted.matches(v)), None)
         if chosen is None:
-            versions = [str(v) for v in sort_descending(v for _, v in tags)]
+            versions = [t.version for t, _ in tags]
             shown = ", ".join(versions[:_LISTED]) + (
                 f" and {len(versions) - _LISTED} more" if len(versions) > _LISTED else ""
             )
