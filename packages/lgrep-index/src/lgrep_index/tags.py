@@ -39,7 +39,7 @@ from lgrep_core.text import decode_text
 from lgrep_core.versions.semver import Version
 
 from lgrep_index.chunker import MAX_LINE_CHARS, detect_language
-from lgrep_index.git import GitRepo, TagRef, TreeEntry
+from lgrep_index.git import BlobReader, GitRepo, TagRef, TreeEntry
 from lgrep_index.pipeline import (
     _MemoryGovernor,
     _overflow,
@@ -340,11 +340,11 @@ class TagIndexer:
         self._commit(pending)
 
     def _read_blob(
-        self, reader: object, rules: TreeRules, entry: TreeEntry, key: str, pending: _Pending
+        self, reader: BlobReader, rules: TreeRules, entry: TreeEntry, key: str, pending: _Pending
     ) -> tuple[str, str, int]:
         """Read, judge, redact and chunk one new content; queue its rows. Returns (skip, language, lines)."""
         language = detect_language(entry.path) or "text"
-        data = reader.read(entry.sha, self.settings.index.max_file_bytes)  # type: ignore[attr-defined]
+        data = reader.read(entry.sha, self.settings.index.max_file_bytes)
         skip = ""
         text = ""
         if data is None:

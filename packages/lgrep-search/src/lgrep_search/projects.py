@@ -197,24 +197,28 @@ class ProjectSearchers:
         return project_root(text)
 
     def releases(self, root: Path) -> ReleaseIndex:
-        """The versions index of a repository (opened on first use, shared by every request)."""
+        """The versions index of a repository (opened on first use, shared by every request). It
+        is opened outside the lock: on object storage that takes round trips other requests must
+        not wait for."""
         location = self._location(root)
         with self._lock:
             index = self._releases.get(location)
-            if index is None:
-                store = VersionStore(location, storage_options=self.settings.versions.storage_options, label=str(root))
-                store.open()  # NotFoundError when `lgrep index --tags` never ran
-                identity = store.identity()
-                embedder = self.embedders.for_project(root)
-                if identity.model != model_label(embedder) or identity.dimension != embedder.dimension:
-                    raise IndexMismatchError(
-                        f"the versions of {root} were indexed with {identity.model} ({identity.dimension} d), "
-                        f"this server embeds with {model_label(embedder)} ({embedder.dimension} d): run "
-                        f"`lgrep index --tags --force {root}` with the server's model"
-                    )
-                index = ReleaseIndex(store, embedder, cached_versions=self.settings.versions.cached_versions)
-                self._releases[location] = index
+        if index is not None:
             return index
+        store = VersionStore(location, storage_options=self.settings.versions.storage_options, label=str(root))
+        store.open()  # NotFoundError when `lgrep index --tags` never ran
+        identity = store.identity()
+        embedder = self.embedders.for_project(root)
+        if identity.model != model_label(embedder) or identity.dimension != embedder.dimension:
+            raise IndexMismatchError(
+                f"the versions of {root} were indexed with {identity.model} ({identity.dimension} d), "
+                f"this server embeds with {model_label(embedder)} ({embedder.dimension} d): run "
+                f"`lgrep index --tags --force {root}` with the server's model"
+            )
+        with self._lock:  # two first requests at once: the first to get here wins, the other's is dropped
+            return self._releases.setdefault(
+                location, ReleaseIndex(store, embedder, cached_versions=self.settings.versions.cached_versions)
+            )
 
     def snapshots(self, root: Path) -> Snapshots:
         """The snapshots of a project (opened on first use), for the other read calls."""
