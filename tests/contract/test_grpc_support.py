@@ -279,6 +279,8 @@ def test_reflection_lists_and_describes_the_services(unix_channel: grpc.Channel)
         "ListFiles",
         "ListComponents",
         "ListVersions",
+        "GetSkeleton",
+        "Trace",
     }
     assert "lgrep/v1/common.proto" in search_file.dependency
     assert database.FindFileByName("lgrep/v1/common.proto").package == "lgrep.v1"

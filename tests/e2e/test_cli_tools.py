@@ -1,5 +1,6 @@
-"""The MCP tools' commands: `lgrep file`, `lgrep symbol`, `lgrep related` (and `watch --json`), in
-this process and through the daemon, with the same JSON either way."""
+"""The MCP tools' commands: `lgrep file`, `lgrep symbol`, `lgrep related`, `lgrep skeleton`,
+`lgrep trace` (and `watch --json`), in this process and through the daemon, with the same JSON
+either way."""
 
 from __future__ import annotations
 
@@ -37,6 +38,36 @@ def _check_answers(run, repo: Path) -> None:  # type: ignore[no-untyped-def]
     go = run("files", str(repo), "--lang", "go", "--json").json()
     assert [f["path"] for f in go["files"]] == ["cmd/server.go"] and go["files"][0]["content_type"] == "code"
     assert run("files", str(repo), "--path", "auth", "-n", "1", "--json").json()["total"] == 1
+
+    shape = run("skeleton", "auth/tokens.py", "--json", cwd=repo).json()
+    assert shape["path"] == "auth/tokens.py" and shape["language"] == "python"
+    assert "    def verify_jwt(self, token: str) -> dict:" in shape["content"]
+    assert "hmac.compare_digest" not in shape["content"] and "⋯" in shape["content"]
+    assert 0 < shape["tokens"] < shape["file_tokens"] and shape["tokenizer"].endswith("WordPiece")
+    # fresh: an edit shows at once, before any re-index
+    tokens_py = repo / "auth" / "tokens.py"
+    original = tokens_py.read_text()
+    tokens_py.write_text(original + "\n\ndef rotate_keys(old: bytes) -> bytes:\n    return old[::-1]\n")
+    try:
+        assert "def rotate_keys(old: bytes) -> bytes:" in run("skeleton", str(tokens_py), "--json").json()["content"]
+    finally:
+        tokens_py.write_text(original)
+    human = run("skeleton", "auth/tokens.py", cwd=repo)
+    assert "class TokenSigner" in human.out and "tokens" in human.err and "saved" in human.err
+
+    traced = run("trace", "verify_jwt", str(repo), "--callees", "--json").json()
+    assert traced["definitions"][0]["path"] == "auth/tokens.py" and traced["resolve_imports"] is True
+    assert {(e["callee"]["symbol"], e["resolution"]) for e in traced["edges"]} >= {("_sign", "local")}
+    deeper = run("trace", "verify_jwt", str(repo), "--callees", "--depth", "2", "--json").json()
+    assert ("_b64", 2) in {(e["callee"]["symbol"], e["depth"]) for e in deeper["edges"]}
+    paged = run("trace", "verify_jwt", str(repo), "--callees", "--depth", "2", "-n", "1", "--json").json()
+    assert len(paged["edges"]) == 1 and paged["next_offset"] == 1 and paged["total"] == deeper["total"]
+    text = run("trace", "_sign", str(repo)).out
+    assert "callers:" in text and "TokenSigner.verify_jwt" in text and "[local]" in text
+    missing = run("trace", "no_such_function", str(repo), check=False)
+    assert missing.code != 0 and "no definition of 'no_such_function'" in missing.err and "Traceback" not in missing.err
+    prose = run("skeleton", "config.yaml", cwd=repo, check=False)
+    assert prose.code != 0 and "no structure" in prose.err and "Traceback" not in prose.err
 
     outside = run("file", "../outside.py", cwd=repo, check=False)
     assert outside.code != 0 and "not inside the project" in outside.err and "Traceback" not in outside.err

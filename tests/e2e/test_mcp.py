@@ -25,6 +25,7 @@ TOOLS = {
     "lgrep_find_symbol",
     "lgrep_find_related",
     "lgrep_releases",
+    "lgrep_trace",
 }
 
 
@@ -61,10 +62,12 @@ def test_every_tool_through_a_real_mcp_client(daemon, mini_repo: Path) -> None:
             ("lgrep_find_symbol", {"name": "TokenSignr"}),
             ("lgrep_get_file", {"path": "auth/tokens.py", "start_line": 27, "end_line": 30}),
             ("lgrep_find_related", {"path": "auth/tokens.py", "line": 28, "limit": 3}),
+            ("lgrep_skeleton", {"path": "auth/tokens.py", "skeleton": True}),
+            ("lgrep_trace", {"symbol": "verify_jwt", "depth": 2}),
             ("lgrep_watch_start", {}),
             ("lgrep_watch_stop", {}),
         ]:
-            tool = "lgrep_search" if name == "lgrep_search_in" else name
+            tool = {"lgrep_search_in": "lgrep_search", "lgrep_skeleton": "lgrep_get_file"}.get(name, name)
             result = await session.call_tool(tool, args)
             assert not result.is_error, (name, result.content)
             out[name] = result.structured_content
@@ -88,6 +91,17 @@ def test_every_tool_through_a_real_mcp_client(daemon, mini_repo: Path) -> None:
     assert out["lgrep_find_symbol"]["matches"][0]["symbol"] == "TokenSigner"
     assert "def verify_jwt" in out["lgrep_get_file"]["content"]
     assert out["lgrep_find_related"]["anchor"]["path"] == "auth/tokens.py"
+    skeleton = out["lgrep_skeleton"]
+    assert "    def verify_jwt(self, token: str) -> dict:" in skeleton["content"]
+    assert "hmac.compare_digest" not in skeleton["content"]  # bodies are elided
+    assert 0 < skeleton["skeleton_tokens"] < skeleton["file_tokens"]
+    assert skeleton["tokens_saved"] == skeleton["file_tokens"] - skeleton["skeleton_tokens"]
+    assert "verify_jwt" in {d["symbol"] for d in skeleton["definitions"]}
+    traced = out["lgrep_trace"]
+    assert traced["definitions"][0]["path"] == "auth/tokens.py" and not traced["ambiguous"]
+    callees = {(e["callee"]["symbol"], e["resolution"]) for e in traced["edges"] if e["direction"] == "callees"}
+    assert ("_sign", "local") in callees and ("TokenError", "local") in callees
+    assert ("_b64", "local") in callees  # depth 2: _sign calls _b64
     assert out["lgrep_watch_start"]["watched"] is True and out["lgrep_watch_stop"]["was_watched"] is True
     # Every answer says what it costs in tokens, and stays within the default budget.
     for name, answer in out.items():
@@ -192,6 +206,10 @@ def test_paths_outside_the_allowed_roots_are_refused(daemon, mini_repo: Path, tm
         ("lgrep_watch_stop", {"path": "../outside"}),
         ("lgrep_search", {"query": "password", "path": "escape"}),
         ("lgrep_get_file", {"path": "~/../../etc/passwd"}),
+        ("lgrep_get_file", {"path": "escape/secret.py", "skeleton": True}),
+        ("lgrep_get_file", {"path": "../outside/secret.py", "skeleton": True}),
+        ("lgrep_trace", {"symbol": "PASSWORD", "path": str(outside / "secret.py")}),
+        ("lgrep_trace", {"symbol": "PASSWORD", "path": "escape.py"}),
     ]
 
     async def steps(session: ClientSession) -> list[tuple[str, bool, str]]:

@@ -142,3 +142,62 @@ def test_progress_events_are_snapshots_that_end_in_done(tmp_path: Path) -> None:
     assert embedding[-1].chunks_done == embedding[-1].chunks_total == summary.vectors_embedded > 0
     assert embedding[-1].rate > 0 and embedding[-1].eta_seconds == 0.0
     assert all(e.rate >= 0 for e in events)
+
+
+def _age_index(settings, root: Path, **identity: object) -> None:
+    """Make the published index look written by an older lgrep: another identity, and (for schema 1)
+    a chunks table without the `refs` column."""
+    import json
+
+    from lgrep_core.storage.engine import lancedb
+
+    store = ProjectStore(settings.cache_dir, root)
+    meta_path = store.meta_path
+    meta = json.loads(meta_path.read_text())
+    meta["identity"].update(identity)
+    if identity.get("schema_version") == 1:
+        table = lancedb().connect(str(store.data_dir / "lance")).open_table("chunks")
+        table.drop_columns(["refs"])
+        meta["table_versions"] = [int(table.version), meta["table_versions"][1]]
+    meta_path.write_text(json.dumps(meta))
+
+
+def _refs_by_path(settings, root: Path) -> dict[str, list[str]]:
+    store = ProjectStore(settings.cache_dir, root)
+    out: dict[str, list[str]] = {}
+    for batch in store.iter_chunk_rows(["path", "refs"]):
+        for path, refs in zip(batch["path"], batch["refs"], strict=True):
+            out.setdefault(path, []).append(refs or "")
+    store.close()
+    return out
+
+
+def test_an_index_of_an_older_chunker_is_rechunked_keeping_its_vectors(tmp_path: Path) -> None:
+    import pytest
+    from lgrep_core.errors import IndexMismatchError
+    from lgrep_core.storage.reader import ProjectReader
+
+    root = _repo(tmp_path)
+    (root / "c.py").write_text("from a import alpha\n\n\ndef gamma():\n    return alpha() + 1\n")
+    settings = _settings(tmp_path)
+    embedder = FakeEmbedder()
+    first = Indexer(settings, root, embedder).run()
+    before = len(embedder.embedded_texts)
+    assert any("c\talpha\t5" in r for r in _refs_by_path(settings, root)["c.py"])
+
+    _age_index(settings, root, chunker_version="2", schema_version=1)
+    # Readers of the old layout still load it: the missing column reads as empty.
+    reader = ProjectReader(settings.cache_dir, root)
+    cols = reader.read_chunks(reader.version(), ["path", "refs"])
+    assert cols["refs"] and all(r is None for r in cols["refs"])
+
+    again = Indexer(settings, root, embedder).run()
+    assert again.created and again.files_indexed == first.files_indexed
+    assert again.vectors_embedded == 0 and len(embedder.embedded_texts) == before
+    assert again.vectors_pending == 0
+    assert any("c\talpha\t5" in r for r in _refs_by_path(settings, root)["c.py"])
+
+    # A different model is not a chunker change: that still needs the user's --force.
+    _age_index(settings, root, chunker_version="2", model="another-model")
+    with pytest.raises(IndexMismatchError):
+        Indexer(settings, root, embedder).run()

@@ -31,6 +31,7 @@ def _corpus(*rows: dict[str, Any]) -> Corpus:
             "content_type": "code",
             "search_text": "",
             "vec_key": "",
+            "refs": "",
             **row,
         }
         for c in COLUMNS:

@@ -51,7 +51,12 @@ from lgrep_core.models import (
     SearchRequest,
     SearchResponse,
     ServerInfo,
+    Skeleton,
+    SkeletonRequest,
     SymbolMatch,
+    TraceDirection,
+    TraceRequest,
+    TraceResult,
     WatchProjectRequest,
     WatchResult,
 )
@@ -235,6 +240,38 @@ class LgrepClient:
         request = FindRelatedRequest(root, self._path(root, path), line, limit).validate()
         message = self._call(self._search.FindRelated, wire.find_related_request_to_proto(request))
         return wire.related_result_from_proto(message)
+
+    def skeleton(self, project_root: str | os.PathLike[str], path: str | os.PathLike[str]) -> Skeleton:
+        """A file's structure: imports and signatures, bodies elided with their line counts."""
+        root = self._root(project_root)
+        request = SkeletonRequest(root, self._path(root, path)).validate()
+        return wire.skeleton_from_proto(self._call(self._search.GetSkeleton, wire.skeleton_request_to_proto(request)))
+
+    def trace(
+        self,
+        project_root: str | os.PathLike[str],
+        symbol: str,
+        *,
+        path: str | os.PathLike[str] = "",
+        depth: int = 1,
+        direction: TraceDirection = TraceDirection.BOTH,
+        limit: int | None = None,
+        offset: int = 0,
+        resolve_imports: bool = True,
+    ) -> TraceResult:
+        """Callers and/or callees of `symbol`, `depth` hops out (see TraceRequest)."""
+        root = self._root(project_root)
+        request = TraceRequest(
+            root,
+            symbol,
+            self._path(root, path) if path else "",
+            depth,
+            direction,
+            limit,
+            offset,
+            resolve_imports,
+        ).validate()
+        return wire.trace_result_from_proto(self._call(self._search.Trace, wire.trace_request_to_proto(request)))
 
     def list_files(
         self,

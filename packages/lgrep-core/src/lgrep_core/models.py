@@ -19,11 +19,13 @@ from lgrep_core.errors import InvalidRequestError
 from lgrep_core.text import identifier_parts
 
 __all__ = [
+    "DEFAULT_TRACE_EDGES",
     "EMBEDDING_TEXT_VERSION",
     "MAX_DEBOUNCE_MS",
     "MAX_LIMIT",
     "MAX_QUERY_CHARS",
     "MAX_SYMBOL_CHARS",
+    "MAX_TRACE_DEPTH",
     "Chunk",
     "ChunkKind",
     "ComponentInfo",
@@ -48,15 +50,22 @@ __all__ = [
     "RelatedResult",
     "Release",
     "RemoveResult",
+    "Resolution",
     "SearchHit",
     "SearchRequest",
     "SearchResponse",
     "SearchType",
     "ServerInfo",
     "ServerRole",
+    "Skeleton",
+    "SkeletonRequest",
     "SpendTotals",
     "SymbolMatch",
     "TagsSummary",
+    "TraceDirection",
+    "TraceEdge",
+    "TraceRequest",
+    "TraceResult",
     "WatchProjectRequest",
     "WatchResult",
     "check_project_path",
@@ -92,6 +101,10 @@ class MatchType(StrEnum):
     FUZZY = "fuzzy"
     VECTOR = "vector"
     DEFINITION = "definition"
+    # FindRelated's relations besides VECTOR (and BM25 while vectors are pending)
+    CALLER = "caller"  # it calls the anchor
+    CALLEE = "callee"  # the anchor calls it
+    SHARED_NAMES = "names"  # it references names the anchor references (calls, types, imports)
 
 
 class ChunkKind(StrEnum):
@@ -126,6 +139,7 @@ class Chunk:
     scope: tuple[str, ...] = ()
     signature: str = ""
     content_type: ContentType = ContentType.CODE
+    refs: str = ""  # what the chunk defines and references (lgrep_core.structure); not embedded
 
     def embedding_text(self) -> str:
         """The text given to the embedder: path and scope chain first, then the code."""
@@ -663,6 +677,119 @@ class FindRelatedRequest:
 class RelatedResult:
     anchor: Location  # the chunk that spans the requested line
     related: tuple[SearchHit, ...]  # best first; never the anchor itself
+
+
+# --- code structure -------------------------------------------------------------------------------
+
+MAX_TRACE_DEPTH = 3
+DEFAULT_TRACE_EDGES = 50
+
+
+class TraceDirection(StrEnum):
+    CALLERS = "callers"
+    CALLEES = "callees"
+    BOTH = "both"
+
+
+class Resolution(StrEnum):
+    """How a call edge was resolved. Values are stable (printed by `--json`)."""
+
+    IMPORT = "import"  # through the caller file's imports to the file that defines the name
+    LOCAL = "local"  # the same file, class or package defines the name
+    NAME = "name"  # only the name matches (several candidates are listed, not guessed)
+
+
+@dataclass(frozen=True, slots=True)
+class SkeletonRequest:
+    project_root: str
+    path: str  # relative to the project root, '/'-separated
+
+    def validate(self) -> SkeletonRequest:
+        check_project_root(self.project_root)
+        check_project_path(self.path)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class Skeleton:
+    """A file's structure: imports and signatures (with their docstrings' first lines), bodies
+    elided with their line counts. Built from the file as it is on disk now.
+
+    Tokens are counted with `tokenizer` (the embedding model's own); `tokens_saved` is what reading
+    the skeleton instead of the whole file saves."""
+
+    path: str
+    language: str
+    content: str
+    definitions: tuple[Location, ...]  # every definition shown, in file order
+    total_lines: int
+    tokens: int
+    file_tokens: int
+    tokens_saved: int
+    tokenizer: str
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRequest:
+    """Callers and/or callees of the definitions named `symbol` ("verify", "Auth.verify"), `depth`
+    hops out (1-3). `path` picks one file's definition when the name has several. `limit` edges
+    from `offset` (ask again with the answer's `next_offset` for more). `resolve_imports=False`
+    matches names only (how osgrep traces; for comparison)."""
+
+    project_root: str
+    symbol: str
+    path: str = ""
+    depth: int = 1
+    direction: TraceDirection = TraceDirection.BOTH
+    limit: int | None = None
+    offset: int = 0
+    resolve_imports: bool = True
+
+    def validate(self) -> TraceRequest:
+        check_project_root(self.project_root)
+        if not self.symbol.strip():
+            raise InvalidRequestError("the symbol name is empty")
+        if len(self.symbol) > MAX_SYMBOL_CHARS:
+            raise InvalidRequestError(
+                f"the symbol name is {len(self.symbol)} characters long; the limit is {MAX_SYMBOL_CHARS}"
+            )
+        if self.path:
+            check_project_path(self.path)
+        if not 1 <= self.depth <= MAX_TRACE_DEPTH:
+            raise InvalidRequestError(f"depth must be 1 to {MAX_TRACE_DEPTH}, got {self.depth}")
+        if self.offset < 0:
+            raise InvalidRequestError(f"offset must be 0 or more, got {self.offset}")
+        _check_limit(self.limit)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEdge:
+    """One call relation: `caller` calls `callee` at `path`:`line` (the first of `sites` call sites).
+    `callee` is None when the called name has several definitions and nothing tells which:
+    they are `candidates`, and the trace does not go on through this edge. A call from a file's
+    top level has a caller with an empty symbol."""
+
+    direction: TraceDirection  # CALLERS or CALLEES: which way this edge was found
+    depth: int  # 1 for the traced definitions' own callers/callees
+    caller: Location
+    callee: Location | None
+    path: str
+    line: int
+    resolution: Resolution
+    sites: int = 1
+    candidates: tuple[Location, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TraceResult:
+    symbol: str
+    definitions: tuple[Location, ...]  # what was traced; several and `ambiguous`: listed, not traced
+    ambiguous: bool
+    edges: tuple[TraceEdge, ...]
+    total: int  # edges found to this depth (from offset 0)
+    next_offset: int  # 0: there are no more
+    resolve_imports: bool = True
 
 
 # --- servers ----------------------------------------------------------------------------------------

@@ -16,7 +16,10 @@ from lgrep_core.models import (
     Release,
     SearchHit,
     SearchResponse,
+    Skeleton,
     SymbolMatch,
+    TraceEdge,
+    TraceResult,
 )
 
 __all__ = [
@@ -28,7 +31,10 @@ __all__ = [
     "release_json",
     "search_hit_json",
     "search_response_json",
+    "skeleton_json",
     "symbol_match_json",
+    "trace_edge_json",
+    "trace_json",
 ]
 
 
@@ -146,4 +152,48 @@ def file_list_json(listed: FileList, *, root: str) -> dict[str, Any]:
             for f in listed.files
         ],
         **({"release": release_json(listed.release)} if listed.release is not None else {}),
+    }
+
+
+def skeleton_json(skeleton: Skeleton) -> dict[str, Any]:
+    """A file's skeleton, its definitions and what it saves against reading the whole file."""
+    return {
+        "path": skeleton.path,
+        "language": skeleton.language,
+        "content": skeleton.content,
+        "definitions": [location_json(d) for d in skeleton.definitions],
+        "total_lines": skeleton.total_lines,
+        "tokens": skeleton.tokens,
+        "file_tokens": skeleton.file_tokens,
+        "tokens_saved": skeleton.tokens_saved,
+        "tokenizer": skeleton.tokenizer,
+    }
+
+
+def trace_edge_json(edge: TraceEdge) -> dict[str, Any]:
+    """One call relation: who calls what, where, and how that was resolved."""
+    return {
+        "direction": edge.direction.value,
+        "depth": edge.depth,
+        "caller": location_json(edge.caller),
+        "callee": location_json(edge.callee) if edge.callee is not None else None,
+        "path": edge.path,
+        "line": edge.line,
+        "resolution": edge.resolution.value,
+        "sites": edge.sites,
+        **({"candidates": [location_json(c) for c in edge.candidates]} if edge.candidates else {}),
+    }
+
+
+def trace_json(result: TraceResult, *, root: str) -> dict[str, Any]:
+    """Callers and callees of a symbol, breadth first, with how to ask for more."""
+    return {
+        "project": root,
+        "symbol": result.symbol,
+        "definitions": [location_json(d) for d in result.definitions],
+        "ambiguous": result.ambiguous,
+        "edges": [trace_edge_json(e) for e in result.edges],
+        "total": result.total,
+        "next_offset": result.next_offset,
+        "resolve_imports": result.resolve_imports,
     }

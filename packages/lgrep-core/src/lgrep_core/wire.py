@@ -53,14 +53,21 @@ from lgrep_core.models import (
     RelatedResult,
     Release,
     RemoveResult,
+    Resolution,
     SearchHit,
     SearchRequest,
     SearchResponse,
     SearchType,
     ServerInfo,
     ServerRole,
+    Skeleton,
+    SkeletonRequest,
     SpendTotals,
     SymbolMatch,
+    TraceDirection,
+    TraceEdge,
+    TraceRequest,
+    TraceResult,
     WatchProjectRequest,
     WatchResult,
     check_project_root,
@@ -140,10 +147,18 @@ __all__ = [
     "server_info_to_proto",
     "server_role_from_proto",
     "server_role_to_proto",
+    "skeleton_from_proto",
+    "skeleton_request_from_proto",
+    "skeleton_request_to_proto",
+    "skeleton_to_proto",
     "spend_totals_from_proto",
     "spend_totals_to_proto",
     "symbol_match_from_proto",
     "symbol_match_to_proto",
+    "trace_request_from_proto",
+    "trace_request_to_proto",
+    "trace_result_from_proto",
+    "trace_result_to_proto",
     "unwatch_project_request_from_proto",
     "unwatch_project_request_to_proto",
     "unwatch_result_from_proto",
@@ -154,7 +169,7 @@ __all__ = [
     "watch_result_to_proto",
 ]
 
-CONTRACT_REVISION = 4
+CONTRACT_REVISION = 5
 """The revision of the lgrep.v1 contract this code was generated from and speaks.
 
 Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.client` refuses a server
@@ -1012,6 +1027,136 @@ def related_result_from_proto(message: search_pb2.FindRelatedResponse) -> Relate
     return RelatedResult(
         anchor=location_from_proto(message.anchor),
         related=tuple(search_hit_from_proto(hit) for hit in message.related),
+    )
+
+
+# --- code structure ------------------------------------------------------------------------------
+
+_DIRECTION_TO_PB: dict[TraceDirection, search_pb2.TraceDirection.ValueType] = {
+    d: search_pb2.TraceDirection.Value(f"TRACE_DIRECTION_{d.name}") for d in TraceDirection
+}
+_DIRECTION_FROM_PB: dict[int, TraceDirection] = {number: d for d, number in _DIRECTION_TO_PB.items()}
+_RESOLUTION_TO_PB: dict[Resolution, search_pb2.Resolution.ValueType] = {
+    r: search_pb2.Resolution.Value(f"RESOLUTION_{r.name}") for r in Resolution
+}
+_RESOLUTION_FROM_PB: dict[int, Resolution] = {number: r for r, number in _RESOLUTION_TO_PB.items()}
+
+
+def skeleton_request_to_proto(request: SkeletonRequest) -> search_pb2.GetSkeletonRequest:
+    return search_pb2.GetSkeletonRequest(project_root=request.project_root, path=request.path)
+
+
+def skeleton_request_from_proto(message: search_pb2.GetSkeletonRequest) -> SkeletonRequest:
+    """An `lgrep.v1.GetSkeletonRequest` as a validated domain request (InvalidRequestError if not)."""
+    return SkeletonRequest(project_root=message.project_root, path=message.path).validate()
+
+
+def skeleton_to_proto(skeleton: Skeleton) -> search_pb2.GetSkeletonResponse:
+    return search_pb2.GetSkeletonResponse(
+        path=skeleton.path,
+        language=skeleton.language,
+        content=skeleton.content,
+        definitions=[location_to_proto(d) for d in skeleton.definitions],
+        total_lines=skeleton.total_lines,
+        tokens=skeleton.tokens,
+        file_tokens=skeleton.file_tokens,
+        tokens_saved=skeleton.tokens_saved,
+        tokenizer=skeleton.tokenizer,
+    )
+
+
+def skeleton_from_proto(message: search_pb2.GetSkeletonResponse) -> Skeleton:
+    return Skeleton(
+        path=message.path,
+        language=message.language,
+        content=message.content,
+        definitions=tuple(location_from_proto(d) for d in message.definitions),
+        total_lines=message.total_lines,
+        tokens=message.tokens,
+        file_tokens=message.file_tokens,
+        tokens_saved=message.tokens_saved,
+        tokenizer=message.tokenizer,
+    )
+
+
+def trace_request_to_proto(request: TraceRequest) -> search_pb2.TraceRequest:
+    return search_pb2.TraceRequest(
+        project_root=request.project_root,
+        symbol=request.symbol,
+        path=request.path,
+        depth=request.depth,
+        direction=_DIRECTION_TO_PB[TraceDirection(request.direction)],
+        limit=request.limit or 0,
+        offset=request.offset,
+        names_only=not request.resolve_imports,
+    )
+
+
+def trace_request_from_proto(message: search_pb2.TraceRequest) -> TraceRequest:
+    """An `lgrep.v1.TraceRequest` as a validated domain request (InvalidRequestError if not)."""
+    if message.limit < 0:
+        raise errors.InvalidRequestError(f"limit must be 1 to 1000 (0 for the default), got {message.limit}")
+    return TraceRequest(
+        project_root=message.project_root,
+        symbol=message.symbol,
+        path=message.path,
+        depth=message.depth or 1,
+        direction=_DIRECTION_FROM_PB.get(message.direction, TraceDirection.BOTH),
+        limit=message.limit or None,
+        offset=message.offset,
+        resolve_imports=not message.names_only,
+    ).validate()
+
+
+def _trace_edge_to_proto(edge: TraceEdge) -> search_pb2.TraceEdge:
+    return search_pb2.TraceEdge(
+        direction=_DIRECTION_TO_PB[edge.direction],
+        depth=edge.depth,
+        caller=location_to_proto(edge.caller),
+        callee=location_to_proto(edge.callee) if edge.callee is not None else None,
+        path=edge.path,
+        line=edge.line,
+        resolution=_RESOLUTION_TO_PB[edge.resolution],
+        sites=edge.sites,
+        candidates=[location_to_proto(c) for c in edge.candidates],
+    )
+
+
+def _trace_edge_from_proto(message: search_pb2.TraceEdge) -> TraceEdge:
+    return TraceEdge(
+        direction=_DIRECTION_FROM_PB.get(message.direction, TraceDirection.BOTH),
+        depth=message.depth,
+        caller=location_from_proto(message.caller),
+        callee=location_from_proto(message.callee) if message.HasField("callee") else None,
+        path=message.path,
+        line=message.line,
+        resolution=_RESOLUTION_FROM_PB.get(message.resolution, Resolution.NAME),
+        sites=message.sites,
+        candidates=tuple(location_from_proto(c) for c in message.candidates),
+    )
+
+
+def trace_result_to_proto(result: TraceResult) -> search_pb2.TraceResponse:
+    return search_pb2.TraceResponse(
+        symbol=result.symbol,
+        definitions=[location_to_proto(d) for d in result.definitions],
+        ambiguous=result.ambiguous,
+        edges=[_trace_edge_to_proto(e) for e in result.edges],
+        total=result.total,
+        next_offset=result.next_offset,
+        resolve_imports=result.resolve_imports,
+    )
+
+
+def trace_result_from_proto(message: search_pb2.TraceResponse) -> TraceResult:
+    return TraceResult(
+        symbol=message.symbol,
+        definitions=tuple(location_from_proto(d) for d in message.definitions),
+        ambiguous=message.ambiguous,
+        edges=tuple(_trace_edge_from_proto(e) for e in message.edges),
+        total=message.total,
+        next_offset=message.next_offset,
+        resolve_imports=message.resolve_imports,
     )
 
 

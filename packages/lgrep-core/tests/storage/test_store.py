@@ -45,6 +45,7 @@ def _rows(paths: list[str], tag: str) -> dict[str, list[object]]:
         cols["search_text"].append(f"def f{i} {tag}")
         cols["vec_key"].append(f"{tag}{i}")
         cols["file_hash"].append("h")
+        cols["refs"].append("")
     return cols
 
 

@@ -19,6 +19,10 @@ definition's signature: its content is the signature lines, a line holding only 
 and then exactly the piece's lines. So the embedder always sees the signature, and a reader can
 map content back to lines by dropping everything up to the marker line.
 
+Each code chunk also carries `refs` (lgrep_core.structure): the definitions whose signature starts
+in it, and the calls, type uses and imports on its lines (chunking._refs), each line given to the
+tightest chunk that spans it. Search builds callers, callees and skeletons from them.
+
 Token counts are estimates (`chunking._lines`): characters without indentation / 4. Newlines are
 normalised (CRLF and CR count as one line break, as editors do), so line numbers match editors.
 """
@@ -26,15 +30,18 @@ normalised (CRLF and CR count as one line break, as editors do), so line numbers
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 from lgrep_core.models import Chunk, ChunkKind, ContentType
+from lgrep_core.structure import STRUCTURE_VERSION, Definition, Reference, encode_entries
 
 from lgrep_index.chunking._code import outline_code
 from lgrep_index.chunking._config import config_items
 from lgrep_index.chunking._docs import markdown_items, rst_items
-from lgrep_index.chunking._emit import SPLIT_MARKER, Emitter, Planned
+from lgrep_index.chunking._emit import SPLIT_MARKER, Emitter, Item, Planned
 from lgrep_index.chunking._lines import MAX_LINE_CHARS, Lines
+from lgrep_index.chunking._refs import file_refs
 from lgrep_index.languages import (
     TEXT_LANGUAGE,
     content_type_for,
@@ -47,10 +54,13 @@ __all__ = ["CHUNKER_VERSION", "MAX_LINE_CHARS", "SPLIT_MARKER", "chunk_file", "d
 
 log = logging.getLogger(__name__)
 
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = f"3.{STRUCTURE_VERSION}"
 """Bump whenever the chunks produced for some input change; stored in the index metadata.
 2: the indexer redacts secrets before chunking (lgrep_core.secrets), so indexes of version 1 may hold
-secrets verbatim and must be rebuilt."""
+secrets verbatim and must be rebuilt.
+3: chunks carry their definitions and references (`refs`); the suffix is the format's version. An
+index of an older chunker with the same embedding model is re-chunked by the next run, keeping its
+vectors (ADR 0016)."""
 
 MIN_MAX_TOKENS = 32
 """Smaller budgets would cut every definition into single lines; the settings floor is 32 too."""
@@ -95,15 +105,19 @@ def chunk_file(
     emitter = Emitter(lines, max_tokens, overlap_tokens)
 
     planned: list[Planned] = []
+    structure: _Structure | None = None
     if use_ast and _structured_ok(text, lines):
         try:
-            planned = _structured(path, lang, text, lines, emitter)
+            planned, structure = _structured(path, lang, text, lines, emitter)
         except Exception:  # a chunker bug or grammar failure costs this file its structure, not the run
             log.warning("structured chunking of %s (%s) failed; using line windows", path, lang, exc_info=True)
-            planned = []
+            planned, structure = [], None
     if not planned:
         planned = emitter.split(0, lines.count - 1, ChunkKind.WINDOW)
-    return _render(path, lang, content_type, lines, planned)
+    chunks = _render(path, lang, content_type, lines, planned)
+    if structure is not None:
+        chunks = _with_refs(chunks, structure)
+    return chunks
 
 
 def _structured_ok(text: str, lines: Lines) -> bool:
@@ -112,21 +126,87 @@ def _structured_ok(text: str, lines: Lines) -> bool:
     return len(text) < 4 * MINIFIED_AVG_LINE_CHARS or len(text) / lines.count <= MINIFIED_AVG_LINE_CHARS
 
 
-def _structured(path: str, lang: str, text: str, lines: Lines, emitter: Emitter) -> list[Planned]:
-    """Definition/section/key chunks, or [] when the file has none (the caller cuts windows)."""
+class _Structure:
+    """A code file's definitions and references, before they are handed to its chunks."""
+
+    __slots__ = ("definitions", "references")
+
+    def __init__(self, definitions: list[Definition], references: list[Reference]) -> None:
+        self.definitions = definitions
+        self.references = references
+
+
+def _structured(
+    path: str, lang: str, text: str, lines: Lines, emitter: Emitter
+) -> tuple[list[Planned], _Structure | None]:
+    """Definition/section/key chunks, or [] when the file has none (the caller cuts windows), and
+    for code the file's structure (also when it has no definitions: a script's calls count)."""
     if lang == "markdown":
-        return emitter.emit(markdown_items(lines))
+        return emitter.emit(markdown_items(lines)), None
     if lang == "rst":
-        return emitter.emit(rst_items(lines))
+        return emitter.emit(rst_items(lines)), None
     if lang in ("json", "yaml", "toml", "ini"):
-        return emitter.emit(config_items(lang, lines, text))
+        return emitter.emit(config_items(lang, lines, text)), None
     spec = spec_for(lang)
     if spec is None:
-        return []
+        return [], None
     outline = outline_code(spec, lines, text, module_symbol=_module_symbol(path), max_tokens=emitter.max_tokens)
+    try:
+        references = file_refs(lang, spec.parser_name, outline.tree.root_node)
+    except Exception:  # a query bug costs the file its references, never its chunks
+        log.warning("finding references in %s (%s) failed", path, lang, exc_info=True)
+        references = []
+    structure = _Structure(_definitions(outline.items), references)
     if not outline.items:
-        return []
-    return emitter.emit(outline.items, [outline.anchor] if outline.anchor is not None else None)
+        return [], structure
+    return emitter.emit(outline.items, [outline.anchor] if outline.anchor is not None else None), structure
+
+
+def _definitions(items: list[Item]) -> list[Definition]:
+    """Every definition of the outline, nested ones included; `line` is where its signature starts."""
+    out: list[Definition] = []
+    stack = list(reversed(items))
+    while stack:
+        it = stack.pop()
+        if it.symbol:
+            line = (it.head[0] if it.head is not None else it.start) + 1
+            out.append(Definition(it.symbol, line, it.end + 1, it.scope, str(it.kind)))
+        stack.extend(reversed(it.children))
+    return out
+
+
+def _with_refs(chunks: list[Chunk], structure: _Structure) -> list[Chunk]:
+    """Each definition and reference goes to the tightest chunk spanning its line (the anchor only
+    takes lines no other chunk has)."""
+    if not chunks:
+        return chunks
+    last = max(c.end_line for c in chunks)
+    owner = [-1] * (last + 2)
+    width = [1 << 30] * (last + 2)
+    for i, c in enumerate(chunks):
+        span = c.end_line - c.start_line + (1 << 20 if c.kind is ChunkKind.ANCHOR else 0)
+        for line in range(c.start_line, c.end_line + 1):
+            if span < width[line]:
+                owner[line] = i
+                width[line] = span
+    defs: list[list[Definition]] = [[] for _ in chunks]
+    refs: list[list[Reference]] = [[] for _ in chunks]
+    for d in structure.definitions:
+        i = owner[d.line] if 0 <= d.line <= last else -1
+        if i >= 0:
+            defs[i].append(d)
+    for r in structure.references:
+        i = owner[r.line] if 0 <= r.line <= last else -1
+        if i >= 0:
+            refs[i].append(r)
+    out: list[Chunk] = []
+    for i, c in enumerate(chunks):
+        if defs[i] or refs[i]:
+            unique = sorted(set(refs[i]), key=lambda r: (r.line, r.kind, r.name, r.qualifier, r.member))
+            out.append(replace(c, refs=encode_entries(defs[i], unique)))
+        else:
+            out.append(c)
+    return out
 
 
 def _module_symbol(path: str) -> str:

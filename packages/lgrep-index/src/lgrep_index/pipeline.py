@@ -508,6 +508,7 @@ class Indexer:
             columns["search_text"].append(_overflow(lines, chunk) if lines is not None else "")
             columns["vec_key"].append(vkey)
             columns["file_hash"].append(digest)
+            columns["refs"].append(chunk.refs)
 
     def _phase_vectors(self, summary: _Tally, written: dict[str, tuple[str, str]] | None = None) -> None:
         """Embed every chunk whose key has no vector yet; with `written` (paths and embedding texts

@@ -161,6 +161,14 @@ class FileAnswer(Budgeted):
     stale: bool = Field(description="The file changed since it was indexed")
     truncated: bool = Field(description="content stops before the lines asked for (see note for the next call)")
     release: ReleaseOut | None = Field(None, description="The released version read (with component)")
+    # with skeleton=true
+    skeleton: bool = Field(False, description="content is the file's skeleton, not its lines")
+    definitions: list[LocationOut] | None = Field(None, description="Skeleton: every definition shown, in file order")
+    skeleton_tokens: int | None = Field(None, description="Skeleton: its size in the embedding model's tokens")
+    file_tokens: int | None = Field(None, description="Skeleton: the whole file's size in the same tokens")
+    tokens_saved: int | None = None
+    tokenizer: str | None = None
+    omitted: int = 0
 
 
 class ComponentOut(BaseModel):
@@ -213,5 +221,33 @@ class SymbolAnswer(Budgeted):
 class RelatedAnswer(Budgeted):
     project: str
     anchor: LocationOut = Field(description="The chunk that spans the line asked about")
-    related: list[SearchResult] = Field(description="Nearest by meaning first")
+    related: list[SearchResult] = Field(
+        description="Best first; `match` says which relations found each: caller (calls the anchor), callee "
+        "(the anchor calls it), vector (near in meaning), names (references the same names), bm25"
+    )
+    omitted: int = 0
+
+
+class TraceEdgeOut(BaseModel):
+    direction: str = Field(description="callers or callees")
+    depth: int = Field(description="Hops from the traced symbol")
+    caller: LocationOut = Field(description="The calling definition (empty symbol: the file's top level)")
+    callee: LocationOut | None = Field(None, description="The called definition; null when ambiguous")
+    path: str = Field(description="The call site's file")
+    line: int = Field(description="The call site's line")
+    resolution: str = Field(description="import, local, or name (matched by name only)")
+    sites: int = Field(1, description="Call sites from caller to callee")
+    candidates: list[LocationOut] = Field(
+        default_factory=list, description="With no callee: the definitions the name could mean (not followed)"
+    )
+
+
+class TraceAnswer(Budgeted):
+    project: str
+    symbol: str
+    definitions: list[LocationOut] = Field(description="What was traced (several + ambiguous: pick one)")
+    ambiguous: bool = Field(description="Several definitions: ask again with path or a qualified name")
+    edges: list[TraceEdgeOut] = Field(description="Breadth first: resolved edges before name-matched ones")
+    total: int = Field(description="Edges found to this depth")
+    next_offset: int = Field(description="Call again with offset=next_offset for more; 0: no more")
     omitted: int = 0

@@ -33,7 +33,9 @@ from lgrep_core.serialize import (
     location_json,
     release_json,
     search_hit_json,
+    skeleton_json,
     symbol_match_json,
+    trace_json,
 )
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -48,6 +50,7 @@ from .answers import (
     SearchAnswer,
     StatusAnswer,
     SymbolAnswer,
+    TraceAnswer,
     UnwatchAnswer,
     WatchAnswer,
 )
@@ -63,7 +66,9 @@ T = TypeVar("T")
 INSTRUCTIONS = (
     "lgrep searches this project's code by meaning and by name. Use lgrep_search for questions "
     "('where do we verify JWTs?'), lgrep_find_symbol for a name you know (typos are fine), "
-    "lgrep_get_file to read lines a result points at, lgrep_find_related for code like a given place. "
+    "lgrep_get_file to read lines a result points at (skeleton=true first: a file's signatures for a "
+    "fraction of its tokens), lgrep_trace for who calls a function and what it calls, "
+    "lgrep_find_related for code connected to a given place. "
     "Results carry path, line range, symbol, a snippet and why they matched. When the repository's "
     "releases are indexed, lgrep_releases lists components, versions and files, and lgrep_search and "
     "lgrep_get_file take a component and version (latest, 0.7.3, ^0.7) to answer from that release."
@@ -474,6 +479,13 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         path: Annotated[str, Field(description="A file of the project (relative to it, or absolute inside it)")],
         start_line: Annotated[int, Field(ge=0, description="First line, 1-based (0: from the start)")] = 0,
         end_line: Annotated[int, Field(ge=0, description="Last line, inclusive (0: to the end)")] = 0,
+        skeleton: Annotated[
+            bool,
+            Field(
+                description="The file's structure instead of its lines: imports and signatures with "
+                "docstrings' first lines, bodies elided with the lines to read for each (start here)"
+            ),
+        ] = False,
         component: Component = None,
         version: VersionSpec = None,
         max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
@@ -481,8 +493,11 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         """Lines of an indexed file as it is on disk now (secrets redacted as in the index), or, with
         `component` (and `version`), as it is in that released version (`path` relative to the
         repository; `total_lines` is its line count). A long range is cut to max_tokens at a line
-        end; `note` names the next start_line."""
+        end; `note` names the next start_line. With `skeleton`, the file's structure, which costs a
+        fraction of its tokens (`tokens_saved`); then read only the lines you need."""
         if component:
+            if skeleton:
+                raise ToolError("skeletons are of the working tree; read a released file without skeleton")
             project, rel = roots.default, release_path(path)
             if not rel:
                 raise ToolError("name the file to read (lgrep_releases lists a version's files)")
@@ -491,8 +506,59 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
             )
             return _fit_file(file_slice_json(piece), counter, max_tokens, answer)
         project, rel = locate(path)
+        if skeleton:
+            shape = skeleton_json(link.call(lambda c: c.skeleton(project, rel)))
+            shape["skeleton_tokens"] = shape.pop("tokens")
+            shape.update(skeleton=True, start_line=1, end_line=shape["total_lines"], stale=False, truncated=False)
+            return _fit_skeleton(shape, counter, max_tokens, answer)
         data = file_slice_json(link.call(lambda c: c.get_file(project, rel, start_line, end_line)))
         return _fit_file(data, counter, max_tokens, answer)
+
+    @server.tool(annotations=_READ_ONLY, structured_output=True)
+    @_tool_errors
+    def lgrep_trace(
+        symbol: Annotated[str, Field(description="A function, method or class: verify, Auth.verify")],
+        direction: Annotated[
+            Literal["both", "callers", "callees"], Field(description="Who calls it, what it calls, or both")
+        ] = "both",
+        depth: Annotated[int, Field(ge=1, le=3, description="Hops to follow (2: callers of callers)")] = 1,
+        path: Annotated[
+            str | None, Field(description="The file that defines it, when the name has several definitions")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="Edges to return")] = 30,
+        offset: Annotated[int, Field(ge=0, description="Skip this many edges (a previous answer's next_offset)")] = 0,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+    ) -> Annotated[CallToolResult, TraceAnswer]:
+        """Callers and callees of a symbol, each edge with the call site (path, line), the calling
+        definition and how it was resolved: import (through the file's imports), local (same file,
+        class or package) or name (the name alone; a name with several definitions lists them as
+        candidates and is not followed). A name defined in several places is listed, not guessed:
+        ask again with `path`."""
+        from lgrep_core.models import TraceDirection
+
+        if path:
+            project, rel = locate(path)
+        else:
+            project, rel = roots.default, ""
+        result = link.call(
+            lambda c: c.trace(
+                project,
+                symbol,
+                path=rel,
+                depth=depth,
+                direction=TraceDirection(direction),
+                limit=limit,
+                offset=offset,
+            )
+        )
+        data = trace_json(result, root=str(project))
+        if result.next_offset:
+            data["note"] = (
+                f"{result.total - result.next_offset} more edges: call again with offset={result.next_offset}"
+            )
+        elif result.ambiguous:
+            data["note"] = "several definitions: call again with path= the file of the one you mean"
+        return budgeted(TraceAnswer, data, "edges", max_tokens, snippet_field=None)
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     @_tool_errors
@@ -574,7 +640,8 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         limit: Annotated[int, Field(ge=1, le=50, description="Results to return")] = 10,
         max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
     ) -> Annotated[CallToolResult, RelatedAnswer]:
-        """Code related to a place: the chunks nearest by meaning to the one spanning `line`."""
+        """Code related to a place: the chunk spanning `line`, its callers and callees, and the
+        chunks nearest in meaning or referencing the same names; each result's `match` says which."""
         project, rel = locate(path)
         related = link.call(lambda c: c.find_related(project, rel, line, limit=limit))
         hits = hit_items(related.related, project)
@@ -698,6 +765,30 @@ def _progress_words(event: IndexProgress | None) -> str:
     )
     eta = f", about {event.eta_seconds:.0f} s left" if event.eta_seconds else ""
     return f"{phase}: {done:,}/{total:,} {what}{eta}" if total else phase
+
+
+def _fit_skeleton(
+    data: dict[str, Any],
+    counter: TokenCounter,
+    max_tokens: int,
+    answer: Callable[[type[BaseModel], dict[str, Any], str], CallToolResult],
+) -> CallToolResult:
+    """A skeleton cut to `max_tokens`: its definitions list goes first, then its tail lines."""
+    data["max_tokens"] = max_tokens
+    lines = data["content"].split("\n")
+    keep = len(lines)
+    while True:
+        text, tokens = measured(data, counter)
+        if tokens <= max_tokens or (keep <= 1 and not data["definitions"]):
+            return answer(FileAnswer, data, text)
+        if data["definitions"]:
+            data["omitted"] = len(data["definitions"])
+            data["definitions"] = []
+            data["note"] = "definitions left out to fit max_tokens (their lines are in content)"
+            continue
+        keep = max(1, min(keep - 1, int(keep * max_tokens / tokens * 0.95)))
+        data["content"] = "\n".join(lines[:keep])
+        data["note"] = f"skeleton cut at its line {keep} of {len(lines)} to fit max_tokens; raise max_tokens for all"
 
 
 def _fit_file(

@@ -42,6 +42,7 @@ COLUMNS = [
     "content",
     "search_text",
     "vec_key",
+    "refs",
 ]
 
 
@@ -67,6 +68,7 @@ class Corpus:
     languages: list[str]
     content_types: list[str]
     contents: ChunkTexts  # compressed: only the shown and checked chunks are ever decompressed
+    refs: ChunkTexts  # per chunk: what it defines and references (lgrep_core.structure), compressed
     cut: np.ndarray  # bool per chunk: its content cut long lines (the rest is searchable, not shown)
     vec_keys: list[str]  # per chunk: its embedding key
     vec_row: np.ndarray  # per chunk: row of `matrix`, -1 while its vector is pending
@@ -184,6 +186,7 @@ class Corpus:
         return cls._assemble(
             cols,
             contents=ChunkTexts(contents),
+            refs=ChunkTexts(r or "" for r in cols.get("refs") or [""] * len(contents)),
             overflow=overflow,
             symbols=symbols,
             lexical=lexical,
@@ -232,6 +235,7 @@ class Corpus:
         new_contents = [x or "" for x in new["content"]]
         sorted_cols, order = _inserted_by_file(merged, len(rows))
         contents = self.contents.taken(rows).plus(new_contents).taken(order)
+        refs = self.refs.taken(rows).plus(x or "" for x in new.get("refs") or [""] * len(new_contents)).taken(order)
         position = np.empty(len(order), dtype=np.int64)
         position[order] = np.arange(len(order))
         n_old = len(kept)
@@ -242,6 +246,7 @@ class Corpus:
         corpus = self._assemble(
             sorted_cols,
             contents=contents,
+            refs=refs,
             overflow=None,
             symbols=sorted_cols["symbol"],
             lexical=lexical,
@@ -262,6 +267,7 @@ class Corpus:
         cols: dict[str, list],
         *,
         contents: ChunkTexts,
+        refs: ChunkTexts,
         overflow: list[str] | None,
         symbols: list[str],
         lexical: LexicalIndex,
@@ -292,6 +298,7 @@ class Corpus:
             languages=_shared(lang or "" for lang in cols["language"]),
             content_types=_shared(t or "code" for t in cols["content_type"]),
             contents=contents,
+            refs=refs,
             cut=np.asarray(cut, dtype=bool),
             vec_keys=vec_keys,
             vec_row=vec_row,

@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lgrep_core.config import LgrepSettings, SearchSettings, load_settings
-from lgrep_core.embeddings.base import EmbeddingProvider, model_label
+from lgrep_core.embeddings.base import EmbeddingProvider, model_label, token_counter
 from lgrep_core.embeddings.registry import Embedders, as_embedders
-from lgrep_core.errors import IndexMismatchError
+from lgrep_core.errors import IndexMismatchError, InvalidRequestError, NotFoundError
 from lgrep_core.models import (
     ComponentInfo,
     FileList,
@@ -31,16 +31,23 @@ from lgrep_core.models import (
     Release,
     SearchRequest,
     SearchResponse,
+    Skeleton,
+    SkeletonRequest,
     SymbolMatch,
+    TraceRequest,
+    TraceResult,
 )
 from lgrep_core.pathnames import existing_project_root
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.versions import VersionStore, is_remote_location, store_location
+from lgrep_core.structure import Outliner
 
-from . import reads
+from . import reads, structure
+from .corpus import Corpus
 from .pathfilter import relative_to_root
 from .releases import ReleaseIndex
 from .searcher import DEFAULT_LIMIT, Searcher
+from .skeleton import render_skeleton
 from .snapshot import Snapshots
 
 __all__ = ["ProjectSearchers", "ResidentProject", "project_root"]
@@ -75,9 +82,17 @@ class ProjectSearchers:
     """Searches any project under one process's settings and embedding model. Thread-safe."""
 
     def __init__(
-        self, settings: LgrepSettings, embedder: EmbeddingProvider | Embedders, *, background: bool = True
+        self,
+        settings: LgrepSettings,
+        embedder: EmbeddingProvider | Embedders,
+        *,
+        background: bool = True,
+        outliner: Outliner | None = None,
     ) -> None:
+        """`outliner` parses a file for its skeleton (lgrep_index.outline.outline_file, handed over
+        by the process that has both); without one, skeletons are unavailable."""
         self.settings = settings
+        self.outliner = outliner
         # One provider, or one per project (a project opted out of a cloud provider uses the local model).
         self.embedders = as_embedders(embedder)
         self.embedder = self.embedders.primary
@@ -159,7 +174,56 @@ class ProjectSearchers:
         request.validate()
         project = self._project(project_root(request.project_root))
         limit = request.limit or project.settings.search.limit or DEFAULT_LIMIT
-        return reads.find_related(project.snapshots.current(), request.path, request.line, limit=limit)
+        corpus = project.snapshots.current()
+        return reads.find_related(corpus, request.path, request.line, limit=limit, graph=_graph_or_none(corpus))
+
+    def skeleton(self, request: SkeletonRequest) -> Skeleton:
+        """A file's skeleton, from the file as it is on disk now (lgrep_search.skeleton).
+
+        Raises:
+            NotFoundError: the file is not indexed or is gone.
+            InvalidRequestError: lgrep knows no structure for the file's language.
+            InvalidRequestError: ... or this process has no parser (a search-only reader).
+        """
+        request.validate()
+        if self.outliner is None:
+            raise InvalidRequestError("this search reader cannot parse files; ask the lgrep daemon (`lgrep serve`)")
+        root = project_root(request.project_root)
+        project = self._project(root)
+        corpus = project.snapshots.current()
+        text = reads.indexed_text(root, corpus, request.path)
+        outline = self.outliner(request.path, text)
+        if outline is None:
+            language = corpus.languages[corpus.chunks_of(corpus.file_numbers[request.path]).start]
+            raise InvalidRequestError(
+                f"lgrep knows no structure for {request.path} ({language or 'unknown language'}); "
+                "read it with lgrep_get_file"
+            )
+        content, definitions = render_skeleton(request.path, text, outline)
+        name, count = token_counter(self.embedders.for_project(root))
+        tokens, file_tokens = count([content, text])
+        return Skeleton(
+            path=request.path,
+            language=outline.language,
+            content=content,
+            definitions=definitions,
+            total_lines=len(text.splitlines()),
+            tokens=tokens,
+            file_tokens=file_tokens,
+            tokens_saved=max(0, file_tokens - tokens),
+            tokenizer=name,
+        )
+
+    def trace(self, request: TraceRequest) -> TraceResult:
+        """Callers and callees of a symbol (lgrep_search.structure.trace).
+
+        Raises NotFoundError when nothing of that name is defined, or the index has no structure yet."""
+        request.validate()
+        root = project_root(request.project_root)
+        project = self._project(root)
+        corpus = project.snapshots.current()
+        path = relative_to_root(request.path, root) if request.path else ""
+        return structure.trace(corpus, structure.graph_of(corpus), replace(request, path=path))
 
     def list_components(self, project_root_text: str) -> list[ComponentInfo]:
         """The components of a repository's released versions."""
@@ -335,6 +399,13 @@ class ProjectSearchers:
             self.drop(root)
         for index in releases:
             index.drop()
+
+
+def _graph_or_none(corpus: Corpus) -> structure.CodeGraph | None:
+    try:
+        return structure.graph_of(corpus)
+    except NotFoundError:  # an index without structure: related code by meaning and names alone
+        return None
 
 
 def _settings_key(root: Path) -> tuple[int, int] | None:

@@ -34,8 +34,18 @@ from lgrep_core.text import decode_text
 from .corpus import Corpus
 from .pathfilter import path_matcher
 from .searcher import snippet
+from .structure import CodeGraph, related_by_structure
 
-__all__ = ["MAX_FILE_BYTES", "find_related", "find_symbol", "get_file", "list_files", "location", "slice_lines"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "find_related",
+    "find_symbol",
+    "get_file",
+    "indexed_text",
+    "list_files",
+    "location",
+    "slice_lines",
+]
 
 # A GetFile answer carries at most this much text; longer files are cut at a line end (`truncated`).
 MAX_FILE_BYTES = 1_000_000
@@ -72,16 +82,7 @@ def get_file(reader: ProjectReader, corpus: Corpus, request: GetFileRequest) -> 
         InvalidRequestError: the path leads outside the project (a symlink) or is not a regular file.
     """
     path = request.path
-    if path not in corpus.file_numbers:
-        raise NotFoundError(
-            f"{path} is not in the index of {reader.root} (not a file there, or one lgrep leaves out: ignored, "
-            "binary, too large or a credential)"
-        )
-    data = _read_inside(reader.root, path)
-    text = decode_text(data)
-    clean = sanitize(text).text
-    if clean is None:
-        raise NotFoundError(f"{path} holds credentials; lgrep does not serve it")
+    clean = indexed_text(reader.root, corpus, path)
     content, start, last, total, truncated = slice_lines(path, clean, request.start_line, request.end_line)
     records = reader.manifest(corpus.version, [path]) if corpus.version is not None else {}
     rec = records.get(path)
@@ -97,6 +98,24 @@ def get_file(reader: ProjectReader, corpus: Corpus, request: GetFileRequest) -> 
         stale=stale,
         truncated=truncated,
     )
+
+
+def indexed_text(root: Path, corpus: Corpus, path: str) -> str:
+    """The text of an indexed file as it is on disk now, secrets redacted as the index has them.
+
+    Raises:
+        NotFoundError: the file is not in the index, is gone from disk, or holds credentials.
+        InvalidRequestError: the path leads outside the project (a symlink) or is not a regular file.
+    """
+    if path not in corpus.file_numbers:
+        raise NotFoundError(
+            f"{path} is not in the index of {root} (not a file there, or one lgrep leaves out: ignored, "
+            "binary, too large or a credential)"
+        )
+    clean = sanitize(decode_text(_read_inside(root, path))).text
+    if clean is None:
+        raise NotFoundError(f"{path} holds credentials; lgrep does not serve it")
+    return clean
 
 
 def slice_lines(path: str, text: str, start_line: int, end_line: int) -> tuple[str, int, int, int, bool]:
@@ -248,9 +267,11 @@ def anchor_chunk(corpus: Corpus, path: str, line: int) -> int:
     return best
 
 
-def find_related(corpus: Corpus, path: str, line: int, *, limit: int) -> RelatedResult:
-    """The chunks most similar in meaning to the one at `path:line` (by their vectors), at most a
-    few per file, never the anchor itself; by shared terms (BM25) while its vector is pending."""
+def find_related(corpus: Corpus, path: str, line: int, *, limit: int, graph: CodeGraph | None = None) -> RelatedResult:
+    """The chunks most related to the one at `path:line`, never the anchor itself: its callers and
+    callees (with `graph`), the chunks nearest in meaning (by their vectors; by shared terms, BM25,
+    while its vector is pending) and those referencing the same names. Each hit's `match` says
+    which relations found it; at most a few per file come from meaning or names alone."""
     anchor = anchor_chunk(corpus, path, line)
     row = int(corpus.vec_row[anchor])
     if row >= 0 and len(corpus.matrix):
@@ -261,17 +282,29 @@ def find_related(corpus: Corpus, path: str, line: int, *, limit: int) -> Related
     else:
         terms = [*corpus.symbols[anchor].split(), *corpus.contents[anchor].split()[:64]]
         sims = corpus.lexical.scores([t.lower() for t in terms])
+        top = float(sims.max()) if len(sims) else 0.0
+        sims = sims / top if top > 0 else sims
         sims[sims <= 0] = -np.inf
         channel = MatchType.BM25
     sims[anchor] = -np.inf
-    order = np.argsort(-sims, kind="stable")[:RELATED_DEPTH]
+    scored: dict[int, tuple[float, set[MatchType]]] = {}
+    for i in np.argsort(-sims, kind="stable")[:RELATED_DEPTH].tolist():
+        if np.isfinite(sims[i]):
+            scored[i] = (float(sims[i]), {channel})
+    if graph is not None:
+        for i, (score, hows) in related_by_structure(graph, anchor).items():
+            old, old_hows = scored.get(i, (-1.0, set()))
+            scored[i] = (max(old, score), old_hows | hows)
+    # found several ways: a little ahead of one found one way with the same score
+    ranked = sorted(scored.items(), key=lambda t: (-(t[1][0] + 0.05 * (len(t[1][1]) - 1)), t[0]))
     per_file: dict[int, int] = {}
     hits: list[SearchHit] = []
-    for i in order.tolist():
-        if not np.isfinite(sims[i]) or len(hits) >= limit:
+    for i, (score, hows) in ranked:
+        if len(hits) >= limit:
             break
         f = int(corpus.file_of[i])
-        if per_file.get(f, 0) >= RELATED_PER_FILE:
+        by_calls = bool(hows & _CALL_RELATIONS)
+        if not by_calls and per_file.get(f, 0) >= RELATED_PER_FILE:
             continue
         per_file[f] = per_file.get(f, 0) + 1
         text, cut = snippet(corpus.contents[i])
@@ -283,10 +316,13 @@ def find_related(corpus: Corpus, path: str, line: int, *, limit: int) -> Related
                 symbol=corpus.symbols[i],
                 kind=corpus.kind_of(i),
                 language=corpus.languages[i],
-                score=round(float(sims[i]), 6),
+                score=round(score, 6),
                 content=text,
-                match=(channel,),
+                match=tuple(sorted(hows)),
                 truncated=cut or bool(corpus.cut[i]),
             )
         )
     return RelatedResult(anchor=location(corpus, anchor), related=tuple(hits))
+
+
+_CALL_RELATIONS = frozenset({MatchType.CALLER, MatchType.CALLEE})

@@ -165,9 +165,10 @@ class ReleaseIndex:
         paths_of: dict[str, list[str]] = {}
         for entry in listed:
             paths_of.setdefault(entry.blob_key, []).append(entry.path)
-        wanted = [c for c in COLUMNS if c != "path"]
+        # the versions store keeps no code structure (`refs`): traces and skeletons are of the working tree
+        wanted = [c for c in COLUMNS if c not in ("path", "refs")]
         rows = self.store.chunks_of(sorted(paths_of), ["blob_key", *wanted])
-        cols: dict[str, list[object]] = {c: [] for c in COLUMNS}
+        cols: dict[str, list[object]] = {c: [] for c in COLUMNS if c != "refs"}
         for i, key in enumerate(rows["blob_key"]):
             for path in paths_of.get(key, ()):
                 cols["path"].append(path)

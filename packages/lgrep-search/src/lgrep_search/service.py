@@ -49,6 +49,12 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         root, component = wire.list_versions_request_from_proto(request)
         return wire.list_versions_response_to_proto(self.searchers.list_versions(root, component))
 
+    def GetSkeleton(self, request: search_pb2.GetSkeletonRequest, context: Any) -> search_pb2.GetSkeletonResponse:
+        return wire.skeleton_to_proto(self.searchers.skeleton(wire.skeleton_request_from_proto(request)))
+
+    def Trace(self, request: search_pb2.TraceRequest, context: Any) -> search_pb2.TraceResponse:
+        return wire.trace_result_to_proto(self.searchers.trace(wire.trace_request_from_proto(request)))
+
 
 def add_search_service(server: Any, searchers: ProjectSearchers) -> str:
     """Register SearchService on a grpc server; returns its full name (for health and reflection)."""

@@ -663,6 +663,95 @@ def related(cs: Any, file: Path, line: int, project: Path | None, limit: int, as
     return EXIT_OK
 
 
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--project", type=click.Path(path_type=Path), help="the project (default: found from the file)")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@no_daemon_option
+@click.pass_obj
+def skeleton(cs: Any, file: Path, project: Path | None, as_json: bool, no_daemon: bool) -> int:
+    """A file's structure: imports and signatures with their docstrings' first lines, bodies elided
+    (each `⋯ N lines (Lstart-end)` says which lines to read for it). Built from the file as it is now."""
+    from lgrep_core.serialize import skeleton_json
+
+    from .output import printable
+
+    target = file.expanduser().absolute()
+    root = _project_of(cs, target, project)
+    reader = _reader(cs, root, no_daemon)
+    with reader:
+        result = reader.skeleton(root, target)
+    if as_json:
+        print(json.dumps({"project": str(root), **skeleton_json(result)}, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    for line in result.content.splitlines():
+        print(printable(line))
+    print(
+        f"\n{printable(result.path)}: {result.total_lines} lines; skeleton {result.tokens} tokens, file "
+        f"{result.file_tokens} ({result.tokens_saved} saved, {result.tokenizer})",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+@cli.command()
+@click.argument("symbol")
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option("--depth", type=click.IntRange(1, 3), default=1, show_default=True, help="hops to follow")
+@click.option("--callers", "direction", flag_value="callers", help="only who calls it")
+@click.option("--callees", "direction", flag_value="callees", help="only what it calls")
+@click.option("--in", "in_file", metavar="FILE", help="the definition in this file (when the name has several)")
+@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=50, show_default=True, help="edges to show")
+@click.option("--offset", type=click.IntRange(0), default=0, help="skip this many edges (a previous answer's next)")
+@click.option("--names-only", is_flag=True, help="match names only, without resolving imports (for comparison)")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@no_daemon_option
+@click.pass_obj
+def trace(
+    cs: Any,
+    symbol: str,
+    path: Path,
+    depth: int,
+    direction: str | None,
+    in_file: str | None,
+    limit: int,
+    offset: int,
+    names_only: bool,
+    as_json: bool,
+    no_daemon: bool,
+) -> int:
+    """Who calls SYMBOL and what it calls (`Auth.verify` or `verify`), DEPTH hops out, in the
+    project at PATH. Each edge says how it was resolved: import, local, or name (names only; several
+    definitions are listed, never guessed)."""
+    from lgrep_core.models import TraceDirection
+    from lgrep_core.serialize import trace_json
+
+    from .output import print_trace
+
+    root = _root(path)
+    target = ""
+    if in_file:
+        where = Path(in_file).expanduser()
+        target = str(where.absolute()) if where.is_absolute() or where.exists() else in_file
+    reader = _reader(cs, root, no_daemon)
+    with reader:
+        result = reader.trace(
+            root,
+            symbol,
+            path=target,
+            depth=depth,
+            direction=TraceDirection(direction) if direction else TraceDirection.BOTH,
+            limit=limit,
+            offset=offset,
+            resolve_imports=not names_only,
+        )
+    if as_json:
+        print(json.dumps(trace_json(result, root=str(root)), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print_trace(result, symbol=symbol, path=path, limit=limit)
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------------------ status, clean
 
 

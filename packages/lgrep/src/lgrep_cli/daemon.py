@@ -38,6 +38,7 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
     """
     from lgrep_core.embeddings.base import is_remote
     from lgrep_core.embeddings.registry import Embedders, make_embedder
+    from lgrep_index.outline import outline_file
     from lgrep_index.server import build_index_role
     from lgrep_search.projects import ProjectSearchers
     from lgrep_search.service import add_search_service
@@ -53,7 +54,7 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
     embedder = make_embedder(settings.embedding, settings.cache_dir)
     # One provider per process, shared by every agent; projects opted out of a cloud one get the local model.
     embedders = Embedders(settings.embedding, settings.cache_dir, embedder)
-    searchers = ProjectSearchers(settings, embedders)
+    searchers = ProjectSearchers(settings, embedders, outliner=outline_file)
     role = build_index_role(
         settings,
         embedders,

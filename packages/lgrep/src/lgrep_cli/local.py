@@ -30,8 +30,13 @@ from lgrep_core.models import (
     Release,
     SearchRequest,
     SearchResponse,
+    Skeleton,
+    SkeletonRequest,
     SymbolMatch,
     TagsSummary,
+    TraceDirection,
+    TraceRequest,
+    TraceResult,
 )
 
 if TYPE_CHECKING:
@@ -175,11 +180,15 @@ class Reads:
 
     def __init__(self, settings: LgrepSettings, root: Path) -> None:
         from lgrep_core.embeddings.registry import make_embedder
+        from lgrep_index.outline import outline_file
         from lgrep_search.projects import ProjectSearchers
 
         limit_heap_arenas()
         self._searchers = ProjectSearchers(
-            settings, make_embedder(settings.embedding.for_project(root), settings.cache_dir), background=False
+            settings,
+            make_embedder(settings.embedding.for_project(root), settings.cache_dir),
+            background=False,
+            outliner=outline_file,
         )
 
     def __enter__(self) -> Reads:
@@ -229,6 +238,25 @@ class Reads:
 
     def find_related(self, root: Path, path: Path | str, line: int, *, limit: int | None = None) -> RelatedResult:
         return self._searchers.find_related(FindRelatedRequest(str(root), _relative(root, path), line, limit))
+
+    def skeleton(self, root: Path, path: Path | str) -> Skeleton:
+        return self._searchers.skeleton(SkeletonRequest(str(root), _relative(root, path)))
+
+    def trace(
+        self,
+        root: Path,
+        symbol: str,
+        *,
+        path: Path | str = "",
+        depth: int = 1,
+        direction: TraceDirection = TraceDirection.BOTH,
+        limit: int | None = None,
+        offset: int = 0,
+        resolve_imports: bool = True,
+    ) -> TraceResult:
+        rel = _relative(root, path) if path else ""
+        request = TraceRequest(str(root), symbol, rel, depth, direction, limit, offset, resolve_imports)
+        return self._searchers.trace(request)
 
 
 def _relative(root: Path, path: Path | str) -> str:

@@ -21,10 +21,13 @@ from lgrep_core.models import (
     SearchResponse,
     SpendTotals,
     TagsSummary,
+    TraceResult,
 )
 from lgrep_core.serialize import search_response_json
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from lgrep_index.plan import IndexPlan
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "print_spend_warnings",
     "print_status",
     "print_summary",
+    "print_trace",
     "printable",
     "progress_bar",
     "spend_json",
@@ -353,3 +357,38 @@ def _print_spend(status: ProjectStatus) -> None:
 def print_spend_warnings(warnings: Sequence[str]) -> None:
     for warning in warnings:
         print(f"lgrep: warning: {printable(warning)}", file=sys.stderr)
+
+
+def print_trace(result: TraceResult, *, symbol: str, path: Path, limit: int) -> None:
+    """A trace as lines: the definitions, then callers and callees by depth, each edge with its
+    call site and how it was resolved."""
+    defs = result.definitions
+    if result.ambiguous:
+        print(f"{printable(symbol)} has {len(defs)} definitions; trace one of them:")
+        for d in defs:
+            print(f"  {printable(d.path)}:{d.start_line}  {printable('.'.join(d.scope) or d.symbol)}")
+        print(f"(lgrep trace {printable(symbol)} --in PATH, or a qualified name such as Class.{printable(symbol)})")
+        return
+    for d in defs:
+        kind = d.kind.value if d.kind is not None else "?"
+        print(f"{printable('.'.join(d.scope) or d.symbol)} ({kind}) {printable(d.path)}:{d.start_line}-{d.end_line}")
+    if not result.edges:
+        print("  no callers or callees found" if not result.total else "")
+    current = None
+    for e in result.edges:
+        if e.direction != current:
+            current = e.direction
+            print(f"{e.direction.value}:")
+        indent = "  " * e.depth
+        caller = printable(".".join(e.caller.scope) or e.caller.symbol or "<top level>")
+        if e.callee is not None:
+            callee = printable(".".join(e.callee.scope) or e.callee.symbol)
+            target = f"{callee}  {printable(e.callee.path)}:{e.callee.start_line}"
+        else:
+            names = ", ".join(f"{printable(c.path)}:{c.start_line}" for c in e.candidates)
+            target = f"? one of {len(e.candidates)}: {names}"
+        sites = f" ({e.sites} sites)" if e.sites > 1 else ""
+        print(f"{indent}{printable(e.path)}:{e.line}  {caller} -> {target}  [{e.resolution.value}]{sites}")
+    if result.next_offset:
+        more = result.total - result.next_offset
+        print(f"... {more} more: lgrep trace {printable(symbol)} {printable(str(path))} --offset {result.next_offset}")

@@ -69,6 +69,12 @@ class _MatchTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchType.V
     """Fuzzy symbol or path match."""
     MATCH_TYPE_DEFINITION: _MatchType.ValueType  # 4
     """No channel ranked it, but it defines the queried name (found through the symbol table)."""
+    MATCH_TYPE_CALLER: _MatchType.ValueType  # 5
+    """FindRelated: it calls the anchor."""
+    MATCH_TYPE_CALLEE: _MatchType.ValueType  # 6
+    """FindRelated: the anchor calls it."""
+    MATCH_TYPE_SHARED_NAMES: _MatchType.ValueType  # 7
+    """FindRelated: it references names the anchor references (calls, types, imports)."""
 
 class MatchType(_MatchType, metaclass=_MatchTypeEnumTypeWrapper):
     """A retrieval channel that found a hit."""
@@ -83,7 +89,69 @@ MATCH_TYPE_FUZZY: MatchType.ValueType  # 3
 """Fuzzy symbol or path match."""
 MATCH_TYPE_DEFINITION: MatchType.ValueType  # 4
 """No channel ranked it, but it defines the queried name (found through the symbol table)."""
+MATCH_TYPE_CALLER: MatchType.ValueType  # 5
+"""FindRelated: it calls the anchor."""
+MATCH_TYPE_CALLEE: MatchType.ValueType  # 6
+"""FindRelated: the anchor calls it."""
+MATCH_TYPE_SHARED_NAMES: MatchType.ValueType  # 7
+"""FindRelated: it references names the anchor references (calls, types, imports)."""
 Global___MatchType: _TypeAlias = MatchType  # noqa: Y015
+
+class _TraceDirection:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _TraceDirectionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TraceDirection.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TRACE_DIRECTION_UNSPECIFIED: _TraceDirection.ValueType  # 0
+    """Not set: both."""
+    TRACE_DIRECTION_CALLERS: _TraceDirection.ValueType  # 1
+    """Who calls the symbol (and who calls them, with depth > 1)."""
+    TRACE_DIRECTION_CALLEES: _TraceDirection.ValueType  # 2
+    """What the symbol calls."""
+    TRACE_DIRECTION_BOTH: _TraceDirection.ValueType  # 3
+    """Both."""
+
+class TraceDirection(_TraceDirection, metaclass=_TraceDirectionEnumTypeWrapper):
+    """Which calls a trace follows."""
+
+TRACE_DIRECTION_UNSPECIFIED: TraceDirection.ValueType  # 0
+"""Not set: both."""
+TRACE_DIRECTION_CALLERS: TraceDirection.ValueType  # 1
+"""Who calls the symbol (and who calls them, with depth > 1)."""
+TRACE_DIRECTION_CALLEES: TraceDirection.ValueType  # 2
+"""What the symbol calls."""
+TRACE_DIRECTION_BOTH: TraceDirection.ValueType  # 3
+"""Both."""
+Global___TraceDirection: _TypeAlias = TraceDirection  # noqa: Y015
+
+class _Resolution:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ResolutionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Resolution.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RESOLUTION_UNSPECIFIED: _Resolution.ValueType  # 0
+    """Not set, or a way this reader does not know yet."""
+    RESOLUTION_IMPORT: _Resolution.ValueType  # 1
+    """Through the calling file's imports to the file that defines the name."""
+    RESOLUTION_LOCAL: _Resolution.ValueType  # 2
+    """The same file, class or package defines the name."""
+    RESOLUTION_NAME: _Resolution.ValueType  # 3
+    """Only the name matches; with several definitions they are listed as candidates."""
+
+class Resolution(_Resolution, metaclass=_ResolutionEnumTypeWrapper):
+    """How a call edge was resolved."""
+
+RESOLUTION_UNSPECIFIED: Resolution.ValueType  # 0
+"""Not set, or a way this reader does not know yet."""
+RESOLUTION_IMPORT: Resolution.ValueType  # 1
+"""Through the calling file's imports to the file that defines the name."""
+RESOLUTION_LOCAL: Resolution.ValueType  # 2
+"""The same file, class or package defines the name."""
+RESOLUTION_NAME: Resolution.ValueType  # 3
+"""Only the name matches; with several definitions they are listed as candidates."""
+Global___Resolution: _TypeAlias = Resolution  # noqa: Y015
 
 @_typing.final
 class SearchRequest(_message.Message):
@@ -929,3 +997,249 @@ class ListVersionsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListVersionsResponse: _TypeAlias = ListVersionsResponse  # noqa: Y015
+
+@_typing.final
+class GetSkeletonRequest(_message.Message):
+    """Request of SearchService.GetSkeleton."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_ROOT_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    project_root: _builtins.str
+    """Absolute path of the project's root directory."""
+    path: _builtins.str
+    """Path of an indexed file relative to the project root, '/'-separated."""
+    def __init__(
+        self,
+        *,
+        project_root: _builtins.str = ...,
+        path: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["path", b"path", "project_root", b"project_root"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetSkeletonRequest: _TypeAlias = GetSkeletonRequest  # noqa: Y015
+
+@_typing.final
+class GetSkeletonResponse(_message.Message):
+    """Response of SearchService.GetSkeleton: built from the file as it is on disk now."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    LANGUAGE_FIELD_NUMBER: _builtins.int
+    CONTENT_FIELD_NUMBER: _builtins.int
+    DEFINITIONS_FIELD_NUMBER: _builtins.int
+    TOTAL_LINES_FIELD_NUMBER: _builtins.int
+    TOKENS_FIELD_NUMBER: _builtins.int
+    FILE_TOKENS_FIELD_NUMBER: _builtins.int
+    TOKENS_SAVED_FIELD_NUMBER: _builtins.int
+    TOKENIZER_FIELD_NUMBER: _builtins.int
+    path: _builtins.str
+    """Path of the file relative to the project root."""
+    language: _builtins.str
+    """The file's language."""
+    content: _builtins.str
+    """The skeleton: import lines, signatures with their docstrings' first lines, and for each elided
+    body a line "⋯ N lines (Lstart-end)".
+    """
+    total_lines: _builtins.int
+    """Lines in the whole file."""
+    tokens: _builtins.int
+    """Size of `content` in tokens of `tokenizer`."""
+    file_tokens: _builtins.int
+    """Size of the whole file in tokens of `tokenizer`."""
+    tokens_saved: _builtins.int
+    """file_tokens - tokens (0 when the skeleton is not smaller)."""
+    tokenizer: _builtins.str
+    """The tokenizer that counted: the embedding model's own."""
+    @_builtins.property
+    def definitions(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Location]:
+        """Every definition shown, in file order (start_line is its signature's first line)."""
+
+    def __init__(
+        self,
+        *,
+        path: _builtins.str = ...,
+        language: _builtins.str = ...,
+        content: _builtins.str = ...,
+        definitions: _abc.Iterable[_common_pb2.Location] | None = ...,
+        total_lines: _builtins.int = ...,
+        tokens: _builtins.int = ...,
+        file_tokens: _builtins.int = ...,
+        tokens_saved: _builtins.int = ...,
+        tokenizer: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "definitions", b"definitions", "file_tokens", b"file_tokens", "language", b"language", "path", b"path", "tokenizer", b"tokenizer", "tokens", b"tokens", "tokens_saved", b"tokens_saved", "total_lines", b"total_lines"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetSkeletonResponse: _TypeAlias = GetSkeletonResponse  # noqa: Y015
+
+@_typing.final
+class TraceRequest(_message.Message):
+    """Request of SearchService.Trace."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_ROOT_FIELD_NUMBER: _builtins.int
+    SYMBOL_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    DEPTH_FIELD_NUMBER: _builtins.int
+    DIRECTION_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    NAMES_ONLY_FIELD_NUMBER: _builtins.int
+    project_root: _builtins.str
+    """Absolute path of the project's root directory."""
+    symbol: _builtins.str
+    """The symbol: a bare name ("verify") or a qualified one ("Auth.verify")."""
+    path: _builtins.str
+    """Only the definition in this file (relative path); empty means any."""
+    depth: _builtins.int
+    """Hops to follow, 1 to 3; 0 means 1."""
+    direction: Global___TraceDirection.ValueType
+    """Callers, callees or both (the default)."""
+    limit: _builtins.int
+    """Maximum number of edges in this answer; 0 means the server's default (50)."""
+    offset: _builtins.int
+    """Skip this many edges (the previous answer's next_offset)."""
+    names_only: _builtins.bool
+    """Match names only, without resolving imports (how name-only tracers work; for comparison)."""
+    def __init__(
+        self,
+        *,
+        project_root: _builtins.str = ...,
+        symbol: _builtins.str = ...,
+        path: _builtins.str = ...,
+        depth: _builtins.int = ...,
+        direction: Global___TraceDirection.ValueType = ...,
+        limit: _builtins.int = ...,
+        offset: _builtins.int = ...,
+        names_only: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["depth", b"depth", "direction", b"direction", "limit", b"limit", "names_only", b"names_only", "offset", b"offset", "path", b"path", "project_root", b"project_root", "symbol", b"symbol"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TraceRequest: _TypeAlias = TraceRequest  # noqa: Y015
+
+@_typing.final
+class TraceEdge(_message.Message):
+    """One call relation: caller calls callee at path:line."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DIRECTION_FIELD_NUMBER: _builtins.int
+    DEPTH_FIELD_NUMBER: _builtins.int
+    CALLER_FIELD_NUMBER: _builtins.int
+    CALLEE_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    LINE_FIELD_NUMBER: _builtins.int
+    RESOLUTION_FIELD_NUMBER: _builtins.int
+    SITES_FIELD_NUMBER: _builtins.int
+    CANDIDATES_FIELD_NUMBER: _builtins.int
+    direction: Global___TraceDirection.ValueType
+    """Which way this edge was found."""
+    depth: _builtins.int
+    """Hops from the traced symbol (1 for its own callers or callees)."""
+    path: _builtins.str
+    """The first call site: path relative to the project root."""
+    line: _builtins.int
+    """The first call site's line, 1-based."""
+    resolution: Global___Resolution.ValueType
+    """How the call was resolved."""
+    sites: _builtins.int
+    """How many call sites the caller has to this callee."""
+    @_builtins.property
+    def caller(self) -> _common_pb2.Location:
+        """The calling definition; an empty symbol means the file's top level."""
+
+    @_builtins.property
+    def callee(self) -> _common_pb2.Location:
+        """The called definition; unset when the name has several candidates and nothing tells which."""
+
+    @_builtins.property
+    def candidates(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Location]:
+        """With no callee: the definitions the name could mean (at most 8)."""
+
+    def __init__(
+        self,
+        *,
+        direction: Global___TraceDirection.ValueType = ...,
+        depth: _builtins.int = ...,
+        caller: _common_pb2.Location | None = ...,
+        callee: _common_pb2.Location | None = ...,
+        path: _builtins.str = ...,
+        line: _builtins.int = ...,
+        resolution: Global___Resolution.ValueType = ...,
+        sites: _builtins.int = ...,
+        candidates: _abc.Iterable[_common_pb2.Location] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["callee", b"callee", "caller", b"caller"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["callee", b"callee", "caller", b"caller", "candidates", b"candidates", "depth", b"depth", "direction", b"direction", "line", b"line", "path", b"path", "resolution", b"resolution", "sites", b"sites"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TraceEdge: _TypeAlias = TraceEdge  # noqa: Y015
+
+@_typing.final
+class TraceResponse(_message.Message):
+    """Response of SearchService.Trace."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SYMBOL_FIELD_NUMBER: _builtins.int
+    DEFINITIONS_FIELD_NUMBER: _builtins.int
+    AMBIGUOUS_FIELD_NUMBER: _builtins.int
+    EDGES_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    NEXT_OFFSET_FIELD_NUMBER: _builtins.int
+    RESOLVE_IMPORTS_FIELD_NUMBER: _builtins.int
+    symbol: _builtins.str
+    """The symbol asked for."""
+    ambiguous: _builtins.bool
+    """The name has several definitions in different places."""
+    total: _builtins.int
+    """Edges found in all (up to the server's cap)."""
+    next_offset: _builtins.int
+    """Ask again with this offset for more; 0 means there are no more."""
+    resolve_imports: _builtins.bool
+    """Whether imports were resolved (false for names_only)."""
+    @_builtins.property
+    def definitions(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Location]:
+        """The definitions traced; several with `ambiguous` set are listed and not traced (ask again
+        with a path or a qualified name).
+        """
+
+    @_builtins.property
+    def edges(self) -> _containers.RepeatedCompositeFieldContainer[Global___TraceEdge]:
+        """Edges of this page, breadth first (resolved before name-matched)."""
+
+    def __init__(
+        self,
+        *,
+        symbol: _builtins.str = ...,
+        definitions: _abc.Iterable[_common_pb2.Location] | None = ...,
+        ambiguous: _builtins.bool = ...,
+        edges: _abc.Iterable[Global___TraceEdge] | None = ...,
+        total: _builtins.int = ...,
+        next_offset: _builtins.int = ...,
+        resolve_imports: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ambiguous", b"ambiguous", "definitions", b"definitions", "edges", b"edges", "next_offset", b"next_offset", "resolve_imports", b"resolve_imports", "symbol", b"symbol", "total", b"total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TraceResponse: _TypeAlias = TraceResponse  # noqa: Y015

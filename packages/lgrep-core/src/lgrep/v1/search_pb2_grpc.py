@@ -71,6 +71,16 @@ class SearchServiceStub:
                 request_serializer=lgrep_dot_v1_dot_search__pb2.ListVersionsRequest.SerializeToString,
                 response_deserializer=lgrep_dot_v1_dot_search__pb2.ListVersionsResponse.FromString,
                 _registered_method=True)
+        self.GetSkeleton = channel.unary_unary(
+                '/lgrep.v1.SearchService/GetSkeleton',
+                request_serializer=lgrep_dot_v1_dot_search__pb2.GetSkeletonRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_search__pb2.GetSkeletonResponse.FromString,
+                _registered_method=True)
+        self.Trace = channel.unary_unary(
+                '/lgrep.v1.SearchService/Trace',
+                request_serializer=lgrep_dot_v1_dot_search__pb2.TraceRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_search__pb2.TraceResponse.FromString,
+                _registered_method=True)
 
 
 class SearchServiceServicer:
@@ -126,6 +136,20 @@ class SearchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetSkeleton(self, request, context):
+        """A file's structure: imports and signatures, bodies elided with their line counts.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Trace(self, request, context):
+        """Callers and callees of a symbol, to a chosen depth.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SearchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -163,6 +187,16 @@ def add_SearchServiceServicer_to_server(servicer, server):
                     servicer.ListVersions,
                     request_deserializer=lgrep_dot_v1_dot_search__pb2.ListVersionsRequest.FromString,
                     response_serializer=lgrep_dot_v1_dot_search__pb2.ListVersionsResponse.SerializeToString,
+            ),
+            'GetSkeleton': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSkeleton,
+                    request_deserializer=lgrep_dot_v1_dot_search__pb2.GetSkeletonRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_search__pb2.GetSkeletonResponse.SerializeToString,
+            ),
+            'Trace': grpc.unary_unary_rpc_method_handler(
+                    servicer.Trace,
+                    request_deserializer=lgrep_dot_v1_dot_search__pb2.TraceRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_search__pb2.TraceResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -355,6 +389,60 @@ class SearchService:
             '/lgrep.v1.SearchService/ListVersions',
             lgrep_dot_v1_dot_search__pb2.ListVersionsRequest.SerializeToString,
             lgrep_dot_v1_dot_search__pb2.ListVersionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSkeleton(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.SearchService/GetSkeleton',
+            lgrep_dot_v1_dot_search__pb2.GetSkeletonRequest.SerializeToString,
+            lgrep_dot_v1_dot_search__pb2.GetSkeletonResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Trace(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.SearchService/Trace',
+            lgrep_dot_v1_dot_search__pb2.TraceRequest.SerializeToString,
+            lgrep_dot_v1_dot_search__pb2.TraceResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -48,6 +48,10 @@ class SearchServiceStub:
     """The components of a repository's released versions (git tags), with their version counts."""
     ListVersions: _grpc.UnaryUnaryMultiCallable[_search_pb2.ListVersionsRequest, _search_pb2.ListVersionsResponse]
     """The indexed versions of one component, newest first (semver order)."""
+    GetSkeleton: _grpc.UnaryUnaryMultiCallable[_search_pb2.GetSkeletonRequest, _search_pb2.GetSkeletonResponse]
+    """A file's structure: imports and signatures, bodies elided with their line counts."""
+    Trace: _grpc.UnaryUnaryMultiCallable[_search_pb2.TraceRequest, _search_pb2.TraceResponse]
+    """Callers and callees of a symbol, to a chosen depth."""
 
 @_typing.type_check_only
 class SearchServiceAsyncStub(SearchServiceStub):
@@ -68,6 +72,10 @@ class SearchServiceAsyncStub(SearchServiceStub):
     """The components of a repository's released versions (git tags), with their version counts."""
     ListVersions: _aio.UnaryUnaryMultiCallable[_search_pb2.ListVersionsRequest, _search_pb2.ListVersionsResponse]  # type: ignore[assignment]
     """The indexed versions of one component, newest first (semver order)."""
+    GetSkeleton: _aio.UnaryUnaryMultiCallable[_search_pb2.GetSkeletonRequest, _search_pb2.GetSkeletonResponse]  # type: ignore[assignment]
+    """A file's structure: imports and signatures, bodies elided with their line counts."""
+    Trace: _aio.UnaryUnaryMultiCallable[_search_pb2.TraceRequest, _search_pb2.TraceResponse]  # type: ignore[assignment]
+    """Callers and callees of a symbol, to a chosen depth."""
 
 class SearchServiceServicer(metaclass=_abc_1.ABCMeta):
     """Answers queries against project indexes. Any number of readers may serve one project."""
@@ -127,5 +135,21 @@ class SearchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_search_pb2.ListVersionsResponse, _abc.Awaitable[_search_pb2.ListVersionsResponse]]:
         """The indexed versions of one component, newest first (semver order)."""
+
+    @_abc_1.abstractmethod
+    def GetSkeleton(
+        self,
+        request: _search_pb2.GetSkeletonRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_search_pb2.GetSkeletonResponse, _abc.Awaitable[_search_pb2.GetSkeletonResponse]]:
+        """A file's structure: imports and signatures, bodies elided with their line counts."""
+
+    @_abc_1.abstractmethod
+    def Trace(
+        self,
+        request: _search_pb2.TraceRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_search_pb2.TraceResponse, _abc.Awaitable[_search_pb2.TraceResponse]]:
+        """Callers and callees of a symbol, to a chosen depth."""
 
 def add_SearchServiceServicer_to_server(servicer: SearchServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

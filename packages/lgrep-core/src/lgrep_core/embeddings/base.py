@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -15,6 +15,7 @@ __all__ = [
     "declared_dimension",
     "is_remote",
     "model_label",
+    "token_counter",
 ]
 
 Vectors = npt.NDArray[np.float32]
@@ -86,3 +87,19 @@ def declared_dimension(embedder: EmbeddingProvider) -> int:
     what a server's handshake reports, so that answering it never sends anything."""
     declared = getattr(embedder, "declared_dimension", None)
     return int(declared) if declared is not None else embedder.dimension
+
+
+def token_counter(embedder: EmbeddingProvider) -> tuple[str, Callable[[Sequence[str]], list[int]]]:
+    """The embedding model's own tokenizer, as (its name, texts -> token counts).
+
+    The local model counts with its WordPiece tokenizer ([CLS] and [SEP] not counted); a cloud
+    provider with cl100k_base, which is OpenAI's embedding models' own and an estimate for others
+    (Voyage's tokenizer does not ship offline)."""
+    count = getattr(embedder, "count_tokens", None)
+    if count is not None and not is_remote(embedder):
+        local: Callable[[Sequence[str]], list[int]] = count
+        return f"{embedder.model} WordPiece", lambda texts: [max(0, n - 2) for n in local(list(texts))]
+    from lgrep_core.embeddings.cloud import count_tokens
+
+    exact = embedder.model.startswith("text-embedding-3")
+    return ("cl100k_base" if exact else f"cl100k_base (estimate for {embedder.model})"), count_tokens

@@ -148,10 +148,16 @@ class ProjectReader:
         chunks, _ = self._tables(version)
         out: dict[str, list[Any]] = {c: [] for c in columns}
         try:
+            # An index of an older layout lacks newer columns (`refs`): they read as None.
+            have = set(chunks.schema.names)
+            present = [c for c in columns if c in have]
+            absent = [c for c in columns if c not in have]
             for query in self._filtered(chunks, "path_key", path_keys):
-                for batch in query.select(list(columns)).to_batches(65536):
-                    for c in columns:
+                for batch in query.select(present).to_batches(65536):
+                    for c in present:
                         out[c].extend(batch.column(c).to_pylist())
+                    for c in absent:
+                        out[c].extend([None] * batch.num_rows)
         except Exception as exc:
             raise self.damaged(exc) from None
         return out

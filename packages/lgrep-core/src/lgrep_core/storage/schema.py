@@ -26,7 +26,8 @@ __all__ = [
 ]
 
 # Bump when the tables change shape; an older index then asks for `lgrep index --force`.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: the chunks table gained `refs` (lgrep_core.structure)."""
 CHUNKS_TABLE = "chunks"
 # Vectors are stored once per distinct embedding key (content-addressed), not per chunk: copies,
 # renames and reverted edits reuse them, and the table doubles as the embedding cache.
@@ -56,6 +57,7 @@ CHUNK_COLUMNS = (
     "search_text",
     "vec_key",
     "file_hash",
+    "refs",
 )
 
 
@@ -80,6 +82,8 @@ def chunks_schema() -> pa.Schema:
             pa.field("search_text", pa.string()),
             pa.field("vec_key", pa.string(), nullable=False),
             pa.field("file_hash", pa.string()),
+            # what the chunk defines and references, as text (lgrep_core.structure)
+            pa.field("refs", pa.string()),
         ]
     )
 

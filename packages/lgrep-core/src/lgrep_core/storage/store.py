@@ -270,17 +270,53 @@ class ProjectStore:
             log.warning("%s; building a new index", exc.message)
             published = None
         unfinished = [g for g in self.generations() if g != published]
+        carry: str | None = None  # a generation whose vectors the new one starts with
         if not force:
-            # Continue the live index (a different model or chunker needs the user's --force; damage
-            # is rebuilt beside it), or else the first build a killed process left.
+            # Continue the live index (a different model needs the user's --force; damage is rebuilt
+            # beside it), or else the first build a killed process left.
             if published is not None:
-                if self._continue(published, identity, mismatch_is_fatal=True):
-                    return False
+                try:
+                    if self._continue(published, identity, mismatch_is_fatal=True):
+                        return False
+                except (IndexMismatchError, SchemaVersionMismatchError) as exc:
+                    # Only the chunker or the table layout changed (a new lgrep): rebuild the chunks
+                    # beside the live index and keep its vectors, so nothing is embedded again.
+                    if not self._same_embeddings(published, identity):
+                        raise
+                    log.info("%s: re-chunking the index, its vectors are kept", exc.message)
+                    carry = published
             elif unfinished and self._continue(unfinished[-1], identity, mismatch_is_fatal=False):
                 return False
         self._remove_generations(keep={published} if published else set())
         self.create(identity, publish=False)
+        if carry is not None:
+            self._carry_vectors(carry)
         return True
+
+    def _same_embeddings(self, gen: str, identity: IndexIdentity) -> bool:
+        """Whether generation `gen` was embedded exactly as `identity` embeds (model, size, text)."""
+        try:
+            stored = dict(read_meta_file(self.dir / gen / META_FILE, self.root, self.dir).get("identity") or {})
+        except LgrepError:
+            return False
+        stored.setdefault("embedding_text", "1")
+        wanted = identity.as_dict()
+        return all(stored.get(k) == wanted[k] for k in ("provider", "model", "dimension", "embedding_text"))
+
+    def _carry_vectors(self, gen: str) -> None:
+        """Copy every vector of generation `gen` into the pinned new one (batch by batch)."""
+        try:
+            old = lancedb().connect(str(self.dir / gen / "lance")).open_table(VECTORS_TABLE)
+            copied = 0
+            for batch in old.search().select(["vec_key", "vector"]).limit(None).to_batches(65536):
+                if batch.num_rows:
+                    self.vectors.add(pyarrow().Table.from_batches([batch]))
+                    copied += batch.num_rows
+        except Exception as exc:  # the old index is unreadable: embed again rather than fail
+            log.warning("could not keep the vectors of the previous index (%s); embedding again", exc)
+            return
+        self.record_versions()
+        log.info("kept %d vectors of the previous index", copied)
 
     def _continue(self, gen: str, identity: IndexIdentity, *, mismatch_is_fatal: bool) -> bool:
         """Pin an existing generation for writing if it is usable; otherwise leave nothing pinned."""

@@ -44,12 +44,17 @@ from lgrep_core.models import (
     RelatedResult,
     Release,
     RemoveResult,
+    Resolution,
     SearchHit,
     SearchResponse,
     ServerInfo,
     ServerRole,
+    Skeleton,
     SpendTotals,
     SymbolMatch,
+    TraceDirection,
+    TraceEdge,
+    TraceResult,
     WatchResult,
 )
 
@@ -193,6 +198,20 @@ class FakeLgrep:
         anchor = Location(req.path, req.line, req.line + 3, "verify", ChunkKind.FUNCTION, "python")
         return wire.related_result_to_proto(RelatedResult(anchor, (hit("src/jwt.py"),)))
 
+    def GetSkeleton(self, request: Any, context: grpc.ServicerContext) -> Any:
+        req = self._seen("GetSkeleton", wire.skeleton_request_from_proto(request))
+        definition = Location(req.path, 3, 9, "verify", ChunkKind.FUNCTION, "python", ("verify",), "def verify(t)")
+        return wire.skeleton_to_proto(
+            Skeleton(req.path, "python", "def verify(t):\n    ⋯ 6 lines (L4-9)\n", (definition,), 9, 8, 40, 32, "fake")
+        )
+
+    def Trace(self, request: Any, context: grpc.ServicerContext) -> Any:
+        req = self._seen("Trace", wire.trace_request_from_proto(request))
+        verify = Location("src/jwt.py", 3, 9, "verify", ChunkKind.FUNCTION, "python", ("verify",))
+        login = Location("src/app.py", 10, 20, "login", ChunkKind.FUNCTION, "python", ("login",))
+        edge = TraceEdge(TraceDirection.CALLERS, 1, login, verify, "src/app.py", 12, Resolution.IMPORT)
+        return wire.trace_result_to_proto(TraceResult(req.symbol, (verify,), False, (edge,), 1, 0))
+
     # IndexService
     def IndexProject(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         req = self._seen("IndexProject", wire.index_project_request_from_proto(request))
@@ -328,6 +347,12 @@ class _Search(search_pb2_grpc.SearchServiceServicer):
 
     def ListVersions(self, request: Any, context: Any) -> Any:
         return self._fake.ListVersions(request, context)
+
+    def GetSkeleton(self, request: Any, context: Any) -> Any:
+        return self._fake.GetSkeleton(request, context)
+
+    def Trace(self, request: Any, context: Any) -> Any:
+        return self._fake.Trace(request, context)
 
 
 def add_fake_services(server: Any, fake: FakeLgrep) -> None:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from lgrep_core.models import ChunkKind
-from tree_sitter import Node
+from tree_sitter import Node, Tree
 
 from lgrep_index.chunking._emit import Item, Planned, clean_signature, settle
 from lgrep_index.chunking._lines import Lines
@@ -107,6 +107,8 @@ class CodeOutline:
 
     items: list[Item]
     anchor: Planned | None
+    tree: Tree  # the parse, for the reference queries (chunking._refs)
+    anchor_ranges: list[tuple[int, int]]  # top-level import / package / use statements (0-based rows)
 
 
 @dataclass(slots=True)
@@ -496,7 +498,7 @@ def outline_code(spec: LanguageSpec, lines: Lines, text: str, *, module_symbol: 
     top = walker.walk(root)
     items = settle(top, 0, lines.count - 1, lines, attachable=walker.attachable, merge_clauses=spec.merge_clauses)
     anchor = _anchor(walker, root, items, module_symbol=module_symbol, max_tokens=max_tokens)
-    return CodeOutline(items, anchor)
+    return CodeOutline(items, anchor, tree, walker.anchor_ranges)
 
 
 def _anchor(walker: _Walker, root: Node, items: list[Item], *, module_symbol: str, max_tokens: int) -> Planned | None:

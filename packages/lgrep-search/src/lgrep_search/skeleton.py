@@ -1,0 +1,138 @@
+"""A file's skeleton: its imports and signatures, with docstrings' first lines and bodies elided.
+
+Rendered from a `FileOutline` (the indexer's parser, run on the file as it is now) and the file's
+text, in the file's own syntax and indentation:
+
+    from .models import User
+    class Auth:
+        \"\"\"Checks credentials.\"\"\"
+        def verify(self, token: str) -> User:
+            \"\"\"Verify a JWT and return its user.\"\"\"
+            ⋯ 14 lines (L12-25)
+
+A container's members are shown inside it; every other body is one `⋯` line saying how many
+lines it hides and where they are, so an agent can read exactly those with lgrep_get_file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from lgrep_core.models import ChunkKind, Location
+from lgrep_core.structure import FileOutline, OutlineItem
+
+__all__ = ["ELISION", "TokenCounter", "render_skeleton"]
+
+ELISION = "⋯"
+_INDENT_STEP = "    "
+_DECORATOR_STARTS = ("@", "#[", "[")
+TokenCounter = Callable[[Sequence[str]], list[int]]
+
+
+def render_skeleton(path: str, text: str, outline: FileOutline) -> tuple[str, tuple[Location, ...]]:
+    """The skeleton text and the definitions it shows (file order)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out: list[str] = []
+    shown: list[Location] = []
+    last_import_end = 0
+    for start, end in outline.imports:
+        stop = end + 1 if end < len(lines) and lines[end].strip() == ")" else end  # Go's `import (...)`
+        out.extend(_rstrip(lines[start - 1 : stop]))
+        last_import_end = stop
+    if out and outline.items:
+        out.append("")
+    for item in outline.items:
+        if item.end_line <= last_import_end:
+            continue
+        _render(item, lines, out, shown, (path, outline.language), top=True)
+    return "\n".join(out).rstrip("\n") + "\n" if out else "", tuple(shown)
+
+
+def _rstrip(lines: list[str]) -> list[str]:
+    return [line.rstrip() for line in lines]
+
+
+def _render(
+    item: OutlineItem,
+    lines: list[str],
+    out: list[str],
+    shown: list[Location],
+    where: tuple[str, str],
+    *,
+    top: bool,
+) -> None:
+    path, language = where
+    if top and out and out[-1] != "" and (item.children or item.end_line > item.signature_end):
+        out.append("")
+    sig = _rstrip(lines[item.signature_start - 1 : item.signature_end])
+    # decorators and attributes change what a definition is (@property, #[test]); comments do not
+    out.extend(
+        line.rstrip()
+        for line in lines[item.start_line - 1 : item.signature_start - 1]
+        if line.lstrip().startswith(_DECORATOR_STARTS)
+    )
+    out.extend(sig)
+    shown.append(
+        Location(
+            path=path,
+            start_line=item.signature_start,
+            end_line=item.end_line,
+            symbol=item.name,
+            kind=ChunkKind(item.kind) if item.kind in ChunkKind._value2member_map_ else None,
+            language=language,
+            scope=item.scope,
+            signature=" ".join(" ".join(sig).split())[:200],
+        )
+    )
+    indent = _body_indent(lines, item, sig[0] if sig else "")
+    if item.doc:
+        out.append(f"{indent}{_quoted(item.doc, language)}")
+    body_start = item.signature_end + 1
+    if item.children:
+        cursor = body_start
+        for child in item.children:
+            if child.start_line > cursor:
+                _elide(out, indent, cursor, child.start_line - 1, lines)
+            _render(child, lines, out, shown, where, top=False)
+            cursor = child.end_line + 1
+        if cursor <= item.end_line:
+            _elide(out, indent, cursor, item.end_line, lines, closing=True)
+    elif body_start <= item.end_line:
+        _elide(out, indent, body_start, item.end_line, lines, closing=True)
+
+
+def _elide(out: list[str], indent: str, start: int, end: int, lines: list[str], *, closing: bool = False) -> None:
+    """One line for lines start..end (1-based), unless they are blank or only closing brackets."""
+    body = [line.strip() for line in lines[start - 1 : end]]
+    meaningful = [b for b in body if b and b not in ("}", "};", "end", ")", "]", "});", "})", "},")]
+    if not meaningful:
+        return
+    if closing and len(meaningful) == len(body) and len(body) == 1 and len(body[0]) <= 40:
+        out.append(f"{indent}{body[0]}")  # a one-line body says more than its elision would
+        return
+    n = end - start + 1
+    out.append(f"{indent}{ELISION} {n} line{'s' if n != 1 else ''} (L{start}-{end})")
+
+
+def _body_indent(lines: list[str], item: OutlineItem, signature: str) -> str:
+    """The indentation of the first non-blank body line, or the signature's plus one step."""
+    for row in range(item.signature_end, min(item.end_line, item.signature_end + 5)):
+        line = lines[row] if row < len(lines) else ""
+        if line.strip() and line.strip() not in ("{", "}"):
+            own = line[: len(line) - len(line.lstrip())]
+            base = signature[: len(signature) - len(signature.lstrip())]
+            if len(own) > len(base):
+                return own
+            break
+    base = signature[: len(signature) - len(signature.lstrip())]
+    return base + _INDENT_STEP
+
+
+def _quoted(doc: str, language: str) -> str:
+    if language in ("python", "starlark"):
+        return f'"""{doc}"""'
+    if language in ("ruby", "bash", "elixir"):
+        return f"# {doc}"
+    if language in {"haskell", "lua"}:
+        return f"-- {doc}"
+    return f"// {doc}"

@@ -1,0 +1,770 @@
+"""Callers, callees and related code, from the definitions and references stored with each chunk.
+
+`CodeGraph` is built from a snapshot (once per snapshot, on first use): every definition, every call
+site with the definition it sits in, and every file's imports. A call is resolved when it is asked
+about, against the files the snapshot holds, in this order (ADR 0016):
+
+1. `self.f()` / `this.f()`: a method of the caller's own class (LOCAL);
+2. the name, or the first part of the receiver, is bound by an import of the calling file: the
+   imported file's definition (IMPORT), following re-exports a few hops; an import of a module the
+   project does not hold (a library, the standard library) makes the call external: no edge;
+3. the calling file (or Go package / Java package folder) defines the name (LOCAL);
+4. otherwise every definition of that name in the same language family (NAME); more than one is
+   ambiguous: listed as candidates, never followed.
+
+With `resolve_imports=False` only step 4 runs: names alone, as osgrep traces.
+"""
+
+from __future__ import annotations
+
+import bisect
+import builtins
+import math
+import posixpath
+import threading
+import weakref
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from lgrep_core.errors import NotFoundError
+from lgrep_core.models import (
+    DEFAULT_TRACE_EDGES,
+    ChunkKind,
+    Location,
+    MatchType,
+    Resolution,
+    TraceDirection,
+    TraceEdge,
+    TraceRequest,
+    TraceResult,
+)
+from lgrep_core.structure import IMPORT_ALL, Definition, Reference, RefKind, parse_entries
+
+from .corpus import Corpus
+
+__all__ = ["CodeGraph", "graph_of", "related_by_structure", "trace"]
+
+MAX_EDGES = 5000  # edges a trace collects before paging (the rest is not counted)
+MAX_CANDIDATES = 8  # of an ambiguous call, at most this many definitions are listed
+_REEXPORT_HOPS = 3
+_SELF = frozenset({"self", "this", "cls", "Self", "@", "$this", "static", "super"})
+_FAMILY = {"typescript": "js", "tsx": "js", "javascript": "js", "c": "c", "cpp": "c", "python": "py", "starlark": "py"}
+_JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+_CALLABLE = frozenset({"function", "method", "class", "module"})
+# Languages where a bare `f()` never means a method of another class (no implicit `this`).
+_EXPLICIT_SELF = frozenset(
+    {
+        "python",
+        "starlark",
+        "javascript",
+        "typescript",
+        "tsx",
+        "go",
+        "rust",
+        "c",
+        "lua",
+        "bash",
+        "elixir",
+        "haskell",
+        "zig",
+        "php",
+    }
+)
+# Bare calls of these names are the language's own unless the file defines or imports them.
+_BUILTINS: dict[str, frozenset[str]] = {
+    "py": frozenset(n for n in dir(builtins) if not n.startswith("_")),
+    "js": frozenset(
+        {
+            "require",
+            "parseInt",
+            "parseFloat",
+            "setTimeout",
+            "setInterval",
+            "clearTimeout",
+            "clearInterval",
+            "String",
+            "Number",
+            "Boolean",
+            "Symbol",
+            "BigInt",
+            "Array",
+            "Object",
+            "Error",
+            "TypeError",
+            "Promise",
+            "Map",
+            "Set",
+            "WeakMap",
+            "WeakSet",
+            "Date",
+            "RegExp",
+            "JSON",
+            "isNaN",
+            "isFinite",
+            "fetch",
+            "structuredClone",
+            "queueMicrotask",
+            "encodeURIComponent",
+            "decodeURIComponent",
+        }
+    ),
+    "go": frozenset(
+        {
+            "append",
+            "cap",
+            "clear",
+            "close",
+            "complex",
+            "copy",
+            "delete",
+            "imag",
+            "len",
+            "make",
+            "max",
+            "min",
+            "new",
+            "panic",
+            "print",
+            "println",
+            "real",
+            "recover",
+        }
+    ),
+}
+
+
+@dataclass(slots=True)
+class _Def:
+    name: str
+    file: int
+    line: int
+    end_line: int
+    scope: tuple[str, ...]
+    kind: str
+    chunk: int
+
+
+@dataclass(slots=True)
+class _Call:
+    name: str
+    qualifier: str
+    file: int
+    line: int
+    caller: int  # the innermost definition around the call, -1 at a file's top level
+    chunk: int
+
+
+@dataclass(slots=True)
+class _Import:
+    module: str
+    member: str
+    line: int
+
+
+@dataclass(slots=True)
+class _File:
+    path: str
+    language: str
+    defs: list[int] = field(default_factory=list[int])  # sorted by line
+    imports: dict[str, list[_Import]] = field(default_factory=dict[str, list[_Import]])
+    star: list[_Import] = field(default_factory=list[_Import])
+
+
+class CodeGraph:
+    """Definitions, call sites and imports of one snapshot, with resolution on demand."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        self.defs: list[_Def] = []
+        self.calls: list[_Call] = []
+        self.files: list[_File] = [_File(p, "") for p in corpus.files]
+        self.defs_by_name: dict[str, list[int]] = defaultdict(list)
+        self.calls_by_name: dict[str, list[int]] = defaultdict(list)
+        self.calls_by_caller: dict[int, list[int]] = defaultdict(list)
+        self.calls_by_chunk: dict[int, list[int]] = defaultdict(list)
+        self.defs_by_chunk: dict[int, list[int]] = defaultdict(list)
+        self.names_by_chunk: dict[int, frozenset[str]] = {}
+        self.chunks_by_name: dict[str, list[int]] = defaultdict(list)
+        self._path_index: dict[str, int] = {p: i for i, p in enumerate(corpus.files)}
+        self._dirs: dict[str, list[int]] = defaultdict(list)
+        self._resolved: dict[tuple[int, bool], tuple[tuple[int, ...], Resolution | None]] = {}
+        self._modules: dict[tuple[int, str], tuple[int, ...] | None] = {}
+        for f, path in enumerate(corpus.files):
+            self._dirs[posixpath.dirname(path)].append(f)
+        pending: list[tuple[int, int, Reference]] = []
+        for i in range(len(corpus)):
+            text = corpus.refs[i]
+            if not text:
+                continue
+            f = int(corpus.file_of[i])
+            file = self.files[f]
+            file.language = corpus.languages[i]
+            names: set[str] = set()
+            for entry in parse_entries(text):
+                if isinstance(entry, Definition):
+                    self.defs.append(_Def(entry.name, f, entry.line, entry.end_line, entry.scope, entry.kind, i))
+                    continue
+                if entry.kind is RefKind.IMPORT:
+                    imp = _Import(entry.qualifier, entry.member, entry.line)
+                    if entry.name == IMPORT_ALL:
+                        file.star.append(imp)
+                    else:
+                        file.imports.setdefault(entry.name, []).append(imp)
+                    names.add(entry.member or entry.name)
+                else:
+                    names.add(entry.name)
+                    if entry.kind is RefKind.CALL:
+                        pending.append((f, i, entry))
+            if names:
+                self.names_by_chunk[i] = frozenset(names)
+                for n in names:
+                    self.chunks_by_name[n].append(i)
+        for d, node in enumerate(self.defs):
+            self.defs_by_name[node.name].append(d)
+            self.defs_by_chunk[node.chunk].append(d)
+            self.files[node.file].defs.append(d)
+        for file in self.files:
+            file.defs.sort(key=lambda d: (self.defs[d].line, -self.defs[d].end_line))
+        for f, i, ref in pending:
+            c = len(self.calls)
+            caller = self._innermost(f, ref.line)
+            self.calls.append(_Call(ref.name, ref.qualifier, f, ref.line, caller, i))
+            self.calls_by_name[ref.name].append(c)
+            self.calls_by_caller[caller if caller >= 0 else -1 - f].append(c)
+            self.calls_by_chunk[i].append(c)
+
+    # ------------------------------------------------------------------------- lookups
+
+    def _innermost(self, f: int, line: int) -> int:
+        defs = self.files[f].defs
+        lines = [self.defs[d].line for d in defs]
+        k = bisect.bisect_right(lines, line)
+        for j in range(k - 1, -1, -1):
+            d = self.defs[defs[j]]
+            if d.line <= line <= d.end_line:
+                return defs[j]
+        return -1
+
+    def definitions(self, symbol: str, path: str = "") -> list[int]:
+        """Definitions named `symbol` (`Auth.verify` also checks the enclosing scope), in `path` if given."""
+        parts = [p for p in symbol.replace("::", ".").replace("->", ".").replace("#", ".").split(".") if p]
+        if not parts:
+            return []
+        name, quals = parts[-1], parts[:-1]
+        out = []
+        for d in self.defs_by_name.get(name, ()):
+            node = self.defs[d]
+            if quals and list(node.scope[:-1][-len(quals) :]) != quals:
+                continue
+            if path and self.files[node.file].path != path:
+                continue
+            out.append(d)
+        return sorted(out, key=lambda d: (self.files[self.defs[d].file].path, self.defs[d].line))
+
+    def calls_in(self, d: int) -> list[int]:
+        """Call sites inside definition `d`, nested definitions' own calls excluded."""
+        return self.calls_by_caller.get(d, [])
+
+    def location(self, d: int) -> Location:
+        node = self.defs[d]
+        file = self.files[node.file]
+        return Location(
+            path=file.path,
+            start_line=node.line,
+            end_line=node.end_line,
+            symbol=node.name,
+            kind=ChunkKind(node.kind) if node.kind in ChunkKind._value2member_map_ else None,
+            language=file.language,
+            scope=node.scope,
+        )
+
+    def caller_location(self, c: int) -> Location:
+        call = self.calls[c]
+        if call.caller >= 0:
+            return self.location(call.caller)
+        file = self.files[call.file]
+        return Location(path=file.path, start_line=call.line, end_line=call.line, language=file.language)
+
+    # ----------------------------------------------------------------------- resolution
+
+    def resolve(self, c: int, *, imports: bool = True) -> tuple[tuple[int, ...], Resolution | None]:
+        """The definitions call `c` may reach and how that was decided; ((), None) for none (a
+        library call, a builtin, a name nothing defines)."""
+        key = (c, imports)
+        hit = self._resolved.get(key)
+        if hit is None:
+            targets, how = self._resolve(self.calls[c], imports)
+            hit = (self._implementations(targets), how)
+            self._resolved[key] = hit
+        return hit
+
+    def _implementations(self, targets: tuple[int, ...]) -> tuple[int, ...]:
+        """Overloads (one name, file and scope: `@overload` stubs, TypeScript overload signatures)
+        are one target: the last, which is the implementation."""
+        if len(targets) < 2:
+            return targets
+        last: dict[tuple[int, tuple[str, ...]], int] = {}
+        for d in targets:
+            node = self.defs[d]
+            key = (node.file, node.scope)
+            if key not in last or self.defs[last[key]].line < node.line:
+                last[key] = d
+        return tuple(sorted(last.values()))
+
+    def _resolve(self, call: _Call, imports: bool) -> tuple[tuple[int, ...], Resolution | None]:
+        name = call.name
+        if name not in self.defs_by_name:
+            return (), None
+        if not imports:
+            return self._by_name(call, shaped=False), Resolution.NAME
+        file = self.files[call.file]
+        qual = call.qualifier
+        root = _first_segment(qual)
+        if qual in _SELF:
+            cls = self.defs[call.caller].scope[:-1] if call.caller >= 0 else ()
+            found = [
+                d for d in self.defs_by_name[name] if self.defs[d].file == call.file and self.defs[d].scope[:-1] == cls
+            ]
+            if cls and found:
+                return tuple(found), Resolution.LOCAL
+            return self._by_name(call), Resolution.NAME
+        binding = file.imports.get(root if qual else name)
+        if binding:
+            imp = binding[-1]
+            files = self._module_files(call.file, imp, qual)
+            if files is None:
+                return (), None  # a module outside the project: a library call
+            member = imp.member if not qual else ""
+            scope = imp.member if qual and imp.member and imp.member != IMPORT_ALL else ""
+            found = self._defined_in(files, member or name, scope, hops=_REEXPORT_HOPS)
+            if found:
+                return tuple(found), Resolution.IMPORT
+            return self._by_name(call), Resolution.NAME
+        if not qual or self._defined_class(call.file, root):
+            local = [d for d in self.defs_by_name[name] if self.defs[d].file == call.file]
+            if qual:
+                local = [d for d in local if root in self.defs[d].scope[:-1]] or local
+            if local:
+                return tuple(local), Resolution.LOCAL
+            package = self._package_files(call.file)
+            if package:
+                found = [d for d in self.defs_by_name[name] if self.defs[d].file in package]
+                if found:
+                    return tuple(found), Resolution.LOCAL
+            for imp in file.star:
+                files = self._module_files(call.file, imp, "")
+                if files:
+                    found = self._defined_in(files, name, "", hops=_REEXPORT_HOPS)
+                    if found:
+                        return tuple(found), Resolution.IMPORT
+        return self._by_name(call), Resolution.NAME
+
+    def _by_name(self, call: _Call, *, shaped: bool = True) -> tuple[int, ...]:
+        """Definitions of the call's name in its language family. `shaped`: only those a call of
+        that shape can reach — a bare `f()` no other class's method (in languages without an
+        implicit `this`), `x.f()` no top-level function, and a bare call of a builtin nothing."""
+        language = self.files[call.file].language
+        family = _FAMILY.get(language, language)
+        qualified = bool(call.qualifier)
+        if shaped and not qualified and call.name in _BUILTINS.get(family, ()):
+            return ()
+        out = []
+        for d in self.defs_by_name.get(call.name, ()):
+            node = self.defs[d]
+            other = self.files[node.file].language
+            if _FAMILY.get(other, other) != family or node.kind not in _CALLABLE:
+                continue
+            if shaped and qualified and len(node.scope) < 2 and node.kind != "class":
+                continue  # `x.f()`: a member, not a top-level function (modules were resolved above)
+            if shaped and not qualified and node.kind == "method" and language in _EXPLICIT_SELF:
+                continue
+            out.append(d)
+        return tuple(out)
+
+    def _defined_class(self, f: int, name: str) -> bool:
+        return any(self.defs[d].name == name and self.defs[d].kind in ("class", "module") for d in self.files[f].defs)
+
+    def _package_files(self, f: int) -> set[int]:
+        """Go: the files of the same folder (one package); Java/Kotlin/Scala/C#: the same folder too."""
+        file = self.files[f]
+        if file.language not in ("go", "java", "kotlin", "scala", "csharp", "swift"):
+            return set()
+        return {g for g in self._dirs[posixpath.dirname(file.path)] if g != f}
+
+    def _defined_in(self, files: tuple[int, ...], name: str, scope: str, *, hops: int) -> list[int]:
+        """Definitions named `name` in `files` (under class `scope` when given), following the
+        files' own imports of that name (re-exports, barrels) up to `hops` times."""
+        found = [
+            d
+            for d in self.defs_by_name.get(name, ())
+            if self.defs[d].file in files and (not scope or scope in self.defs[d].scope[:-1])
+        ]
+        if scope and not found:
+            found = [d for d in self.defs_by_name.get(name, ()) if self.defs[d].file in files]
+        if found:
+            top = [d for d in found if len(self.defs[d].scope) <= 1]
+            return top or found
+        if hops <= 0:
+            return []
+        target = scope or name
+        for f in files:
+            for imp in [*self.files[f].imports.get(target, ()), *self.files[f].star]:
+                sub = self._module_files(f, imp, "")
+                if sub:
+                    more = self._defined_in(sub, name, scope, hops=hops - 1)
+                    if more:
+                        return more
+        return []
+
+    def _module_files(self, f: int, imp: _Import, qual: str) -> tuple[int, ...] | None:
+        """The project files an import names; None when it names none (a library), () if unknown."""
+        key = (f, f"{imp.module}\x00{imp.member}\x00{qual}")
+        if key in self._modules:
+            return self._modules[key]
+        found = self._find_module(f, imp, qual)
+        self._modules[key] = found
+        return found
+
+    def _find_module(self, f: int, imp: _Import, qual: str) -> tuple[int, ...] | None:
+        file = self.files[f]
+        lang = file.language
+        here = posixpath.dirname(file.path)
+        module = imp.module
+        if lang in ("python", "starlark"):
+            dots = len(module) - len(module.lstrip("."))
+            parts = [p for p in module.lstrip(".").split(".") if p]
+            if qual and not imp.member:  # `import a.b` then `a.b.c.f()`: the longest module of the receiver
+                chain = [p for p in qual.split(".") if p]
+                bound = module.split(".")
+                if chain and chain[0] != bound[0]:  # `import a.b as x`: x.c -> a.b.c
+                    chain = [*bound, *chain[1:]]
+                candidates = [chain[:k] for k in range(len(chain), 0, -1)]
+            elif imp.member and imp.member != IMPORT_ALL:
+                candidates = [[*parts, imp.member], parts]  # `from a import b`: b may be a module
+            else:
+                candidates = [parts]
+            for cand in candidates:
+                hit = self._python_module(here, dots, cand)
+                if hit:
+                    return hit
+            return () if dots else None
+        if lang in ("javascript", "typescript", "tsx"):
+            if not module.startswith((".", "/")):
+                return None
+            base = posixpath.normpath(posixpath.join(here, module))
+            stems = [base]
+            for ext in (".js", ".jsx", ".mjs", ".cjs"):
+                if base.endswith(ext):
+                    stems.append(base[: -len(ext)])
+            for stem in stems:
+                for cand in (stem, *(stem + e for e in _JS_EXTS), *(f"{stem}/index{e}" for e in _JS_EXTS)):
+                    g = self._path_index.get(cand)
+                    if g is not None:
+                        return (g,)
+            return ()
+        if lang == "go":
+            parts = [p for p in module.split("/") if p]
+            for k in range(len(parts), 0, -1):
+                suffix = "/".join(parts[-k:])
+                dirs = [d for d in self._dirs if d == suffix or d.endswith("/" + suffix)]
+                if len(dirs) == 1:
+                    return tuple(g for g in self._dirs[dirs[0]] if self.files[g].path.endswith(".go"))
+                if dirs:
+                    return ()
+            return None
+        if lang == "rust":
+            return self._rust_module(file.path, module, imp.member)
+        if lang in ("java", "kotlin", "scala"):
+            dotted = [p for p in module.split(".") if p]
+            member = imp.member if imp.member != IMPORT_ALL else ""
+            want = "/".join([*dotted, member]) if member else "/".join(dotted)
+            if member:
+                hits = [
+                    g for p, g in self._path_index.items() if p.rsplit(".", 1)[0].endswith(want) and _boundary(p, want)
+                ]
+                return tuple(hits) if hits else None
+            dirs = [d for d in self._dirs if d == want or d.endswith("/" + want)]
+            return tuple(g for d in dirs for g in self._dirs[d]) or None
+        return ()
+
+    def _python_module(self, here: str, dots: int, parts: list[str]) -> tuple[int, ...]:
+        if dots:
+            base = here
+            for _ in range(dots - 1):
+                base = posixpath.dirname(base)
+            rel = "/".join(parts)
+            for cand in (
+                f"{base}/{rel}.py" if rel else "",
+                f"{base}/{rel}/__init__.py" if rel else f"{base}/__init__.py",
+            ):
+                g = self._path_index.get(cand.lstrip("/")) if cand else None
+                if g is not None:
+                    return (g,)
+            return ()
+        if not parts:
+            return ()
+        rel = "/".join(parts)
+        hits = [
+            g
+            for suffix in (f"{rel}.py", f"{rel}/__init__.py", f"{rel}.pyi")
+            for p, g in self._suffix_matches(suffix)
+            if self._source_root(p[: len(p) - len(suffix)].rstrip("/"))
+        ]
+        return tuple(sorted(set(hits)))
+
+    def _source_root(self, folder: str) -> bool:
+        """Whether absolute imports can start in `folder` (`src/`, the root): it is no package itself,
+        so `json` is not `src/flask/json`."""
+        return not folder or f"{folder}/__init__.py" not in self._path_index
+
+    def _suffix_matches(self, suffix: str) -> Iterable[tuple[str, int]]:
+        g = self._path_index.get(suffix)
+        if g is not None:
+            yield suffix, g
+            return
+        tail = "/" + suffix
+        for p, g in self._path_index.items():
+            if p.endswith(tail):
+                yield p, g
+
+    def _rust_module(self, path: str, module: str, member: str) -> tuple[int, ...] | None:
+        segments = [s for s in module.split("::") if s]
+        if not segments:
+            segments = []
+        here = posixpath.dirname(path)
+        stem = posixpath.basename(path).rsplit(".", 1)[0]
+        own = here if stem in ("mod", "lib", "main") else f"{here}/{stem}"
+        if segments and segments[0] == "crate":
+            base = here
+            while base and not any(f"{base}/{root}" in self._path_index for root in ("lib.rs", "main.rs")):
+                base = posixpath.dirname(base)
+            segments = segments[1:]
+        elif segments and segments[0] in ("self", "super"):
+            base = own
+            while segments and segments[0] in ("self", "super"):
+                if segments[0] == "super":
+                    base = posixpath.dirname(base)
+                segments = segments[1:]
+        else:
+            return None  # another crate
+        tries = [[*segments, member], segments] if member and member != IMPORT_ALL else [segments]
+        for seg in tries:
+            rel = "/".join(seg)
+            cands = [f"{base}/{rel}.rs", f"{base}/{rel}/mod.rs"] if rel else [f"{base}/lib.rs", f"{base}/main.rs"]
+            for cand in cands:
+                g = self._path_index.get(cand.lstrip("/"))
+                if g is not None:
+                    return (g,)
+        return ()
+
+
+def _first_segment(qual: str) -> str:
+    for sep in ("::", ".", "->", ":"):
+        qual = qual.split(sep, 1)[0]
+    return qual
+
+
+def _boundary(path: str, want: str) -> bool:
+    stem = path.rsplit(".", 1)[0]
+    return stem == want or stem.endswith("/" + want)
+
+
+# ---------------------------------------------------------------------------------------- trace
+
+
+def trace(corpus: Corpus, graph: CodeGraph, request: TraceRequest) -> TraceResult:
+    """Callers and/or callees of `request.symbol` to `request.depth` hops, breadth first.
+
+    Raises NotFoundError when nothing of that name is defined (with near names to try)."""
+    roots = graph.definitions(request.symbol, request.path)
+    if not roots:
+        near = [m.name for m in corpus.symbol_index.match(request.symbol.split(".")[-1])][:5]
+        where = f" in {request.path}" if request.path else ""
+        hint = f"; near names: {', '.join(near)}" if near else ""
+        raise NotFoundError(f"no definition of {request.symbol!r}{where} in the index{hint}")
+    definitions = tuple(graph.location(d) for d in roots)
+    if len(_groups(graph, roots)) > 1:
+        return TraceResult(request.symbol, definitions, True, (), 0, 0, request.resolve_imports)
+    edges: list[TraceEdge] = []
+    directions = (
+        (TraceDirection.CALLERS, TraceDirection.CALLEES)
+        if request.direction is TraceDirection.BOTH
+        else (request.direction,)
+    )
+    for direction in directions:
+        _walk(graph, roots, direction, request, edges)
+    limit = request.limit or DEFAULT_TRACE_EDGES
+    page = edges[request.offset : request.offset + limit]
+    more = request.offset + limit < len(edges)
+    return TraceResult(
+        request.symbol,
+        definitions,
+        False,
+        tuple(page),
+        len(edges),
+        request.offset + limit if more else 0,
+        request.resolve_imports,
+    )
+
+
+def _groups(graph: CodeGraph, defs: list[int]) -> set[tuple[int, tuple[str, ...]]]:
+    """Overloads (same file, same scope) are one definition for tracing."""
+    return {(graph.defs[d].file, graph.defs[d].scope) for d in defs}
+
+
+def _walk(
+    graph: CodeGraph, roots: list[int], direction: TraceDirection, request: TraceRequest, out: list[TraceEdge]
+) -> None:
+    imports = request.resolve_imports
+    seen_nodes = set(roots)
+    frontier = list(roots)
+    seen_edges: dict[tuple[int, int], int] = {}  # (caller key, callee key) -> index in out
+    for depth in range(1, request.depth + 1):
+        following: list[int] = []
+        for node in frontier:
+            if direction is TraceDirection.CALLERS:
+                found = _callers(graph, node, imports)
+            else:
+                found = _callees(graph, node, imports)
+            for c, targets, how in found:
+                call = graph.calls[c]
+                ambiguous = len(targets) > 1
+                first: int = targets[0]
+                if direction is TraceDirection.CALLERS:
+                    key = (call.caller if call.caller >= 0 else -1 - call.file, node)
+                    nxt = call.caller
+                else:
+                    key = (node, -(10**9) - c if ambiguous else first)
+                    nxt = -1 if ambiguous else first
+                at = seen_edges.get(key)
+                if at is not None:
+                    prev = out[at]
+                    out[at] = TraceEdge(
+                        prev.direction,
+                        prev.depth,
+                        prev.caller,
+                        prev.callee,
+                        prev.path,
+                        prev.line,
+                        prev.resolution,
+                        prev.sites + 1,
+                        prev.candidates,
+                    )
+                    continue
+                if len(out) >= MAX_EDGES:
+                    return
+                seen_edges[key] = len(out)
+                callee = None if ambiguous else graph.location(first if direction is TraceDirection.CALLEES else node)
+                out.append(
+                    TraceEdge(
+                        direction=direction,
+                        depth=depth,
+                        caller=graph.caller_location(c),
+                        callee=callee,
+                        path=graph.files[call.file].path,
+                        line=call.line,
+                        resolution=how,
+                        candidates=tuple(graph.location(t) for t in targets[:MAX_CANDIDATES]) if ambiguous else (),
+                    )
+                )
+                if not ambiguous and nxt >= 0 and nxt not in seen_nodes:
+                    seen_nodes.add(nxt)
+                    following.append(nxt)
+        frontier = following
+        if not frontier:
+            break
+
+
+def _callers(graph: CodeGraph, d: int, imports: bool) -> list[tuple[int, tuple[int, ...], Resolution]]:
+    """Call sites that may reach definition `d`, resolved ones first."""
+    node = graph.defs[d]
+    out: list[tuple[int, tuple[int, ...], Resolution]] = []
+    for c in graph.calls_by_name.get(node.name, ()):
+        targets, how = graph.resolve(c, imports=imports)
+        if how is not None and d in targets:
+            out.append((c, targets if len(targets) > 1 else (d,), how))
+    out.sort(
+        key=lambda t: (
+            len(t[1]) > 1,
+            t[2] is Resolution.NAME,
+            graph.files[graph.calls[t[0]].file].path,
+            graph.calls[t[0]].line,
+        )
+    )
+    return out
+
+
+def _callees(graph: CodeGraph, d: int, imports: bool) -> list[tuple[int, tuple[int, ...], Resolution]]:
+    out: list[tuple[int, tuple[int, ...], Resolution]] = []
+    for c in graph.calls_in(d):
+        targets, how = graph.resolve(c, imports=imports)
+        if how is not None and targets:
+            out.append((c, targets, how))
+    out.sort(key=lambda t: (len(t[1]) > 1, graph.calls[t[0]].line))
+    return out
+
+
+# ------------------------------------------------------------------------------------ snapshots
+
+_graphs: weakref.WeakKeyDictionary[Corpus, CodeGraph] = weakref.WeakKeyDictionary()
+_graphs_lock = threading.Lock()
+
+
+def graph_of(corpus: Corpus) -> CodeGraph:
+    """The graph of a snapshot, built on first use (one build at a time) and kept with it.
+
+    Raises NotFoundError when the index holds no structure (built by an lgrep before it stored it)."""
+    with _graphs_lock:
+        graph = _graphs.get(corpus)
+        if graph is None:
+            graph = CodeGraph(corpus)
+            _graphs[corpus] = graph
+    if not graph.defs and not graph.calls and len(corpus):
+        raise NotFoundError(
+            "this index has no code structure yet (it was built by an older lgrep): run `lgrep index` to add it"
+        )
+    return graph
+
+
+# -------------------------------------------------------------------------------------- related
+
+NAMES_MAX_SHARERS = 60  # a name referenced by more chunks than this relates nothing (`get`, `len`)
+
+
+def related_by_structure(graph: CodeGraph, anchor: int) -> dict[int, tuple[float, set[MatchType]]]:
+    """Chunks related to chunk `anchor` by the call graph and by the names they reference, each with
+    a score in 0..1 and the relations that found it. Calls count when they resolve to one definition."""
+    found: dict[int, tuple[float, set[MatchType]]] = {}
+
+    def add(chunk: int, score: float, how: MatchType) -> None:
+        if chunk == anchor:
+            return
+        old, hows = found.get(chunk, (0.0, set()))
+        found[chunk] = (max(old, score), hows | {how})
+
+    for d in graph.defs_by_chunk.get(anchor, ()):
+        for c, targets, how in _callers(graph, d, True):
+            if len(targets) == 1:
+                add(graph.calls[c].chunk, 1.0 if how is not Resolution.NAME else 0.8, MatchType.CALLER)
+    for c in graph.calls_by_chunk.get(anchor, ()):
+        targets, how = graph.resolve(c)
+        if how is not None and len(targets) == 1:
+            add(graph.defs[targets[0]].chunk, 1.0 if how is not Resolution.NAME else 0.8, MatchType.CALLEE)
+    names = graph.names_by_chunk.get(anchor, frozenset())
+    weights = {}
+    for n in names:
+        sharers = len(graph.chunks_by_name.get(n, ()))
+        if 1 < sharers <= NAMES_MAX_SHARERS:
+            weights[n] = math.log(1 + NAMES_MAX_SHARERS / sharers)
+    total = sum(weights.values())
+    if total > 0:
+        overlap: dict[int, float] = defaultdict(float)
+        for n, w in weights.items():
+            for chunk in graph.chunks_by_name[n]:
+                overlap[chunk] += w
+        for chunk, w in overlap.items():
+            share = w / total
+            if share >= 0.2:
+                add(chunk, 0.9 * share, MatchType.SHARED_NAMES)
+    return found
