@@ -95,11 +95,7 @@ def score(graph: Any, oracle: list[dict[str, Any]], under: str, *, imports: bool
         if resolution is not None and found:
             how[resolution.value] += 1
 
-        def confirmed(d: Any) -> bool:
-            path = graph.files[d.file].path
-            return any(p == path and d.line - LINE_SLACK <= line <= d.end_line for p, line in truth)
-
-        good = [d for d in found if confirmed(d)]
+        good = [d for d in found if _confirmed(graph, d, truth)]
         tally["oracle_sites"] += 1
         if truth:
             tally["oracle_edges"] += 1
@@ -133,6 +129,12 @@ def score(graph: Any, oracle: list[dict[str, Any]], under: str, *, imports: bool
         "examples_missed": missed[:8],
         "examples_wrong": wrong[:8],
     }
+
+
+def _confirmed(graph: Any, d: Any, truth: set[tuple[str, int]]) -> bool:
+    """The oracle names definition `d` (its name's line lies in d's span, give or take a decorator)."""
+    path = graph.files[d.file].path
+    return any(p == path and d.line - LINE_SLACK <= line <= d.end_line for p, line in truth)
 
 
 def main() -> int:

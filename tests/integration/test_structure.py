@@ -163,7 +163,10 @@ def test_typescript_imports_barrels_and_this() -> None:
             "  }\n"
             "}\n"
         ),
-        "src/app.ts": "import { Schema, normalize } from './index';\n\nexport function main() {\n  return new Schema().parse(normalize('a'));\n}\n",
+        "src/app.ts": (
+            "import { Schema, normalize } from './index';\n\n"
+            "export function main() {\n  return new Schema().parse(normalize('a'));\n}\n"
+        ),
         "src/other.ts": "export function readFile(p: string) {\n  return p;\n}\n",
     }
     result = _trace(files, "normalize", direction=TraceDirection.CALLERS)
