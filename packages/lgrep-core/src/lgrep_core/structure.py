@@ -24,6 +24,7 @@ from typing import Protocol
 
 __all__ = [
     "IMPORT_ALL",
+    "SAME_FILE",
     "STRUCTURE_VERSION",
     "Definition",
     "FileOutline",
@@ -39,6 +40,8 @@ STRUCTURE_VERSION = "1"
 """The format above. Part of the chunker version: a change rebuilds chunks (vectors are kept)."""
 
 IMPORT_ALL = "*"
+SAME_FILE = "#"
+"""The module of an import that names the file itself: `export { a as b }` binds b to a."""
 
 
 class RefKind(StrEnum):

@@ -21,6 +21,7 @@ import bisect
 import builtins
 import math
 import posixpath
+import re
 import threading
 import weakref
 from collections import defaultdict
@@ -39,7 +40,7 @@ from lgrep_core.models import (
     TraceRequest,
     TraceResult,
 )
-from lgrep_core.structure import IMPORT_ALL, Definition, Reference, RefKind, parse_entries
+from lgrep_core.structure import IMPORT_ALL, SAME_FILE, Definition, Reference, RefKind, parse_entries
 
 from .corpus import Corpus
 
@@ -48,6 +49,7 @@ __all__ = ["CodeGraph", "graph_of", "related_by_structure", "trace"]
 MAX_EDGES = 5000  # edges a trace collects before paging (the rest is not counted)
 MAX_CANDIDATES = 8  # of an ambiguous call, at most this many definitions are listed
 _REEXPORT_HOPS = 3
+_NAME_CHAIN = re.compile(r"[\w$]+(?:(?:\.|::|->)[\w$]+)*\Z")
 _SELF = frozenset({"self", "this", "cls", "Self", "@", "$this", "static", "super"})
 _FAMILY = {"typescript": "js", "tsx": "js", "javascript": "js", "c": "c", "cpp": "c", "python": "py", "starlark": "py"}
 _JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -192,6 +194,14 @@ class CodeGraph:
         self._modules: dict[tuple[int, str], tuple[int, ...] | None] = {}
         for f, path in enumerate(corpus.files):
             self._dirs[posixpath.dirname(path)].append(f)
+        # every folder that holds an indexed file at any depth (package folders hold only subfolders)
+        self._dirs_all: set[str] = set()
+        for folder in list(self._dirs):
+            up = folder
+            while up and up not in self._dirs_all:
+                self._dirs_all.add(up)
+                up = posixpath.dirname(up)
+        self._packages: dict[str, list[str]] = {}
         pending: list[tuple[int, int, Reference]] = []
         for i in range(len(corpus)):
             text = corpus.refs[i]
@@ -329,6 +339,10 @@ class CodeGraph:
             if cls and found:
                 return tuple(found), Resolution.LOCAL
             return self._by_name(call), Resolution.NAME
+        if qual and not _NAME_CHAIN.match(qual):
+            # `z.string().optional()`, `items[0].run()`: a value computed from a module or class,
+            # not the module itself; its type is unknown
+            return self._by_name(call), Resolution.NAME
         binding = file.imports.get(root if qual else name)
         if binding:
             imp = binding[-1]
@@ -343,8 +357,8 @@ class CodeGraph:
             return self._by_name(call), Resolution.NAME
         if not qual or self._defined_class(call.file, root):
             local = [d for d in self.defs_by_name[name] if self.defs[d].file == call.file]
-            if qual:
-                local = [d for d in local if root in self.defs[d].scope[:-1]] or local
+            if qual:  # `Foo.create()`: a member of this file's class Foo, or nothing local
+                local = [d for d in local if root in self.defs[d].scope[:-1]]
             if local:
                 return tuple(local), Resolution.LOCAL
             package = self._package_files(call.file)
@@ -393,28 +407,31 @@ class CodeGraph:
         return {g for g in self._dirs[posixpath.dirname(file.path)] if g != f}
 
     def _defined_in(self, files: tuple[int, ...], name: str, scope: str, *, hops: int) -> list[int]:
-        """Definitions named `name` in `files` (under class `scope` when given), following the
-        files' own imports of that name (re-exports, barrels) up to `hops` times."""
-        found = [
-            d
-            for d in self.defs_by_name.get(name, ())
-            if self.defs[d].file in files and (not scope or scope in self.defs[d].scope[:-1])
-        ]
-        if scope and not found:
-            found = [d for d in self.defs_by_name.get(name, ()) if self.defs[d].file in files]
-        if found:
-            top = [d for d in found if len(self.defs[d].scope) <= 1]
-            return top or found
-        if hops <= 0:
-            return []
+        """Definitions named `name` in `files`: members of class `scope` when given, else top-level
+        ones (a member is never imported by its name). Follows the files' own imports of that name
+        (re-exports, barrels, `export { a as b }`) up to `hops` times."""
+        candidates = [d for d in self.defs_by_name.get(name, ()) if self.defs[d].file in files]
+        if scope:
+            found = [d for d in candidates if scope in self.defs[d].scope[:-1]]
+            if not found:  # `from . import cli` then `cli.f()`: the "class" was a module
+                found = [d for d in candidates if len(self.defs[d].scope) <= 1]
+        else:
+            found = [d for d in candidates if len(self.defs[d].scope) <= 1]
+        if found or hops <= 0:
+            return found
         target = scope or name
         for f in files:
             for imp in [*self.files[f].imports.get(target, ()), *self.files[f].star]:
                 sub = self._module_files(f, imp, "")
-                if sub:
-                    more = self._defined_in(sub, name, scope, hops=hops - 1)
-                    if more:
-                        return more
+                if not sub:
+                    continue
+                renamed = imp.member if imp.member not in ("", IMPORT_ALL, "default") else target
+                if scope:
+                    more = self._defined_in(sub, name, renamed, hops=hops - 1)
+                else:
+                    more = self._defined_in(sub, renamed, "", hops=hops - 1)
+                if more:
+                    return more
         return []
 
     def _module_files(self, f: int, imp: _Import, qual: str) -> tuple[int, ...] | None:
@@ -449,20 +466,12 @@ class CodeGraph:
                 if hit:
                     return hit
             return () if dots else None
+        if module == SAME_FILE:
+            return (f,)
         if lang in ("javascript", "typescript", "tsx"):
-            if not module.startswith((".", "/")):
-                return None
-            base = posixpath.normpath(posixpath.join(here, module))
-            stems = [base]
-            for ext in (".js", ".jsx", ".mjs", ".cjs"):
-                if base.endswith(ext):
-                    stems.append(base[: -len(ext)])
-            for stem in stems:
-                for cand in (stem, *(stem + e for e in _JS_EXTS), *(f"{stem}/index{e}" for e in _JS_EXTS)):
-                    g = self._path_index.get(cand)
-                    if g is not None:
-                        return (g,)
-            return ()
+            if module.startswith((".", "/")):
+                return self._js_file(posixpath.normpath(posixpath.join(here, module))) or ()
+            return self._js_package(module)
         if lang == "go":
             parts = [p for p in module.split("/") if p]
             for k in range(len(parts), 0, -1):
@@ -487,6 +496,43 @@ class CodeGraph:
             dirs = [d for d in self._dirs if d == want or d.endswith("/" + want)]
             return tuple(g for d in dirs for g in self._dirs[d]) or None
         return ()
+
+    def _js_file(self, base: str) -> tuple[int, ...]:
+        """The file a relative specifier names: as written, with an extension, or its folder's index
+        (`./x.js` also finds `./x.ts`, as TypeScript's node16 resolution does)."""
+        stems = [base]
+        for ext in (".js", ".jsx", ".mjs", ".cjs"):
+            if base.endswith(ext):
+                stems.append(base[: -len(ext)])
+        for stem in stems:
+            for cand in (stem, *(stem + e for e in _JS_EXTS), *(f"{stem}/index{e}" for e in _JS_EXTS)):
+                g = self._path_index.get(cand.lstrip("/"))
+                if g is not None:
+                    return (g,)
+        return ()
+
+    def _js_package(self, specifier: str) -> tuple[int, ...] | None:
+        """A package specifier (`zod/v4`, `@trpc/server/http`): one of this repository's own packages
+        when a folder of the package's name holds it (a monorepo's `packages/server`), else a library."""
+        parts = specifier.split("/")
+        scoped = specifier.startswith("@") and len(parts) > 1
+        name = parts[1] if scoped else parts[0]
+        sub = "/".join(parts[2:] if scoped else parts[1:])
+        found: set[int] = set()
+        for folder in self._package_dirs(name):
+            for base in (f"{folder}/src", folder):
+                hit = self._js_file(f"{base}/{sub}" if sub else f"{base}/index")
+                if hit:
+                    found.update(hit)
+                    break
+        return tuple(sorted(found)) if len(found) == 1 else None
+
+    def _package_dirs(self, name: str) -> list[str]:
+        cached = self._packages.get(name)
+        if cached is None:
+            cached = [d for d in self._dirs_all if posixpath.basename(d) == name and "node_modules" not in d]
+            self._packages[name] = cached
+        return cached
 
     def _python_module(self, here: str, dots: int, parts: list[str]) -> tuple[int, ...]:
         if dots:

@@ -23,7 +23,7 @@ import re
 import threading
 from collections.abc import Callable
 
-from lgrep_core.structure import IMPORT_ALL, Reference, RefKind
+from lgrep_core.structure import IMPORT_ALL, SAME_FILE, Reference, RefKind
 from tree_sitter import Node, Query, QueryCursor
 from tree_sitter_language_pack import SupportedLanguage, get_language
 
@@ -51,6 +51,7 @@ _JS_COMMON = """
 (new_expression constructor: (_) @callee)
 (import_statement) @import
 (export_statement source: (_)) @import
+(export_statement (export_clause) !source !declaration) @import
 (variable_declarator name: (_) @local value: (call_expression function: (identifier) @_r
   arguments: (arguments . (string (string_fragment) @module))) (#eq? @_r "require")) @import
 """
@@ -323,7 +324,14 @@ _JS_SPEC = re.compile(r"^\s*(?:type\s+)?([\w$]+|default)(?:\s+as\s+([\w$]+))?\s*
 def _js_import(text: str) -> list[tuple[str, str, str]]:
     src = _JS_SOURCE.search(text)
     if src is None:
-        return []
+        # `export { enumType as enum }`: the file's own name under another one
+        named = _JS_NAMED.search(text) if text.lstrip().startswith("export") else None
+        out: list[tuple[str, str, str]] = []
+        for spec in named.group(1).split(",") if named is not None else ():
+            s = _JS_SPEC.match(spec)
+            if s is not None and s.group(2) and s.group(2) != s.group(1):
+                out.append((s.group(2), SAME_FILE, s.group(1)))
+        return out
     module = src.group(1) or src.group(2)
     out: list[tuple[str, str, str]] = []
     head = text[: src.start()]
