@@ -237,3 +237,54 @@ def test_find_related_says_which_relation_found_each_result() -> None:
     assert MatchType.CALLER in by_symbol["login"]  # calls Auth() and a.verify()
     assert MatchType.CALLEE in by_symbol["decode"]
     assert MatchType.CALLER not in by_symbol["decode"]
+
+
+def test_calls_that_cannot_be_told_apart_by_name_are_not_resolved_as_if_they_could() -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/json/__init__.py": "import json as _json\n\n\ndef dumps(o):\n    return _json.dumps(o)\n",
+        "pkg/store.py": (
+            "from typing import overload\n\n\n"
+            "class Store:\n"
+            "    def open(self, p):\n        return p\n\n"
+            "    def get(self, k):\n        return self.cache.get(k)\n\n\n"
+            "@overload\ndef load(p: str) -> str: ...\n@overload\ndef load(p: int) -> int: ...\n"
+            "def load(p):\n    return open(p).read()\n\n\n"
+            "def first(rows):\n    return rows[0].get('id')\n"
+        ),
+    }
+    corpus = _corpus(files)
+    graph = CodeGraph(corpus)
+    # `_json.dumps`: the standard library's json, not pkg/json (a package's own folder is no import root)
+    dumps = trace(corpus, graph, TraceRequest("/p", "dumps", direction=TraceDirection.CALLEES))
+    assert not dumps.edges
+    # `open(p)`: the builtin; a bare call never reaches another class's method in Python
+    # `self.cache.get(k)`: a value of unknown type, not Store.get itself
+    load = trace(corpus, graph, TraceRequest("/p", "load", direction=TraceDirection.CALLEES))
+    assert not load.edges and len(load.definitions) == 3 and not load.ambiguous  # overloads are one
+    get = trace(corpus, graph, TraceRequest("/p", "Store.get", direction=TraceDirection.CALLERS))
+    assert {(e.caller.symbol, e.resolution) for e in get.edges} == {
+        ("first", Resolution.NAME),
+        ("get", Resolution.NAME),
+    }
+    own = trace(corpus, graph, TraceRequest("/p", "Store.get", direction=TraceDirection.CALLEES))
+    # `self.cache.get`: only the name says it could be Store.get, and the edge says so
+    assert {(e.callee.symbol if e.callee else "?", e.resolution) for e in own.edges} == {("get", Resolution.NAME)}
+
+
+def test_a_monorepos_own_packages_and_renamed_exports_resolve() -> None:
+    files = {
+        "packages/core/src/index.ts": "export * from './types';\nexport { enumType as enum };\n"
+        "function enumType(v: string[]) {\n  return v;\n}\n",
+        "packages/core/src/types.ts": "export function object(shape: object) {\n  return shape;\n}\n",
+        "packages/app/src/main.ts": (
+            "import * as z from '@acme/core';\nimport { readFile } from 'node:fs';\n\n"
+            "export function main() {\n  z.enum(['a']);\n  z.object({}).optional();\n  return readFile('x');\n}\n"
+        ),
+    }
+    result = _trace(files, "main", direction=TraceDirection.CALLEES)
+    found = {(e.callee.symbol, e.callee.path, e.resolution) for e in result.edges if e.callee is not None}
+    assert found == {
+        ("enumType", "packages/core/src/index.ts", Resolution.IMPORT),
+        ("object", "packages/core/src/types.ts", Resolution.IMPORT),
+    }

@@ -230,6 +230,13 @@ class CodeGraph:
                 self.names_by_chunk[i] = frozenset(names)
                 for n in names:
                     self.chunks_by_name[n].append(i)
+        # names imports bind to something of another name (`import { a as b }`, `export { a as b }`)
+        self._renamed = {
+            local
+            for file in self.files
+            for local, imps in file.imports.items()
+            if any(i.member not in ("", IMPORT_ALL, local) for i in imps)
+        }
         for d, node in enumerate(self.defs):
             self.defs_by_name[node.name].append(d)
             self.defs_by_chunk[node.chunk].append(d)
@@ -324,7 +331,7 @@ class CodeGraph:
 
     def _resolve(self, call: _Call, imports: bool) -> tuple[tuple[int, ...], Resolution | None]:
         name = call.name
-        if name not in self.defs_by_name:
+        if name not in self.defs_by_name and (not imports or name not in self._renamed):
             return (), None
         if not imports:
             return self._by_name(call, shaped=False), Resolution.NAME
@@ -345,7 +352,9 @@ class CodeGraph:
             return self._by_name(call), Resolution.NAME
         binding = file.imports.get(root if qual else name)
         if binding:
-            imp = binding[-1]
+            # the import of that name nearest above the call (one inside the function wins)
+            before = [i for i in binding if i.line <= call.line]
+            imp = max(before, key=lambda i: i.line) if before else binding[-1]
             files = self._module_files(call.file, imp, qual)
             if files is None:
                 return (), None  # a module outside the project: a library call
@@ -356,9 +365,11 @@ class CodeGraph:
                 return tuple(found), Resolution.IMPORT
             return self._by_name(call), Resolution.NAME
         if not qual or self._defined_class(call.file, root):
-            local = [d for d in self.defs_by_name[name] if self.defs[d].file == call.file]
+            local = [d for d in self.defs_by_name.get(name, ()) if self.defs[d].file == call.file]
             if qual:  # `Foo.create()`: a member of this file's class Foo, or nothing local
                 local = [d for d in local if root in self.defs[d].scope[:-1]]
+            elif file.language in _EXPLICIT_SELF:  # a bare `open()` is no method of this file's classes
+                local = [d for d in local if self.defs[d].kind != "method"]
             if local:
                 return tuple(local), Resolution.LOCAL
             package = self._package_files(call.file)
@@ -560,9 +571,10 @@ class CodeGraph:
         return tuple(sorted(set(hits)))
 
     def _source_root(self, folder: str) -> bool:
-        """Whether absolute imports can start in `folder` (`src/`, the root): it is no package itself,
-        so `json` is not `src/flask/json`."""
-        return not folder or f"{folder}/__init__.py" not in self._path_index
+        """Whether absolute imports can start in `folder` (`src/`, the root): it is no package itself
+        (no Python file of its own; an empty `__init__.py` is not indexed), so `json` is not
+        `src/flask/json`."""
+        return not folder or not any(self.files[g].path.endswith((".py", ".pyi")) for g in self._dirs.get(folder, ()))
 
     def _suffix_matches(self, suffix: str) -> Iterable[tuple[str, int]]:
         g = self._path_index.get(suffix)
