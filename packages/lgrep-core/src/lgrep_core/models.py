@@ -766,9 +766,10 @@ class TraceRequest:
 @dataclass(frozen=True, slots=True)
 class TraceEdge:
     """One call relation: `caller` calls `callee` at `path`:`line` (the first of `sites` call sites).
-    `callee` is None when the called name has several definitions and nothing tells which:
-    they are `candidates`, and the trace does not go on through this edge. A call from a file's
-    top level has a caller with an empty symbol."""
+    When the called name has several definitions and nothing tells which, they are `candidates`
+    and the trace does not go on through this edge: a callee is then None, and a caller's edge
+    names the traced definition as its callee (the call may mean it, or one of the others). A
+    call from a file's top level has a caller with an empty symbol."""
 
     direction: TraceDirection  # CALLERS or CALLEES: which way this edge was found
     depth: int  # 1 for the traced definitions' own callers/callees

@@ -27,6 +27,7 @@ _COMMENT_LEAD = re.compile(r"^\s*(?:///?|//!|/\*\*?|\*|#+!?|--+|;+|%+|\{-\|?|<!-
 _COMMENT_TAIL = re.compile(r"\s*(?:\*/|-\}|-->)\s*$")
 _DOCSTRING = re.compile(r"""^\s*(?:[rRbBuU]{0,2})("{3}|'{3}|"|')(.*)$""")
 _DOC_MAX = 160
+SIGNATURE_MAX_LINES = 40
 _DOCSTRING_LANGUAGES = frozenset({"python", "starlark"})
 
 
@@ -46,7 +47,8 @@ def outline_file(path: str, text: str) -> FileOutline | None:
     spec = spec_for(language)
     if spec is None:
         return None
-    code = outline_code(spec, lines, text, module_symbol="", max_tokens=1 << 30)
+    # whole signatures (the chunker repeats at most 6 lines of one in front of a split piece)
+    code = outline_code(spec, lines, text, module_symbol="", max_tokens=1 << 30, head_max_lines=SIGNATURE_MAX_LINES)
     imports = tuple((s + 1, e + 1) for s, e in sorted(code.anchor_ranges))
     docstrings = language in _DOCSTRING_LANGUAGES
     return FileOutline(language, imports, tuple(_item(it, lines, docstrings=docstrings) for it in code.items))

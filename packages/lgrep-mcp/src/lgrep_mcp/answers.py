@@ -232,13 +232,15 @@ class TraceEdgeOut(BaseModel):
     direction: str = Field(description="callers or callees")
     depth: int = Field(description="Hops from the traced symbol")
     caller: LocationOut = Field(description="The calling definition (empty symbol: the file's top level)")
-    callee: LocationOut | None = Field(None, description="The called definition; null when ambiguous")
+    callee: LocationOut | None = Field(
+        None, description="The called definition (with candidates: null for a callee, the traced one for a caller)"
+    )
     path: str = Field(description="The call site's file")
     line: int = Field(description="The call site's line")
     resolution: str = Field(description="import, local, or name (matched by name only)")
     sites: int = Field(1, description="Call sites from caller to callee")
     candidates: list[LocationOut] = Field(
-        default_factory=list, description="With no callee: the definitions the name could mean (not followed)"
+        default_factory=list, description="The definitions the called name could mean (such an edge is not followed)"
     )
 
 

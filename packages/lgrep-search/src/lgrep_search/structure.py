@@ -652,6 +652,9 @@ def trace(corpus: Corpus, graph: CodeGraph, request: TraceRequest) -> TraceResul
     )
     for direction in directions:
         _walk(graph, roots, direction, request, edges)
+    # What the code says first (either way, nearest first), then what only a name suggests: a
+    # method name shared with a library's (`x.resolve()`) must not push a definite edge off the page.
+    edges.sort(key=lambda e: (bool(e.candidates), e.depth))
     limit = request.limit or DEFAULT_TRACE_EDGES
     page = edges[request.offset : request.offset + limit]
     more = request.offset + limit < len(edges)
@@ -713,7 +716,12 @@ def _walk(
                 if len(out) >= MAX_EDGES:
                     return
                 seen_edges[key] = len(out)
-                callee = None if ambiguous else graph.location(first if direction is TraceDirection.CALLEES else node)
+                # Callers: the callee is the definition traced, even when the call's name could mean
+                # others too (they are the candidates). Callees: unknown when ambiguous.
+                if direction is TraceDirection.CALLERS:
+                    callee: Location | None = graph.location(node)
+                else:
+                    callee = None if ambiguous else graph.location(first)
                 out.append(
                     TraceEdge(
                         direction=direction,

@@ -375,7 +375,7 @@ def print_trace(result: TraceResult, *, symbol: str, path: Path, limit: int) -> 
     if not result.edges:
         print("  no callers or callees found" if not result.total else "")
     current = None
-    for e in result.edges:
+    for e in sorted(result.edges, key=lambda e: e.direction.value):  # this page's callers, then its callees
         if e.direction != current:
             current = e.direction
             print(f"{e.direction.value}:")
@@ -384,9 +384,10 @@ def print_trace(result: TraceResult, *, symbol: str, path: Path, limit: int) -> 
         if e.callee is not None:
             callee = printable(".".join(e.callee.scope) or e.callee.symbol)
             target = f"{callee}  {printable(e.callee.path)}:{e.callee.start_line}"
+            if e.candidates:
+                target += f" (or {len(e.candidates) - 1} other of that name)"
         else:
-            names = ", ".join(f"{printable(c.path)}:{c.start_line}" for c in e.candidates)
-            target = f"? one of {len(e.candidates)}: {names}"
+            target = f"? {len(e.candidates)} definitions of that name (--json lists them)"
         sites = f" ({e.sites} sites)" if e.sites > 1 else ""
         print(f"{indent}{printable(e.path)}:{e.line}  {caller} -> {target}  [{e.resolution.value}]{sites}")
     if result.next_offset:

@@ -1165,11 +1165,15 @@ class TraceEdge(_message.Message):
 
     @_builtins.property
     def callee(self) -> _common_pb2.Location:
-        """The called definition; unset when the name has several candidates and nothing tells which."""
+        """The called definition. With several candidates (see candidates): unset for a callee, the
+        traced definition for a caller.
+        """
 
     @_builtins.property
     def candidates(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Location]:
-        """With no callee: the definitions the name could mean (at most 8)."""
+        """The definitions the called name could mean, when nothing tells which (at most 8); such an
+        edge is not followed further.
+        """
 
     def __init__(
         self,

@@ -150,8 +150,9 @@ def _is_comment(node_type: str) -> bool:
 
 
 class _Walker:
-    def __init__(self, spec: LanguageSpec, src: bytes, lines: Lines) -> None:
+    def __init__(self, spec: LanguageSpec, src: bytes, lines: Lines, head_max_lines: int = HEAD_MAX_LINES) -> None:
         self.spec = spec
+        self.head_max_lines = head_max_lines
         self.src = src
         self.lines = lines
         self.attachable: set[int] = set()
@@ -417,7 +418,7 @@ class _Walker:
             newline = src.find(b"\n", start_byte, start_byte + 2000)
             raw = src[start_byte : newline if newline >= 0 else start_byte + 2000]
         text = raw.decode("utf-8", "replace").rstrip()
-        last = min(start_row + text.count("\n"), start_row + HEAD_MAX_LINES - 1, self.lines.count - 1)
+        last = min(start_row + text.count("\n"), start_row + self.head_max_lines - 1, self.lines.count - 1)
         return clean_signature(text), (start_row, max(start_row, last))
 
 
@@ -485,7 +486,15 @@ def _leading_comment_end(root: Node) -> int | None:
     return end
 
 
-def outline_code(spec: LanguageSpec, lines: Lines, text: str, *, module_symbol: str, max_tokens: int) -> CodeOutline:
+def outline_code(
+    spec: LanguageSpec,
+    lines: Lines,
+    text: str,
+    *,
+    module_symbol: str,
+    max_tokens: int,
+    head_max_lines: int = HEAD_MAX_LINES,
+) -> CodeOutline:
     """Parse `text` and find its definitions and anchor region.
 
     Raises whatever tree-sitter raises on a grammar it cannot load; the caller falls back to line
@@ -494,7 +503,7 @@ def outline_code(spec: LanguageSpec, lines: Lines, text: str, *, module_symbol: 
     src = text.encode("utf-8", "replace")
     tree = parser_for(spec.parser_name).parse(src)
     root = tree.root_node
-    walker = _Walker(spec, src, lines)
+    walker = _Walker(spec, src, lines, head_max_lines)
     top = walker.walk(root)
     items = settle(top, 0, lines.count - 1, lines, attachable=walker.attachable, merge_clauses=spec.merge_clauses)
     anchor = _anchor(walker, root, items, module_symbol=module_symbol, max_tokens=max_tokens)
