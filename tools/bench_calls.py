@@ -32,8 +32,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 LINE_SLACK = 2  # the oracle names a definition by its name's line, lgrep by its signature's first line
 
 
@@ -42,32 +40,16 @@ def build(root: Path) -> Any:
     from lgrep_core.text import decode_text
     from lgrep_index.pipeline import chunk_text, walk_options
     from lgrep_index.walker import walk
-    from lgrep_search.corpus import COLUMNS, Corpus
+    from lgrep_search.corpus import Corpus
     from lgrep_search.structure import CodeGraph
 
     settings = load_settings(root).settings
-    cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
-    for f in walk(root, walk_options(settings)):
-        text = decode_text(f.abs_path.read_bytes())
-        for ch in chunk_text(settings, f.path, text):
-            row = {
-                "path": f.path,
-                "start_line": ch.start_line,
-                "end_line": ch.end_line,
-                "symbol": ch.symbol,
-                "scope": ch.scope,
-                "signature": ch.signature,
-                "kind": str(ch.kind),
-                "language": ch.language,
-                "content_type": str(ch.content_type),
-                "content": ch.content,
-                "search_text": "",
-                "vec_key": "",
-                "refs": ch.refs,
-            }
-            for c in COLUMNS:
-                cols[c].append(row[c])
-    corpus = Corpus.build(cols, [], np.zeros((0, 8), dtype=np.float32))
+    chunks = [
+        ch
+        for f in walk(root, walk_options(settings))
+        for ch in chunk_text(settings, f.path, decode_text(f.abs_path.read_bytes()))
+    ]
+    corpus = Corpus.of_chunks(chunks)
     return CodeGraph(corpus)
 
 

@@ -5,38 +5,17 @@ Each project here is chunked by the real chunker (lgrep_index) and searched by t
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from lgrep_core.errors import NotFoundError
 from lgrep_core.models import MatchType, Resolution, TraceDirection, TraceRequest
 from lgrep_index.chunker import chunk_file
-from lgrep_search.corpus import COLUMNS, Corpus
+from lgrep_search.corpus import Corpus
 from lgrep_search.reads import find_related
 from lgrep_search.structure import CodeGraph, trace
 
 
 def _corpus(files: dict[str, str]) -> Corpus:
-    cols: dict[str, list] = {c: [] for c in COLUMNS}
-    for path, text in files.items():
-        for ch in chunk_file(path, text):
-            row = {
-                "path": path,
-                "start_line": ch.start_line,
-                "end_line": ch.end_line,
-                "symbol": ch.symbol,
-                "scope": ch.scope,
-                "signature": ch.signature,
-                "kind": str(ch.kind),
-                "language": ch.language,
-                "content_type": str(ch.content_type),
-                "content": ch.content,
-                "search_text": "",
-                "vec_key": "",
-                "refs": ch.refs,
-            }
-            for c in COLUMNS:
-                cols[c].append(row[c])
-    return Corpus.build(cols, [], np.zeros((0, 8), dtype=np.float32))
+    return Corpus.of_chunks(ch for path, text in files.items() for ch in chunk_file(path, text))
 
 
 def _trace(files: dict[str, str], symbol: str, **kw: object):

@@ -337,6 +337,13 @@ class TagsSummary:
     store: str = ""  # where the index lives
 
 
+def _check_symbol(name: str) -> None:
+    if not name.strip():
+        raise InvalidRequestError("the symbol name is empty")
+    if len(name) > MAX_SYMBOL_CHARS:
+        raise InvalidRequestError(f"the symbol name is {len(name)} characters long; the limit is {MAX_SYMBOL_CHARS}")
+
+
 def _check_limit(limit: int | None) -> None:
     if limit is not None and not 1 <= limit <= MAX_LIMIT:
         raise InvalidRequestError(f"limit must be 1 to {MAX_LIMIT}, got {limit}")
@@ -599,12 +606,7 @@ class FindSymbolRequest:
 
     def validate(self) -> FindSymbolRequest:
         check_project_root(self.project_root)
-        if not self.name.strip():
-            raise InvalidRequestError("the symbol name is empty")
-        if len(self.name) > MAX_SYMBOL_CHARS:
-            raise InvalidRequestError(
-                f"the symbol name is {len(self.name)} characters long; the limit is {MAX_SYMBOL_CHARS}"
-            )
+        _check_symbol(self.name)
         _check_limit(self.limit)
         return self
 
@@ -747,12 +749,7 @@ class TraceRequest:
 
     def validate(self) -> TraceRequest:
         check_project_root(self.project_root)
-        if not self.symbol.strip():
-            raise InvalidRequestError("the symbol name is empty")
-        if len(self.symbol) > MAX_SYMBOL_CHARS:
-            raise InvalidRequestError(
-                f"the symbol name is {len(self.symbol)} characters long; the limit is {MAX_SYMBOL_CHARS}"
-            )
+        _check_symbol(self.symbol)
         if self.path:
             check_project_path(self.path)
         if not 1 <= self.depth <= MAX_TRACE_DEPTH:

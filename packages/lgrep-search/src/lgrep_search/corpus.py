@@ -15,7 +15,7 @@ from operator import itemgetter
 from typing import Any, overload
 
 import numpy as np
-from lgrep_core.models import ChunkKind
+from lgrep_core.models import Chunk, ChunkKind
 from lgrep_core.storage.reader import ChangeSet, IndexVersion, ProjectReader
 from lgrep_core.storage.schema import path_key
 from lgrep_core.text import analyze, identifier_terms, path_terms
@@ -194,6 +194,31 @@ class Corpus:
             matrix=_unit(matrix),
             version=version,
         )
+
+    @classmethod
+    def of_chunks(cls, chunks: Iterable[Chunk]) -> Corpus:
+        """A snapshot of chunks as the chunker made them, without vectors (tools and tests that
+        need no index)."""
+        cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+        for ch in chunks:
+            row = {
+                "path": ch.path,
+                "start_line": ch.start_line,
+                "end_line": ch.end_line,
+                "symbol": ch.symbol,
+                "scope": ch.scope,
+                "signature": ch.signature,
+                "kind": str(ch.kind),
+                "language": ch.language,
+                "content_type": str(ch.content_type),
+                "content": ch.content,
+                "search_text": "",
+                "vec_key": "",
+                "refs": ch.refs,
+            }
+            for c in COLUMNS:
+                cols[c].append(row[c])
+        return cls.build(cols, [], np.zeros((0, 1), dtype=np.float32))
 
     def updated(self, reader: ProjectReader, version: IndexVersion, changes: ChangeSet) -> Corpus:
         """This snapshot moved to `version`: the chunks of the changed files are read again (only
