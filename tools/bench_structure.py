@@ -54,6 +54,8 @@ __all__ = ["main"]
 LONG_FILE_LINES = 100
 _ELIDED = re.compile(r"^\s*⋯ (\d+) lines? \(L(\d+)-(\d+)\)$")
 _DOC_LINE = re.compile(r'^(?:""".*"""|// .*|# .*|-- .*)$')
+_BRACKETS = frozenset({"", "{", "}", "};", "{}", "(", ")", "[", "]"})
+_COMMENT_STARTS = ("//", "/*", "*", "#", "--", ";", "%", "{-", "<!--", "'''", '"""')
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -97,20 +99,36 @@ class FileSize:
         return self.skeleton_tokens / self.file_tokens
 
 
-def _skeleton_problems(text: str, content: str) -> list[str]:
-    """Lines of a skeleton that are not lines of the file, and elisions that miscount or point
-    outside it. Docstring summaries (rendered as `\"\"\"...\"\"\"` or a comment) are not checked."""
+def _skeleton_problems(text: str, content: str, language: str) -> list[tuple[str, str]]:
+    """What is wrong with a skeleton, as (kind, detail): a shown line that is no line of the file
+    (`not_in_file`), an elision that miscounts or points outside the file (`bad_elision`), an
+    elision of lines that are only brackets (`elides_only_brackets`: costs more than it hides), a
+    docstring summary that is no comment of the file (`doc_not_a_comment`: copied from an
+    attribute or code line) or not in the file at all (`doc_not_in_file`)."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    own = {line.strip() for line in lines}
-    problems: list[str] = []
+    stripped = [line.strip() for line in lines]
+    own = set(stripped)
+    problems: list[tuple[str, str]] = []
     for row, line in enumerate(content.split("\n"), 1):
+        shown = line.strip()
         m = _ELIDED.match(line)
         if m is not None:
             n, start, end = (int(g) for g in m.groups())
             if n != end - start + 1 or start < 1 or end > len(lines) or start > end:
-                problems.append(f"skeleton line {row}: bad elision {line.strip()!r} (file has {len(lines)} lines)")
-        elif line.strip() and line.strip() not in own and not _DOC_LINE.match(line.strip()):
-            problems.append(f"skeleton line {row}: not a line of the file: {line.strip()[:120]!r}")
+                problems.append(("bad_elision", f"L{row} {shown!r} (the file has {len(lines)} lines)"))
+            elif all(h in _BRACKETS for h in stripped[start - 1 : end]):
+                problems.append(("elides_only_brackets", f"L{row} {shown!r} hides {stripped[start - 1 : end]!r}"))
+        elif _DOC_LINE.match(shown) and shown not in own:
+            doc = shown.removeprefix('"""').removesuffix('"""') if shown.startswith('"""') else shown.split(" ", 1)[1]
+            owners = [h for h in stripped if doc in h]
+            if not owners:
+                problems.append(("doc_not_in_file", f"L{row} {shown[:120]!r}"))
+            elif language not in ("python", "starlark") and not any(
+                h.startswith(_COMMENT_STARTS) and not h.startswith(("#[", "#![")) for h in owners
+            ):
+                problems.append(("doc_not_a_comment", f"L{row} {shown[:120]!r} from {owners[0][:120]!r}"))
+        elif shown and shown not in own:
+            problems.append(("not_in_file", f"L{row} {shown[:120]!r}"))
     return problems
 
 
@@ -150,9 +168,18 @@ def _repo_sizes(name: str, root: Path, count: Any) -> tuple[list[FileSize], Coun
         except Exception as exc:  # a crash is a finding, not the end of the run
             problems.append({"repo": name, "path": walked.path, "error": f"{type(exc).__name__}: {exc}"})
             continue
-        issues = _skeleton_problems(clean, content)
+        issues = _skeleton_problems(clean, content, outline.language)
         if issues:
-            problems.append({"repo": name, "path": walked.path, "issues": issues[:5], "count": len(issues)})
+            kinds = Counter(kind for kind, _ in issues)
+            problems.append(
+                {
+                    "repo": name,
+                    "path": walked.path,
+                    "language": outline.language,
+                    "kinds": dict(kinds),
+                    "examples": [f"{kind}: {detail}" for kind, detail in issues[:4]],
+                }
+            )
         pending.append((walked.path, outline.language, len(clean.splitlines()), clean, content))
     counts: list[int] = count([t for p in pending for t in (p[4], p[3])]) if pending else []
     rows: list[FileSize] = []
@@ -239,8 +266,21 @@ def tokens(args: argparse.Namespace) -> dict[str, Any]:
         "per_language": languages,
         "skeleton_larger_than_file": [_row(r) for r in larger],
         f"highest_ratio_lines>={LONG_FILE_LINES}": [_row(r) for r in long_high],
+        "skeleton_problem_totals": _problem_totals(problems),
         "skeleton_problems": problems,
     }
+
+
+def _problem_totals(problems: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per kind of problem: skeleton lines, files, and files per language."""
+    out: dict[str, Any] = {}
+    for p in problems:
+        for kind, n in p.get("kinds", {"crash": 1}).items():
+            row = out.setdefault(kind, {"lines": 0, "files": 0, "languages": Counter()})
+            row["lines"] += n
+            row["files"] += 1
+            row["languages"][p.get("language", "?")] += 1
+    return {k: {**v, "languages": dict(v["languages"].most_common())} for k, v in out.items()}
 
 
 def _row(r: FileSize) -> dict[str, Any]:

@@ -223,3 +223,41 @@ def test_a_cancelled_run_stops_at_a_commit_and_the_next_run_finishes(tmp_path: P
     summary = Indexer(settings, root, FakeEmbedder()).run()
     assert summary.files_seen == 900 and summary.vectors_pending == 0
     assert summary.files_unchanged >= 400  # the committed first batch was not done again
+
+
+def test_skeletons_need_a_parser_and_traces_an_index_with_structure(tmp_path: Path, monkeypatch) -> None:
+    import json
+
+    from lgrep_core.models import SkeletonRequest, TraceRequest
+    from lgrep_core.storage.engine import lancedb
+    from lgrep_core.storage.store import ProjectStore
+    from lgrep_index.outline import outline_file
+
+    settings = _settings(tmp_path, monkeypatch)
+    root = _project(tmp_path, "a")
+    (root / "app.py").write_text("from mod1 import handler_1\n\n\ndef main(r):\n    return handler_1(r)\n")
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    reader_only = ProjectSearchers(settings, embedder, background=False)
+    with pytest.raises(InvalidRequestError, match="cannot parse files"):
+        reader_only.skeleton(SkeletonRequest(str(root), "app.py"))
+    full = ProjectSearchers(settings, embedder, background=False, outliner=outline_file)
+    shape = full.skeleton(SkeletonRequest(str(root), "app.py"))
+    assert "def main(r):" in shape.content and shape.tokens <= shape.file_tokens
+    with pytest.raises(NotFoundError, match="not in the index"):
+        full.skeleton(SkeletonRequest(str(root), "missing.py"))
+    traced = full.trace(TraceRequest(str(root), "handler_1"))
+    assert [(e.caller.symbol, e.resolution.value) for e in traced.edges] == [("main", "import")]
+
+    # An index written before the structure existed (no `refs` column): search still works, a
+    # trace says what to run.
+    store = ProjectStore(settings.cache_dir, root)
+    meta = json.loads(store.meta_path.read_text())
+    table = lancedb().connect(str(store.data_dir / "lance")).open_table("chunks")
+    table.drop_columns(["refs"])
+    meta["table_versions"] = [int(table.version), meta["table_versions"][1]]
+    store.meta_path.write_text(json.dumps(meta))
+    old = ProjectSearchers(settings, embedder, background=False, outliner=outline_file)
+    assert old.search(SearchRequest("handler", project_root=str(root))).results
+    with pytest.raises(NotFoundError, match="older lgrep"):
+        old.trace(TraceRequest(str(root), "handler_1"))
