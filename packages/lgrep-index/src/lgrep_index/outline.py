@@ -11,19 +11,22 @@ import logging
 import re
 
 from lgrep_core.structure import FileOutline, OutlineItem
+from tree_sitter import Node
 
 from lgrep_index.chunker import MAX_STRUCTURED_CHARS
 from lgrep_index.chunking._code import outline_code
 from lgrep_index.chunking._docs import markdown_items, rst_items
 from lgrep_index.chunking._emit import Item
 from lgrep_index.chunking._lines import Lines
-from lgrep_index.languages import detect_language, language_from_shebang, spec_for
+from lgrep_index.chunking._ts import end_row
+from lgrep_index.languages import LanguageSpec, detect_language, language_from_shebang, spec_for
 
 __all__ = ["outline_file"]
 
 log = logging.getLogger(__name__)
 
 _COMMENT_LEAD = re.compile(r"^\s*(?:///?|//!|/\*\*?|\*|#+!?|--+|;+|%+|\{-\|?|<!--)\s?")
+_COMMENT_START = re.compile(r"^\s*(?://|/\*|\*|#(?!\[)|--|;|%|\{-|<!--)")
 _COMMENT_TAIL = re.compile(r"\s*(?:\*/|-\}|-->)\s*$")
 _DOCSTRING = re.compile(r"""^\s*(?:[rRbBuU]{0,2})("{3}|'{3}|"|')(.*)$""")
 _DOC_MAX = 160
@@ -49,9 +52,23 @@ def outline_file(path: str, text: str) -> FileOutline | None:
         return None
     # whole signatures (the chunker repeats at most 6 lines of one in front of a split piece)
     code = outline_code(spec, lines, text, module_symbol="", max_tokens=1 << 30, head_max_lines=SIGNATURE_MAX_LINES)
-    imports = tuple((s + 1, e + 1) for s, e in sorted(code.anchor_ranges))
+    imports = _imports(spec, code.tree.root_node)
     docstrings = language in _DOCSTRING_LANGUAGES
     return FileOutline(language, imports, tuple(_item(it, lines, docstrings=docstrings) for it in code.items))
+
+
+def _imports(spec: LanguageSpec, root: Node) -> tuple[tuple[int, int], ...]:
+    """Line ranges of the file's top-level import / package / use statements, whole (a multi-line
+    `use a::{...};` with its closing line, a long `export {...} from` too), wherever they stand."""
+    out: list[tuple[int, int]] = []
+    for node in root.named_children:
+        t = node.type
+        anchor = t in spec.anchors and "comment" not in t
+        if not anchor and spec.anchor_pattern is not None and t in spec.anchor_pattern_types:
+            anchor = spec.anchor_pattern.match((node.text or b"")[:20000].decode("utf-8", "replace")) is not None
+        if anchor:
+            out.append((node.start_point[0] + 1, end_row(node) + 1))
+    return tuple(out)
 
 
 def _item(it: Item, lines: Lines, *, docs: bool = False, docstrings: bool = False) -> OutlineItem:
@@ -90,7 +107,9 @@ def _doc(lines: Lines, start: int, sig_start: int, sig_end: int, end: int, *, do
             return body[:_DOC_MAX]
         break
     for row in range(start, sig_start):
+        if not _COMMENT_START.match(raw[row]):
+            continue  # an attribute or decorator (`#[cfg(test)]`, `@Deprecated(`, `[Obsolete]`), or its arguments
         line = _COMMENT_TAIL.sub("", _COMMENT_LEAD.sub("", raw[row])).strip()
-        if line and not line.startswith(("@", "#[")):
+        if line:
             return line[:_DOC_MAX]
     return ""

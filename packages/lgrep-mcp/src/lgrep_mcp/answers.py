@@ -231,17 +231,15 @@ class RelatedAnswer(Budgeted):
 class TraceEdgeOut(BaseModel):
     direction: str = Field(description="callers or callees")
     depth: int = Field(description="Hops from the traced symbol")
-    caller: LocationOut = Field(description="The calling definition (empty symbol: the file's top level)")
-    callee: LocationOut | None = Field(
-        None, description="The called definition (with candidates: null for a callee, the traced one for a caller)"
-    )
-    path: str = Field(description="The call site's file")
-    line: int = Field(description="The call site's line")
+    caller: str = Field(description="The calling definition: 'path:line Class.method' ('path (top level)')")
+    callee: str | None = Field(None, description="The called definition, 'path:line Class.method'; null if unknown")
+    site: str = Field(description="The call: 'path:line'")
     resolution: str = Field(description="import, local, or name (matched by name only)")
     sites: int = Field(1, description="Call sites from caller to callee")
-    candidates: list[LocationOut] = Field(
-        default_factory=list, description="The definitions the called name could mean (such an edge is not followed)"
+    candidates: list[str] = Field(
+        default_factory=list, description="Callees: the definitions the called name could mean (not followed)"
     )
+    others: int = Field(0, description="Other definitions of the called name (the call may mean one of them)")
 
 
 class TraceAnswer(Budgeted):

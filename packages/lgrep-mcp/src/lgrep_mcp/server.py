@@ -509,6 +509,9 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         if skeleton:
             shape = skeleton_json(link.call(lambda c: c.skeleton(project, rel)))
             shape["skeleton_tokens"] = shape.pop("tokens")
+            # its lines already say where every definition is (`⋯ N lines (La-b)`): listing them
+            # again would cost more than it saves (`lgrep skeleton --json` has them)
+            shape["definitions"] = None
             shape.update(skeleton=True, start_line=1, end_line=shape["total_lines"], stale=False, truncated=False)
             return _fit_skeleton(shape, counter, max_tokens, answer)
         data = file_slice_json(link.call(lambda c: c.get_file(project, rel, start_line, end_line)))
@@ -552,6 +555,7 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
             )
         )
         data = trace_json(result, root=str(project))
+        data["edges"] = [_compact_edge(e) for e in data["edges"]]
         if result.next_offset:
             data["note"] = (
                 f"{result.total - result.next_offset} more edges: call again with offset={result.next_offset}"
@@ -767,6 +771,34 @@ def _progress_words(event: IndexProgress | None) -> str:
     return f"{phase}: {done:,}/{total:,} {what}{eta}" if total else phase
 
 
+def _where(loc: dict[str, Any] | None) -> str | None:
+    """A location as agents read it: `path:line Class.method`."""
+    if loc is None:
+        return None
+    name = ".".join(loc["scope"]) or loc["symbol"]
+    return f"{loc['path']}:{loc['start_line']} {name}" if name else f"{loc['path']} (top level)"
+
+
+def _compact_edge(edge: dict[str, Any]) -> dict[str, Any]:
+    """A trace edge in a few dozen tokens: locations as `path:line name`; a caller edge whose name
+    is ambiguous counts the other definitions instead of listing them again on every edge."""
+    candidates = edge.get("candidates") or []
+    out: dict[str, Any] = {
+        "direction": edge["direction"],
+        "depth": edge["depth"],
+        "caller": _where(edge["caller"]),
+        "callee": _where(edge["callee"]),
+        "site": f"{edge['path']}:{edge['line']}",
+        "resolution": edge["resolution"],
+        "sites": edge["sites"],
+    }
+    if candidates and edge["callee"] is None:
+        out["candidates"] = [_where(c) for c in candidates[:5]]
+    elif candidates:
+        out["others"] = len(candidates) - 1
+    return out
+
+
 def _fit_skeleton(
     data: dict[str, Any],
     counter: TokenCounter,
@@ -779,13 +811,8 @@ def _fit_skeleton(
     keep = len(lines)
     while True:
         text, tokens = measured(data, counter)
-        if tokens <= max_tokens or (keep <= 1 and not data["definitions"]):
+        if tokens <= max_tokens or keep <= 1:
             return answer(FileAnswer, data, text)
-        if data["definitions"]:
-            data["omitted"] = len(data["definitions"])
-            data["definitions"] = []
-            data["note"] = "definitions left out to fit max_tokens (their lines are in content)"
-            continue
         keep = max(1, min(keep - 1, int(keep * max_tokens / tokens * 0.95)))
         data["content"] = "\n".join(lines[:keep])
         data["note"] = f"skeleton cut at its line {keep} of {len(lines)} to fit max_tokens; raise max_tokens for all"

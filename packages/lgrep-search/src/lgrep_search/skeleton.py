@@ -16,6 +16,7 @@ lines it hides and where they are, so an agent can read exactly those with lgrep
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from lgrep_core.models import ChunkKind, Location
@@ -25,7 +26,8 @@ __all__ = ["ELISION", "TokenCounter", "render_skeleton"]
 
 ELISION = "⋯"
 _INDENT_STEP = "    "
-_DECORATOR_STARTS = ("@", "#[", "[")
+_COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?!\[)|--|;|%|\{-|<!--)")
+_TRIVIAL = frozenset({"{", "}", "};", "},", "end", ")", "]", "});", "})", "];", "{}", "()"})
 TokenCounter = Callable[[Sequence[str]], list[int]]
 
 
@@ -34,18 +36,24 @@ def render_skeleton(path: str, text: str, outline: FileOutline) -> tuple[str, tu
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     out: list[str] = []
     shown: list[Location] = []
-    last_import_end = 0
-    for start, end in outline.imports:
-        stop = end + 1 if end < len(lines) and lines[end].strip() == ")" else end  # Go's `import (...)`
-        out.extend(_rstrip(lines[start - 1 : stop]))
-        last_import_end = stop
-    if out and outline.items:
-        out.append("")
-    for item in outline.items:
-        if item.end_line <= last_import_end:
+    # imports and definitions in file order (Zig imports at the bottom, a C include far down)
+    entries: list[tuple[int, tuple[int, int] | OutlineItem]] = [(start, (start, end)) for start, end in outline.imports]
+    entries += [(item.start_line, item) for item in outline.items]
+    entries.sort(key=lambda e: e[0])
+    previous_import = False
+    for _, entry in entries:
+        if isinstance(entry, tuple):
+            start, end = entry
+            if out and not previous_import:
+                out.append("")
+            out.extend(_rstrip(lines[start - 1 : end]))
+            previous_import = True
             continue
-        _render(item, lines, out, shown, (path, outline.language), top=True)
-    return "\n".join(out).rstrip("\n") + "\n" if out else "", tuple(shown)
+        if previous_import:
+            out.append("")
+        previous_import = False
+        _render(entry, lines, out, shown, (path, outline.language), top=True)
+    return "\n".join(out).strip("\n") + "\n" if out else "", tuple(shown)
 
 
 def _rstrip(lines: list[str]) -> list[str]:
@@ -65,11 +73,12 @@ def _render(
     if top and out and out[-1] != "" and (item.children or item.end_line > item.signature_end):
         out.append("")
     sig = _rstrip(lines[item.signature_start - 1 : item.signature_end])
-    # decorators and attributes change what a definition is (@property, #[test]); comments do not
+    # decorators and attributes, with their arguments, change what a definition is (@property,
+    # #[test], @Deprecated("...")); the comments above it are summed up by its doc line
     out.extend(
         line.rstrip()
         for line in lines[item.start_line - 1 : item.signature_start - 1]
-        if line.lstrip().startswith(_DECORATOR_STARTS)
+        if line.strip() and not _COMMENT.match(line)
     )
     out.extend(sig)
     shown.append(
@@ -104,11 +113,14 @@ def _render(
 def _elide(out: list[str], indent: str, start: int, end: int, lines: list[str], *, closing: bool = False) -> None:
     """One line for lines start..end (1-based), unless they are blank or only closing brackets."""
     body = [line.strip() for line in lines[start - 1 : end]]
-    meaningful = [b for b in body if b and b not in ("}", "};", "end", ")", "]", "});", "})", "},")]
+    meaningful = [b for b in body if b and b not in _TRIVIAL]
     if not meaningful:
         return
-    if closing and len(meaningful) == len(body) and len(body) == 1 and len(body[0]) <= 40:
-        out.append(f"{indent}{body[0]}")  # a one-line body says more than its elision would
+    if closing and len(meaningful) == 1 and len(meaningful[0]) <= 60:
+        out.append(f"{indent}{meaningful[0]}")  # a one-line body says more than its elision would
+        last = lines[end - 1].rstrip()
+        if body[-1] in _TRIVIAL and body[-1] != meaningful[0]:
+            out.append(last)  # and its closing brace
         return
     n = end - start + 1
     out.append(f"{indent}{ELISION} {n} line{'s' if n != 1 else ''} (L{start}-{end})")

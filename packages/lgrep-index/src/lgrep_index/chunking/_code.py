@@ -414,6 +414,8 @@ class _Walker:
         src = self.src
         if body is not None and body.start_byte > start_byte:
             raw = src[start_byte : min(body.start_byte, start_byte + 2000)]
+        elif self.head_max_lines > HEAD_MAX_LINES:  # an outline: a bodiless definition is all signature
+            raw = src[start_byte : min(m.outer.end_byte, start_byte + 2000)]
         else:
             newline = src.find(b"\n", start_byte, start_byte + 2000)
             raw = src[start_byte : newline if newline >= 0 else start_byte + 2000]
