@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import functools
 import math
 import posixpath
 import re
@@ -582,9 +583,19 @@ class CodeGraph:
             yield suffix, g
             return
         tail = "/" + suffix
-        for p, g in self._path_index.items():
+        for p in self._by_tail.get(_tail(suffix) if "/" in suffix else suffix, ()):
             if p.endswith(tail):
-                yield p, g
+                yield p, self._path_index[p]
+
+    @functools.cached_property
+    def _by_tail(self) -> dict[str, list[str]]:
+        """Paths by their last two parts (`pkg/__init__.py`) and by their name (`json.py`): suffix
+        lookups without a scan of every path."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for p in self._path_index:
+            out[_tail(p)].append(p)
+            out[posixpath.basename(p)].append(p)
+        return out
 
     def _rust_module(self, path: str, module: str, member: str) -> tuple[int, ...] | None:
         segments = [s for s in module.split("::") if s]
@@ -615,6 +626,10 @@ class CodeGraph:
                 if g is not None:
                     return (g,)
         return ()
+
+
+def _tail(path: str) -> str:
+    return "/".join(path.rsplit("/", 2)[-2:])
 
 
 def _first_segment(qual: str) -> str:
