@@ -63,7 +63,8 @@ def _imports(spec: LanguageSpec, root: Node) -> tuple[tuple[int, int], ...]:
     out: list[tuple[int, int]] = []
     for node in root.named_children:
         t = node.type
-        anchor = t in spec.anchors and "comment" not in t
+        # `mod x;` is an import, `mod tests { ... }` is code (the outline has its definitions)
+        anchor = t in spec.anchors and "comment" not in t and node.child_by_field_name("body") is None
         if not anchor and spec.anchor_pattern is not None and t in spec.anchor_pattern_types:
             anchor = spec.anchor_pattern.match((node.text or b"")[:20000].decode("utf-8", "replace")) is not None
         if anchor:
