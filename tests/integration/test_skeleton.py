@@ -54,9 +54,13 @@ def test_imports_wherever_they_stand_and_multi_line_ones_whole() -> None:
     assert ts.index('import { x } from "./x";') < ts.index("function f(): number {") < ts.index("export { f };")
     rust = _skeleton("lib.rs", "use crate::{\n    a::B,\n    c,\n};\n\n#[cfg(test)]\nfn f() {\n    1\n}\n")
     assert rust == "use crate::{\n    a::B,\n    c,\n};\n\n#[cfg(test)]\nfn f() {\n    1\n}\n"
-    inline = "mod redirect;\n\n#[cfg(test)]\nmod tests {\n    use crate::Json;\n\n    fn works() {\n        let x = 1;\n        x\n    }\n}\n"
+    inline = (
+        "mod redirect;\n\n#[cfg(test)]\nmod tests {\n    use crate::Json;\n\n"
+        "    fn works() {\n        let x = 1;\n        x\n    }\n}\n"
+    )
     assert _skeleton("lib.rs", inline) == (
-        "mod redirect;\n\n#[cfg(test)]\nmod tests {\n    ⋯ 2 lines (L5-6)\n    fn works() {\n        ⋯ 3 lines (L8-10)\n"
+        "mod redirect;\n\n#[cfg(test)]\nmod tests {\n    ⋯ 2 lines (L5-6)\n"
+        "    fn works() {\n        ⋯ 3 lines (L8-10)\n"
     )
     long_export = "export {\n" + "".join(f"  /** doc {i} */\n  type Name{i},\n" for i in range(40)) + "} from './x';\n"
     assert _skeleton("shared.ts", long_export).startswith("export {\n")
