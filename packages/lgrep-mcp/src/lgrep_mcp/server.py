@@ -512,6 +512,8 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
             # its lines already say where every definition is (`⋯ N lines (La-b)`): listing them
             # again would cost more than it saves (`lgrep skeleton --json` has them)
             shape["definitions"] = None
+            if not shape["content"].strip():
+                shape["note"] = "no imports or definitions (a script): read its lines without skeleton"
             shape.update(skeleton=True, start_line=1, end_line=shape["total_lines"], stale=False, truncated=False)
             return _fit_skeleton(shape, counter, max_tokens, answer)
         data = file_slice_json(link.call(lambda c: c.get_file(project, rel, start_line, end_line)))

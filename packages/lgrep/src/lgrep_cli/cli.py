@@ -686,6 +686,8 @@ def skeleton(cs: Any, file: Path, project: Path | None, as_json: bool, no_daemon
         return EXIT_OK
     for line in result.content.splitlines():
         print(printable(line))
+    if not result.content.strip():
+        print(f"{printable(result.path)} has no imports or definitions; read it with lgrep file", file=sys.stderr)
     print(
         f"\n{printable(result.path)}: {result.total_lines} lines; skeleton {result.tokens} tokens, file "
         f"{result.file_tokens} ({result.tokens_saved} saved, {result.tokenizer})",
