@@ -30,13 +30,13 @@ normalised (CRLF and CR count as one line break, as editors do), so line numbers
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from lgrep_core.models import Chunk, ChunkKind, ContentType
 from lgrep_core.structure import STRUCTURE_VERSION, Definition, Reference, encode_entries
 
-from lgrep_index.chunking._code import outline_code
+from lgrep_index.chunking._code import CodeOutline, outline_code
 from lgrep_index.chunking._config import config_items
 from lgrep_index.chunking._docs import markdown_items, rst_items
 from lgrep_index.chunking._emit import SPLIT_MARKER, Emitter, Item, Planned
@@ -44,6 +44,7 @@ from lgrep_index.chunking._lines import MAX_LINE_CHARS, Lines
 from lgrep_index.chunking._refs import file_refs
 from lgrep_index.languages import (
     TEXT_LANGUAGE,
+    LanguageSpec,
     content_type_for,
     detect_language,
     language_from_shebang,
@@ -82,12 +83,14 @@ def chunk_file(
     max_tokens: int = 512,
     overlap_tokens: int = 64,
     use_ast: bool = True,
+    structure: bool = True,
 ) -> list[Chunk]:
     """Cut one file into searchable chunks, in file order.
 
     `path` is project-relative ('/'-separated) and only labels the chunks and names the anchor.
     `language` None means: detect it from the path, then from a shebang; unknown files are cut
-    into windows labelled "text". `use_ast=False` cuts every file into windows. Never raises on
+    into windows labelled "text". `use_ast=False` cuts every file into windows. `structure=False`
+    leaves `refs` empty (about half the chunking time, for callers that do not store it). Never raises on
     odd input (syntax errors, binary-looking text, huge lines); an empty or blank file gives [].
     """
     detected = language if language is not None else detect_language(path)
@@ -105,18 +108,18 @@ def chunk_file(
     emitter = Emitter(lines, max_tokens, overlap_tokens)
 
     planned: list[Planned] = []
-    structure: _Structure | None = None
+    found: _Structure | None = None
     if use_ast and _structured_ok(text, lines):
         try:
-            planned, structure = _structured(path, lang, text, lines, emitter)
+            planned, found = _structured(path, lang, text, lines, emitter, refs=structure)
         except Exception:  # a chunker bug or grammar failure costs this file its structure, not the run
             log.warning("structured chunking of %s (%s) failed; using line windows", path, lang, exc_info=True)
-            planned, structure = [], None
+            planned, found = [], None
     if not planned:
         planned = emitter.split(0, lines.count - 1, ChunkKind.WINDOW)
     chunks = _render(path, lang, content_type, lines, planned)
-    if structure is not None:
-        chunks = _with_refs(chunks, structure)
+    if found is not None:
+        chunks = _with_refs(chunks, found)
     return chunks
 
 
@@ -126,18 +129,16 @@ def _structured_ok(text: str, lines: Lines) -> bool:
     return len(text) < 4 * MINIFIED_AVG_LINE_CHARS or len(text) / lines.count <= MINIFIED_AVG_LINE_CHARS
 
 
+@dataclass(slots=True)
 class _Structure:
     """A code file's definitions and references, before they are handed to its chunks."""
 
-    __slots__ = ("definitions", "references")
-
-    def __init__(self, definitions: list[Definition], references: list[Reference]) -> None:
-        self.definitions = definitions
-        self.references = references
+    definitions: list[Definition]
+    references: list[Reference]
 
 
 def _structured(
-    path: str, lang: str, text: str, lines: Lines, emitter: Emitter
+    path: str, lang: str, text: str, lines: Lines, emitter: Emitter, *, refs: bool
 ) -> tuple[list[Planned], _Structure | None]:
     """Definition/section/key chunks, or [] when the file has none (the caller cuts windows), and
     for code the file's structure (also when it has no definitions: a script's calls count)."""
@@ -151,15 +152,18 @@ def _structured(
     if spec is None:
         return [], None
     outline = outline_code(spec, lines, text, module_symbol=_module_symbol(path), max_tokens=emitter.max_tokens)
-    try:
-        references = file_refs(lang, spec.parser_name, outline.tree.root_node)
-    except Exception:  # a query bug costs the file its references, never its chunks
-        log.warning("finding references in %s (%s) failed", path, lang, exc_info=True)
-        references = []
-    structure = _Structure(_definitions(outline.items), references)
+    structure = _Structure(_definitions(outline.items), _references(path, lang, spec, outline)) if refs else None
     if not outline.items:
         return [], structure
     return emitter.emit(outline.items, [outline.anchor] if outline.anchor is not None else None), structure
+
+
+def _references(path: str, lang: str, spec: LanguageSpec, outline: CodeOutline) -> list[Reference]:
+    try:
+        return file_refs(lang, spec.parser_name, outline.tree.root_node)
+    except Exception:  # a query bug costs the file its references, never its chunks
+        log.warning("finding references in %s (%s) failed", path, lang, exc_info=True)
+        return []
 
 
 def _definitions(items: list[Item]) -> list[Definition]:

@@ -163,9 +163,9 @@ def walk_options(settings: LgrepSettings) -> WalkOptions:
     )
 
 
-def chunk_text(settings: LgrepSettings, path: str, text: str) -> list[Chunk]:
+def chunk_text(settings: LgrepSettings, path: str, text: str, *, structure: bool = True) -> list[Chunk]:
     """A file's chunks with the chunking settings; a chunker bug costs the file its structure (line
-    windows), never the run."""
+    windows), never the run. `structure=False` skips the chunks' `refs` (for stores without them)."""
     chunking = settings.chunking
     try:
         return chunk_file(
@@ -175,6 +175,7 @@ def chunk_text(settings: LgrepSettings, path: str, text: str) -> list[Chunk]:
             max_tokens=chunking.max_tokens,
             overlap_tokens=chunking.overlap_tokens,
             use_ast=chunking.use_ast,
+            structure=structure,
         )
     except Exception:
         log.exception("chunking %s failed; indexing it as line windows", path)

@@ -116,7 +116,7 @@ def plan_index(settings: LgrepSettings, root: Path, embedder: EmbeddingProvider,
         clean = _sanitized(text, file.path)
         if clean is None:
             continue  # withheld from the index as a credential: never chunked, never sent
-        for chunk in chunk_text(settings, file.path, clean):
+        for chunk in chunk_text(settings, file.path, clean, structure=False):  # counts tokens only
             key = vector_key(identity, chunk)
             if key not in stored:
                 texts.setdefault(key, (file.path, embedding_text(file.path, chunk.scope, chunk.content)))

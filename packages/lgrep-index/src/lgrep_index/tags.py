@@ -364,7 +364,7 @@ class TagIndexer:
         self._tally["blobs"] += 1
         chunks: list[Chunk] = []
         if not skip:
-            chunks = chunk_text(self.settings, entry.path, text)
+            chunks = chunk_text(self.settings, entry.path, text, structure=False)  # the versions store keeps none
             if chunks:
                 language = chunks[0].language
             self._append_chunks(pending.chunks, key, entry.path, chunks, text)

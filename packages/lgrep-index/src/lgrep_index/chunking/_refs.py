@@ -259,6 +259,8 @@ def _clean_qual(text: str) -> str:
 def _split_callee(text: str) -> tuple[str, str]:
     """`self.auth.verify` -> ("verify", "self.auth"); `Foo::<T>::new` -> ("new", "Foo");
     `foo()(x).bar` -> ("bar", "foo()(x)"); `f<int>` -> ("f", "")."""
+    if _IDENT.match(text):  # most callees and type names are one plain identifier
+        return text, ""
     text = _SPACE.sub("", text)
     for _ in range(3):
         stripped = _GENERIC.sub("", text)
