@@ -17,7 +17,7 @@ from lgrep_core.text import QUERY_STOPWORDS
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-__all__ = ["FuzzyMatch", "SymbolIndex", "query_identifiers"]
+__all__ = ["FuzzyMatch", "SymbolIndex", "query_identifiers", "symbol_parts"]
 
 # Scores of one name match; an exact name is worth most, then one typo, a prefix, two typos.
 EXACT_SCORE = 1.0
@@ -29,6 +29,12 @@ MIN_PREFIX_LEN = 4
 MAX_NAMES_PER_WORD = 50
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.|->|\\)[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def symbol_parts(name: str) -> list[str]:
+    """A symbol as asked for, by its parts: `Auth.verify`, `Auth::verify`, `auth->verify` and
+    Ruby's `Auth#verify` all give ["Auth", "verify"] (the last part is the name)."""
+    return [p for p in name.replace("::", ".").replace("->", ".").replace("#", ".").split(".") if p]
 
 
 def query_identifiers(query: str) -> list[str]:

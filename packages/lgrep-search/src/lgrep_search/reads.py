@@ -32,6 +32,7 @@ from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.text import decode_text
 
 from .corpus import Corpus
+from .fuzzy import symbol_parts
 from .pathfilter import path_matcher
 from .searcher import snippet
 from .structure import CodeGraph, related_by_structure
@@ -220,7 +221,7 @@ def find_symbol(
 ) -> list[SymbolMatch]:
     """Definitions named `name` (typo-tolerant; `Auth.verify` also checks the enclosing scope),
     best first: exact names before near ones, definitions before anchors."""
-    parts = [p for p in name.replace("::", ".").replace("->", ".").split(".") if p]
+    parts = symbol_parts(name)
     if not parts:
         raise InvalidRequestError(f"{name!r} is not a symbol name")
     last, qualifiers = parts[-1], [q.lower() for q in parts[:-1]]

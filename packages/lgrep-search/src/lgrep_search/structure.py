@@ -27,7 +27,7 @@ import threading
 import weakref
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lgrep_core.errors import NotFoundError
 from lgrep_core.models import (
@@ -44,6 +44,7 @@ from lgrep_core.models import (
 from lgrep_core.structure import IMPORT_ALL, SAME_FILE, Definition, Reference, RefKind, parse_entries
 
 from .corpus import Corpus
+from .fuzzy import symbol_parts
 
 __all__ = ["CodeGraph", "graph_of", "related_by_structure", "trace"]
 
@@ -170,6 +171,7 @@ class _File:
     path: str
     language: str
     defs: list[int] = field(default_factory=list[int])  # sorted by line
+    def_lines: list[int] = field(default_factory=list[int])  # their lines, for bisecting
     imports: dict[str, list[_Import]] = field(default_factory=dict[str, list[_Import]])
     star: list[_Import] = field(default_factory=list[_Import])
 
@@ -244,6 +246,7 @@ class CodeGraph:
             self.files[node.file].defs.append(d)
         for file in self.files:
             file.defs.sort(key=lambda d: (self.defs[d].line, -self.defs[d].end_line))
+            file.def_lines = [self.defs[d].line for d in file.defs]
         for f, i, ref in pending:
             c = len(self.calls)
             caller = self._innermost(f, ref.line)
@@ -256,8 +259,7 @@ class CodeGraph:
 
     def _innermost(self, f: int, line: int) -> int:
         defs = self.files[f].defs
-        lines = [self.defs[d].line for d in defs]
-        k = bisect.bisect_right(lines, line)
+        k = bisect.bisect_right(self.files[f].def_lines, line)
         for j in range(k - 1, -1, -1):
             d = self.defs[defs[j]]
             if d.line <= line <= d.end_line:
@@ -266,7 +268,7 @@ class CodeGraph:
 
     def definitions(self, symbol: str, path: str = "") -> list[int]:
         """Definitions named `symbol` (`Auth.verify` also checks the enclosing scope), in `path` if given."""
-        parts = [p for p in symbol.replace("::", ".").replace("->", ".").replace("#", ".").split(".") if p]
+        parts = symbol_parts(symbol)
         if not parts:
             return []
         name, quals = parts[-1], parts[:-1]
@@ -313,11 +315,11 @@ class CodeGraph:
         hit = self._resolved.get(key)
         if hit is None:
             targets, how = self._resolve(self.calls[c], imports)
-            hit = (self._implementations(targets), how)
+            hit = (self.implementations(targets), how)
             self._resolved[key] = hit
         return hit
 
-    def _implementations(self, targets: tuple[int, ...]) -> tuple[int, ...]:
+    def implementations(self, targets: tuple[int, ...]) -> tuple[int, ...]:
         """Overloads (one name, file and scope: `@overload` stubs, TypeScript overload signatures)
         are one target: the last, which is the implementation."""
         if len(targets) < 2:
@@ -409,7 +411,9 @@ class CodeGraph:
         return tuple(out)
 
     def _defined_class(self, f: int, name: str) -> bool:
-        return any(self.defs[d].name == name and self.defs[d].kind in ("class", "module") for d in self.files[f].defs)
+        return any(
+            self.defs[d].file == f and self.defs[d].kind in ("class", "module") for d in self.defs_by_name.get(name, ())
+        )
 
     def _package_files(self, f: int) -> set[int]:
         """Go: the files of the same folder (one package); Java/Kotlin/Scala/C#: the same folder too."""
@@ -657,7 +661,7 @@ def trace(corpus: Corpus, graph: CodeGraph, request: TraceRequest) -> TraceResul
         hint = f"; near names: {', '.join(near)}" if near else ""
         raise NotFoundError(f"no definition of {request.symbol!r}{where} in the index{hint}")
     definitions = tuple(graph.location(d) for d in roots)
-    if len(_groups(graph, roots)) > 1:
+    if len(graph.implementations(tuple(roots))) > 1:  # overloads are one definition
         return TraceResult(request.symbol, definitions, True, (), 0, 0, request.resolve_imports)
     edges: list[TraceEdge] = []
     directions = (
@@ -682,11 +686,6 @@ def trace(corpus: Corpus, graph: CodeGraph, request: TraceRequest) -> TraceResul
         request.offset + limit if more else 0,
         request.resolve_imports,
     )
-
-
-def _groups(graph: CodeGraph, defs: list[int]) -> set[tuple[int, tuple[str, ...]]]:
-    """Overloads (same file, same scope) are one definition for tracing."""
-    return {(graph.defs[d].file, graph.defs[d].scope) for d in defs}
 
 
 def _walk(
@@ -715,18 +714,7 @@ def _walk(
                     nxt = -1 if ambiguous else first
                 at = seen_edges.get(key)
                 if at is not None:
-                    prev = out[at]
-                    out[at] = TraceEdge(
-                        prev.direction,
-                        prev.depth,
-                        prev.caller,
-                        prev.callee,
-                        prev.path,
-                        prev.line,
-                        prev.resolution,
-                        prev.sites + 1,
-                        prev.candidates,
-                    )
+                    out[at] = replace(out[at], sites=out[at].sites + 1)
                     continue
                 if len(out) >= MAX_EDGES:
                     return
@@ -793,14 +781,16 @@ _graphs_lock = threading.Lock()
 
 
 def graph_of(corpus: Corpus) -> CodeGraph:
-    """The graph of a snapshot, built on first use (one build at a time) and kept with it.
+    """The graph of a snapshot, built on first use and kept with it.
 
     Raises NotFoundError when the index holds no structure (built by an lgrep before it stored it)."""
     with _graphs_lock:
         graph = _graphs.get(corpus)
-        if graph is None:
-            graph = CodeGraph(corpus)
-            _graphs[corpus] = graph
+    if graph is None:
+        # built outside the lock: one project's first trace does not hold up another's
+        built = CodeGraph(corpus)
+        with _graphs_lock:
+            graph = _graphs.setdefault(corpus, built)
     if not graph.defs and not graph.calls and len(corpus):
         raise NotFoundError(
             "this index has no code structure yet (it was built by an older lgrep): run `lgrep index` to add it"
