@@ -130,6 +130,7 @@ class OutlineItem:
     end_line: int
     doc: str  # the first line of its docstring or leading comment, "" when it has none
     children: tuple[OutlineItem, ...] = ()
+    attributes: tuple[int, ...] = ()  # lines of its decorators / attributes with their arguments
 
 
 @dataclass(frozen=True, slots=True)

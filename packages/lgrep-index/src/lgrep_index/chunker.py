@@ -59,7 +59,8 @@ CHUNKER_VERSION = f"3.{STRUCTURE_VERSION}"
 """Bump whenever the chunks produced for some input change; stored in the index metadata.
 2: the indexer redacts secrets before chunking (lgrep_core.secrets), so indexes of version 1 may hold
 secrets verbatim and must be rebuilt.
-3: chunks carry their definitions and references (`refs`); the suffix is the format's version. An
+3: chunks carry their definitions and references (`refs`); the suffix is the format's version. A
+long `export { ... } from` counts as an import however long it is (it was cut at 300 bytes). An
 index of an older chunker with the same embedding model is re-chunked by the next run, keeping its
 vectors (ADR 0016)."""
 

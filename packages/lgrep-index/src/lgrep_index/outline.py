@@ -14,7 +14,7 @@ from lgrep_core.structure import FileOutline, OutlineItem
 from tree_sitter import Node
 
 from lgrep_index.chunker import MAX_STRUCTURED_CHARS
-from lgrep_index.chunking._code import outline_code
+from lgrep_index.chunking._code import is_anchor, outline_code
 from lgrep_index.chunking._docs import markdown_items, rst_items
 from lgrep_index.chunking._emit import Item
 from lgrep_index.chunking._lines import Lines
@@ -52,22 +52,18 @@ def outline_file(path: str, text: str) -> FileOutline | None:
         return None
     # whole signatures (the chunker repeats at most 6 lines of one in front of a split piece)
     code = outline_code(spec, lines, text, module_symbol="", max_tokens=1 << 30, head_max_lines=SIGNATURE_MAX_LINES)
-    imports = _imports(spec, code.tree.root_node)
+    imports = _imports(spec, code.src, code.tree.root_node)
     docstrings = language in _DOCSTRING_LANGUAGES
     return FileOutline(language, imports, tuple(_item(it, lines, docstrings=docstrings) for it in code.items))
 
 
-def _imports(spec: LanguageSpec, root: Node) -> tuple[tuple[int, int], ...]:
+def _imports(spec: LanguageSpec, src: bytes, root: Node) -> tuple[tuple[int, int], ...]:
     """Line ranges of the file's top-level import / package / use statements, whole (a multi-line
-    `use a::{...};` with its closing line, a long `export {...} from` too), wherever they stand."""
+    `use a::{...};` with its closing line), wherever they stand (Zig imports at the bottom)."""
     out: list[tuple[int, int]] = []
     for node in root.named_children:
-        t = node.type
         # `mod x;` is an import, `mod tests { ... }` is code (the outline has its definitions)
-        anchor = t in spec.anchors and "comment" not in t and node.child_by_field_name("body") is None
-        if not anchor and spec.anchor_pattern is not None and t in spec.anchor_pattern_types:
-            anchor = spec.anchor_pattern.match((node.text or b"")[:20000].decode("utf-8", "replace")) is not None
-        if anchor:
+        if "comment" not in node.type and node.child_by_field_name("body") is None and is_anchor(spec, src, node):
             out.append((node.start_point[0] + 1, end_row(node) + 1))
     return tuple(out)
 
@@ -86,6 +82,13 @@ def _item(it: Item, lines: Lines, *, docs: bool = False, docstrings: bool = Fals
         end_line=it.end + 1,
         doc="" if docs else _doc(lines, it.start, sig_start, sig_end, it.end, docstrings=docstrings),
         children=tuple(_item(c, lines, docs=docs, docstrings=docstrings) for c in it.children),
+        # what stands between its comments and its signature: decorators and attributes, with their
+        # arguments (@property, #[test], @Deprecated("...")); they change what the definition is
+        attributes=tuple(
+            row + 1
+            for row in range(it.start, sig_start)
+            if lines.raw[row].strip() and not _COMMENT_START.match(lines.raw[row])
+        ),
     )
 
 

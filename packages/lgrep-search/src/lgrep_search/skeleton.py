@@ -16,7 +16,6 @@ lines it hides and where they are, so an agent can read exactly those with lgrep
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from lgrep_core.models import ChunkKind, Location
@@ -26,7 +25,6 @@ __all__ = ["ELISION", "TokenCounter", "render_skeleton"]
 
 ELISION = "⋯"
 _INDENT_STEP = "    "
-_COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?!\[)|--|;|%|\{-|<!--)")
 _TRIVIAL = frozenset({"{", "}", "};", "},", "end", ")", "]", "});", "})", "];", "{}", "()"})
 TokenCounter = Callable[[Sequence[str]], list[int]]
 
@@ -73,13 +71,7 @@ def _render(
     if top and out and out[-1] != "" and (item.children or item.end_line > item.signature_end):
         out.append("")
     sig = _rstrip(lines[item.signature_start - 1 : item.signature_end])
-    # decorators and attributes, with their arguments, change what a definition is (@property,
-    # #[test], @Deprecated("...")); the comments above it are summed up by its doc line
-    out.extend(
-        line.rstrip()
-        for line in lines[item.start_line - 1 : item.signature_start - 1]
-        if line.strip() and not _COMMENT.match(line)
-    )
+    out.extend(lines[row - 1].rstrip() for row in item.attributes)
     out.extend(sig)
     shown.append(
         Location(

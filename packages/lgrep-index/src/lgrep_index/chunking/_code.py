@@ -20,7 +20,7 @@ from lgrep_index.chunking._lines import Lines
 from lgrep_index.chunking._ts import end_row, parser_for
 from lgrep_index.languages import DefRule, LanguageSpec, Role
 
-__all__ = ["ANCHOR_MAX_LINES", "CodeOutline", "outline_code"]
+__all__ = ["ANCHOR_MAX_LINES", "CodeOutline", "is_anchor", "outline_code"]
 
 ANCHOR_MAX_LINES = 40
 """The anchor chunk (imports, package clause, top comment) is a summary: keep it short."""
@@ -99,6 +99,7 @@ _GENERIC_ARGS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
 _QUALIFIER_SPLIT = re.compile(r"::|\.|:|\\|#")
 _GO_RECEIVER = re.compile(r"(\w+)\s*(?:\[[^\]]*\])?\s*\)\s*$")
 _NAME_MAX_BYTES = 200
+_ANCHOR_TEXT_BYTES = 65536
 
 
 @dataclass(slots=True)
@@ -108,7 +109,7 @@ class CodeOutline:
     items: list[Item]
     anchor: Planned | None
     tree: Tree  # the parse, for the reference queries (chunking._refs)
-    anchor_ranges: list[tuple[int, int]]  # top-level import / package / use statements (0-based rows)
+    src: bytes  # the text it parsed
 
 
 @dataclass(slots=True)
@@ -378,13 +379,7 @@ class _Walker:
         return end
 
     def _is_anchor(self, node: Node) -> bool:
-        spec = self.spec
-        t = node.type
-        if t in spec.anchors:
-            return True
-        if spec.anchor_pattern is not None and t in spec.anchor_pattern_types:
-            return spec.anchor_pattern.match(_text(self.src, node, 300)) is not None
-        return False
+        return is_anchor(self.spec, self.src, node)
 
     def _item(self, m: _Match, parent: Item | None, parent_rule: DefRule | None) -> Item:
         rule = m.rule
@@ -422,6 +417,17 @@ class _Walker:
         text = raw.decode("utf-8", "replace").rstrip()
         last = min(start_row + text.count("\n"), start_row + self.head_max_lines - 1, self.lines.count - 1)
         return clean_signature(text), (start_row, max(start_row, last))
+
+
+def is_anchor(spec: LanguageSpec, src: bytes, node: Node) -> bool:
+    """Whether `node` is an import / package / use statement (the stuff of a file's anchor)."""
+    t = node.type
+    if t in spec.anchors:
+        return True
+    if spec.anchor_pattern is not None and t in spec.anchor_pattern_types:
+        # the whole statement: a long `export { ... } from "./x"` names its module at the end
+        return spec.anchor_pattern.match(_text(src, node, _ANCHOR_TEXT_BYTES)) is not None
+    return False
 
 
 def _signature_start(node: Node) -> tuple[int, int]:
@@ -509,7 +515,7 @@ def outline_code(
     top = walker.walk(root)
     items = settle(top, 0, lines.count - 1, lines, attachable=walker.attachable, merge_clauses=spec.merge_clauses)
     anchor = _anchor(walker, root, items, module_symbol=module_symbol, max_tokens=max_tokens)
-    return CodeOutline(items, anchor, tree, walker.anchor_ranges)
+    return CodeOutline(items, anchor, tree, src)
 
 
 def _anchor(walker: _Walker, root: Node, items: list[Item], *, module_symbol: str, max_tokens: int) -> Planned | None:
