@@ -182,8 +182,8 @@ class ProjectSearchers:
 
         Raises:
             NotFoundError: the file is not indexed or is gone.
-            InvalidRequestError: lgrep knows no structure for the file's language.
-            InvalidRequestError: ... or this process has no parser (a search-only reader).
+            InvalidRequestError: lgrep knows no structure for the file's language, or this process
+                has no parser (a search-only reader).
         """
         request.validate()
         if self.outliner is None:
@@ -194,7 +194,7 @@ class ProjectSearchers:
         text = reads.indexed_text(root, corpus, request.path)
         outline = self.outliner(request.path, text)
         if outline is None:
-            language = corpus.languages[corpus.chunks_of(corpus.file_numbers[request.path]).start]
+            language = reads.language_of(corpus, request.path)
             raise InvalidRequestError(
                 f"lgrep knows no structure for {request.path} ({language or 'unknown language'}); "
                 "read it with lgrep_get_file"

@@ -43,6 +43,7 @@ __all__ = [
     "find_symbol",
     "get_file",
     "indexed_text",
+    "language_of",
     "list_files",
     "location",
     "slice_lines",
@@ -91,7 +92,7 @@ def get_file(reader: ProjectReader, corpus: Corpus, request: GetFileRequest) -> 
     stale = rec is None or rec.size != st.st_size or rec.mtime_ns != st.st_mtime_ns
     return FileSlice(
         path=path,
-        language=rec.language if rec is not None else _language_of(corpus, path),
+        language=rec.language if rec is not None else language_of(corpus, path),
         content=content,
         start_line=start,
         end_line=last,
@@ -164,7 +165,8 @@ def _read_inside(root: Path, path: str) -> bytes:
         return f.read(4 * MAX_FILE_BYTES + 1)
 
 
-def _language_of(corpus: Corpus, path: str) -> str:
+def language_of(corpus: Corpus, path: str) -> str:
+    """The language an indexed file was chunked as ("" when it has no chunks)."""
     chunks = corpus.chunks_of(corpus.file_numbers[path])
     return corpus.languages[chunks.start] if len(chunks) else ""
 
