@@ -20,7 +20,7 @@ from lgrep_index.chunking._lines import Lines
 from lgrep_index.chunking._ts import end_row, parser_for
 from lgrep_index.languages import DefRule, LanguageSpec, Role
 
-__all__ = ["ANCHOR_MAX_LINES", "CodeOutline", "is_anchor", "outline_code"]
+__all__ = ["ANCHOR_MAX_LINES", "CodeOutline", "is_anchor", "outline_code", "strip_generics"]
 
 ANCHOR_MAX_LINES = 40
 """The anchor chunk (imports, package clause, top comment) is a summary: keep it short."""
@@ -127,16 +127,22 @@ def _text(src: bytes, node: Node, limit: int = _NAME_MAX_BYTES) -> str:
     return src[node.start_byte : min(node.end_byte, node.start_byte + limit)].decode("utf-8", "replace")
 
 
-def _qualify(text: str) -> tuple[str, tuple[str, ...]]:
-    """`Circle<T>::~Circle` -> ("~Circle", ("Circle",)); `M.add` -> ("add", ("M",))."""
-    text = text.strip()
-    if text[:1] in ("'", '"', "`"):  # declare module "foo", 'key': function() {...}
-        return " ".join(text.strip("'\"`").split()), ()
+def strip_generics(text: str) -> str:
+    """`Map<K, List<V>>::get` -> `Map::get`, `Foo[int]` -> `Foo` (nested up to 4 deep)."""
     for _ in range(4):
         stripped = _GENERIC_ARGS.sub("", text)
         if stripped == text:
             break
         text = stripped
+    return text
+
+
+def _qualify(text: str) -> tuple[str, tuple[str, ...]]:
+    """`Circle<T>::~Circle` -> ("~Circle", ("Circle",)); `M.add` -> ("add", ("M",))."""
+    text = text.strip()
+    if text[:1] in ("'", '"', "`"):  # declare module "foo", 'key': function() {...}
+        return " ".join(text.strip("'\"`").split()), ()
+    text = strip_generics(text)
     parts = [p.strip() for p in _QUALIFIER_SPLIT.split(text)]
     parts = [p for p in parts if p]
     if not parts:

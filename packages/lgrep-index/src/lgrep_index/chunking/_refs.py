@@ -27,12 +27,13 @@ from lgrep_core.structure import IMPORT_ALL, SAME_FILE, Reference, RefKind
 from tree_sitter import Node, Query, QueryCursor
 from tree_sitter_language_pack import SupportedLanguage, get_language
 
+from lgrep_index.chunking._code import strip_generics
+
 __all__ = ["file_refs", "supports_refs"]
 
 _MAX_QUAL = 120
 _IDENT = re.compile(r"[A-Za-z_$@][\w$!?]*\Z|[^\W\d][\w]*\Z")
 _SPACE = re.compile(r"\s+")
-_GENERIC = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
 _SPLIT = re.compile(r"\s*(?:::|\?\.|\.|->|:)\s*")
 
 
@@ -261,13 +262,7 @@ def _split_callee(text: str) -> tuple[str, str]:
     `foo()(x).bar` -> ("bar", "foo()(x)"); `f<int>` -> ("f", "")."""
     if _IDENT.match(text):  # most callees and type names are one plain identifier
         return text, ""
-    text = _SPACE.sub("", text)
-    for _ in range(3):
-        stripped = _GENERIC.sub("", text)
-        if stripped == text:
-            break
-        text = stripped
-    text = text.rstrip(":.")
+    text = strip_generics(_SPACE.sub("", text)).rstrip(":.")
     parts = _SPLIT.split(text)
     name = parts[-1].lstrip("&*@$\\").rstrip("!")
     qual = text[: len(text) - len(parts[-1])].rstrip(":.->?") if len(parts) > 1 else ""
