@@ -14,6 +14,7 @@ import dataclasses
 import inspect
 import json
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import quote, unquote
 
 import anyio.to_thread
+from lgrep_core.cli_support import terminal_safe
 from lgrep_core.errors import DeadlineExceededError, LgrepError, NotFoundError, ServerUnavailableError
 from lgrep_core.models import ContentType, IndexProgress, IndexSummary, SearchHit, SearchRequest, SearchType
 from lgrep_core.serialize import (
@@ -55,6 +57,7 @@ from .answers import (
     WatchAnswer,
 )
 from .budget import DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, TokenCounter, compact_json, fit_results, measured
+from .http_auth import TOKEN_ENV, TOKEN_FILE_NAME, http_token, serve_http
 from .roots import AllowedRoots
 
 __all__ = ["build_server", "main"]
@@ -868,26 +871,66 @@ def _warm(counter: TokenCounter) -> None:
         log.warning("could not load the tokenizer", exc_info=True)
 
 
+def _http_token(token_file: Path | None) -> tuple[str, str]:
+    """The HTTP token and its source: `LGREP_MCP_TOKEN`, else `token_file`, else the cache dir's."""
+    if token_file is None:
+        from lgrep_core.endpoints import client_settings
+
+        token_file = client_settings().cache_dir / TOKEN_FILE_NAME
+    return http_token(os.environ.get(TOKEN_ENV), token_file.expanduser().absolute())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """`lgrep-mcp [--root DIR]... [--http PORT] [PROJECT]`: stdio by default."""
+    """`lgrep-mcp [--root DIR]... [--http PORT [--token-file FILE]] [PROJECT]`: stdio by default."""
     parser = argparse.ArgumentParser(prog="lgrep-mcp", description="lgrep's MCP server (stdio unless --http)")
     parser.add_argument("project", nargs="?", default=".", help="the project it serves (default: the current folder)")
     parser.add_argument("--root", action="append", default=[], help="another folder its tools may read (repeatable)")
     parser.add_argument(
-        "--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio"
+        "--http",
+        type=int,
+        metavar="PORT",
+        help="serve streamable HTTP on 127.0.0.1:PORT (0: a free port) instead of stdio; clients must send "
+        f"'Authorization: Bearer <token>' (${TOKEN_ENV}, or the token file)",
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help=f"with --http: the token file, created 0600 if missing (default: {TOKEN_FILE_NAME} in the cache dir)",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="lgrep-mcp: %(message)s")
     project = Path(args.project).expanduser()
     if not project.is_dir():
-        print(f"lgrep-mcp: {args.project} is not a folder", file=sys.stderr)
+        print(f"lgrep-mcp: {terminal_safe(args.project)} is not a folder", file=sys.stderr)
         return 2
+    if args.http is not None and not 0 <= args.http <= 65535:
+        print(f"lgrep-mcp: --http {args.http} is not a port (0-65535)", file=sys.stderr)
+        return 2
+    if args.token_file is not None and args.http is None:
+        print("lgrep-mcp: --token-file is for --http (stdio needs no token)", file=sys.stderr)
+        return 2
+    token: tuple[str, str] | None = None
+    port: int | None = args.http
+    if port is not None:
+        # Before anything else: no token, no server (ADR 0011).
+        try:
+            token = _http_token(args.token_file)
+        except LgrepError as exc:
+            print(f"lgrep-mcp: error: {terminal_safe(exc.message)}", file=sys.stderr)
+            return 1
     counter = TokenCounter()
     # The tokenizer loads while the client is still connecting (~0.1 s), not on the first answer.
     threading.Thread(target=_warm, args=(counter,), name="lgrep-mcp tokenizer", daemon=True).start()
     server = build_server(AllowedRoots(project, [Path(r) for r in args.root]), counter=counter)
-    if args.http is not None:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    if port is not None and token is not None:
+        try:
+            serve_http(server, port, *token)
+        except LgrepError as exc:
+            print(f"lgrep-mcp: error: {terminal_safe(exc.message)}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            pass
     else:
         server.run("stdio")
     return 0
