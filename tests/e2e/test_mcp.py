@@ -334,6 +334,46 @@ def test_file_resource_and_links(daemon, mini_repo: Path, tmp_path: Path) -> Non
         assert was_refused and "hunter2" not in text, (uri, text)
 
 
+def test_a_result_uri_reads_its_file_whatever_its_name(daemon, mini_repo: Path, tmp_path: Path) -> None:
+    # Names that look percent-encoded are names: the URI a result gives reads that file, once decoded.
+    (tmp_path / "x.py").write_text("OUTSIDE = 'hunter2'\n")
+    odd = {
+        "%2e%2e/x.py": "def percentfolder_marker():\n    return 1\n",
+        "odd names/100% #1?.py": "def percentfile_marker():\n    return 2\n",
+    }
+    for rel, text in odd.items():
+        (mini_repo / rel).parent.mkdir(exist_ok=True)
+        (mini_repo / rel).write_text(text)
+
+    async def steps(session: ClientSession) -> dict[str, Any]:
+        await session.call_tool("lgrep_index", {})
+        out: dict[str, Any] = {"read": {}, "refused": []}
+        for word in ("percentfolder_marker", "percentfile_marker"):
+            found = await session.call_tool("lgrep_search", {"query": word, "search_type": "bm25", "limit": 1})
+            hit = found.structured_content["results"][0]  # type: ignore[index]
+            text = await session.read_resource(hit["uri"])
+            out["read"][hit["path"]] = (hit["uri"], text.contents[0].text)  # type: ignore[union-attr]
+        for uri in (
+            "lgrep://file/%2e%2e/x.py",
+            "lgrep://file/auth/%2E%2E/%2E%2E/x.py",
+            "lgrep://file/%252e%252e/%252e%252e/x.py",
+        ):
+            try:
+                answer = await session.read_resource(uri)
+                out["refused"].append((uri, False, str(answer)))
+            except Exception as exc:
+                out["refused"].append((uri, True, str(exc)))
+        return out
+
+    out = _run(daemon, mini_repo, steps)
+    assert set(out["read"]) == set(odd)
+    for rel, (uri, text) in out["read"].items():
+        assert text == odd[rel], (uri, text)
+    assert out["read"]["%2e%2e/x.py"][0] == "lgrep://file/%252e%252e/x.py"
+    for uri, was_refused, text in out["refused"]:
+        assert was_refused and "hunter2" not in text, (uri, text)
+
+
 def test_index_returns_before_a_long_run_and_reports_it(daemon, make_repo, tmp_path: Path, wait_for) -> None:
     repo = tmp_path / "repo"
     make_repo(repo, 1500, funcs=8)

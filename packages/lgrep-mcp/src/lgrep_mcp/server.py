@@ -22,7 +22,7 @@ from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import anyio.to_thread
 from lgrep_core.cli_support import terminal_safe
@@ -253,8 +253,9 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         return project, (None if rel == "." else rel)
 
     def file_uri(project: Path, rel: str) -> str | None:
-        """The lgrep://file resource of a result, for the default project (others have none)."""
-        return f"lgrep://file/{quote(rel)}" if project == roots.default else None
+        """The lgrep://file resource of a result, for the default project (others have none):
+        `rel` percent-encoded once ('/' kept), which the SDK's `{+path}` match decodes once."""
+        return f"lgrep://file/{quote(rel, safe='/')}" if project == roots.default else None
 
     def hit_items(hits: Sequence[SearchHit], project: Path | None) -> list[dict[str, Any]]:
         """Hits as answers carry them: the shared JSON shape, why they ranked, and the file as a
@@ -698,8 +699,10 @@ def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: T
         description="A file of this project as it is on disk now (search results link to it)",
     )
     def file_resource(path: str) -> str:
+        # `path` arrives percent-decoded once, by the SDK's template match: the exact inverse of
+        # file_uri's quote. Decoding again would turn a folder named `%2e%2e` into `..`.
         try:
-            project, rel = locate(unquote(path))
+            project, rel = locate(path)
             return link.call(lambda c: c.get_file(project, rel)).content
         except LgrepError as exc:
             raise ResourceError(exc.message) from None
