@@ -860,14 +860,28 @@ def unwatch(cs: Any, path: Path, as_json: bool) -> int:
 @click.option(
     "--root", "roots", multiple=True, type=click.Path(path_type=Path), help="another folder its tools may read"
 )
-@click.option("--http", "http_port", type=click.IntRange(1, 65535), help="serve streamable HTTP on 127.0.0.1:PORT")
-def mcp(project: Path, roots: tuple[Path, ...], http_port: int | None) -> int:
-    """Run lgrep's MCP server for PROJECT (stdio unless --http): agents' tools, served by the daemon."""
+@click.option(
+    "--http",
+    "http_port",
+    type=click.IntRange(0, 65535),
+    help="serve streamable HTTP on 127.0.0.1:PORT (0: a free port); every request needs "
+    "'Authorization: Bearer <token>' (LGREP_MCP_TOKEN, or the token file)",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(path_type=Path),
+    help="with --http: the token file, created 0600 if missing (default: mcp.token in the cache dir)",
+)
+def mcp(project: Path, roots: tuple[Path, ...], http_port: int | None, token_file: Path | None) -> int:
+    """Run lgrep's MCP server for PROJECT (stdio unless --http): agents' tools, served by the daemon.
+    Over HTTP it prints its URL and the header a client must send on stderr."""
     from lgrep_mcp.server import main as mcp_main
 
     args = [str(project), *(a for r in roots for a in ("--root", str(r)))]
     if http_port is not None:
         args += ["--http", str(http_port)]
+    if token_file is not None:
+        args += ["--token-file", str(token_file)]
     return mcp_main(args)
 
 
