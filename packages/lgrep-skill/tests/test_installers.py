@@ -273,3 +273,33 @@ def test_opencode_user_scope_uses_the_older_global_file_when_it_is_the_one_there
     plan.apply()
     assert json.loads((folder / "config.json").read_text())["theme"] == "dark"
     assert not (folder / "opencode.json").exists()
+
+
+# ------------------------------------------------------------------------- links in a project
+
+
+@pytest.mark.parametrize("openat", [True, False], ids=["openat", "component-check"])
+def test_project_links_are_refused_with_and_without_openat(
+    project: Path, where: Locations, monkeypatch: pytest.MonkeyPatch, openat: bool
+) -> None:
+    # Without openat (not POSIX) each component below the root is checked instead; both refuse.
+    from lgrep_skill import files
+
+    monkeypatch.setattr(files, "_AT", openat and files._AT)  # pyright: ignore[reportPrivateUsage]
+    outside = where.home / ".claude"
+    outside.mkdir()
+    (project / ".claude").symlink_to(outside)
+    with pytest.raises(ConfigError, match=r"\.claude is a symbolic link"):
+        plan_install("claude-code", "project", project=project, command=EXE, where=where)
+    (project / ".claude").unlink()
+    (project / "AGENTS.md").symlink_to(where.home / "notes.md")
+    with pytest.raises(ConfigError, match=r"AGENTS\.md is a symbolic link"):
+        plan_uninstall("agents-md", "project", project=project, where=where)
+    (project / "AGENTS.md").unlink()
+    # And without links, a round trip still gives the project back as it was.
+    install("claude-code", "project", project, where)
+    install("opencode", "project", project, where)
+    assert (project / ".claude" / "skills" / "lgrep" / "SKILL.md").is_file()
+    uninstall("claude-code", "project", project, where)
+    uninstall("opencode", "project", project, where)
+    assert snapshot(project) == {} and folders(project) == set() and not any(outside.iterdir())

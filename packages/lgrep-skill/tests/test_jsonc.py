@@ -129,3 +129,13 @@ def test_an_item_the_user_placed_in_the_middle_is_removed_cleanly() -> None:
     assert jsonc.remove_item('{"l": ["a", "lgrep", "b"]}', ["l"], "lgrep") == '{"l": ["a", "b"]}'
     text = '{\n  "l": [\n    "lgrep",\n    "b"\n  ]\n}'
     assert jsonc.remove_item(text, ["l"], "lgrep") == '{\n  "l": [\n    "b"\n  ]\n}'
+
+
+def test_nesting_is_bounded_by_a_clear_error_not_a_recursion_error() -> None:
+    ok = "[" * jsonc.MAX_DEPTH + "]" * jsonc.MAX_DEPTH
+    assert jsonc.parse(ok).end == len(ok)
+    deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with pytest.raises(ConfigError, match=r"cfg.json: line 1 column \d+: .*too deeply nested to edit safely"):
+        jsonc.parse(deep, "cfg.json")
+    with pytest.raises(ConfigError, match="too deeply nested"):
+        jsonc.set_member('{"x": ' + '{"y": ' * 300 + "1" + "}" * 300 + "}", ["mcp", "lgrep"], 1)

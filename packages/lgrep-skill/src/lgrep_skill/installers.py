@@ -5,6 +5,10 @@ JSON object, or of one delimited section of AGENTS.md), and returns the plan; no
 here. Installing twice gives the same bytes; uninstalling removes what install added and nothing
 else. Where a client reads a file is what the client does, checked against the real clients in
 tests/e2e/test_install_clients.py.
+
+Every file of a project scope is read and written confined to the project (`confine=project`: no
+symbolic link below its root is followed, see `files`); a user's own files are read and written
+through their links.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from typing import Any, Literal
 
 from lgrep_core.errors import ConfigError, InvalidRequestError
 
-from . import jsonc
-from .plan import Change, Plan, read_text
+from . import files, jsonc
+from .plan import Change, Plan, created_by_lgrep
 
 __all__ = [
     "CLIENTS",
@@ -47,6 +51,7 @@ class Locations:
     home: Path
     xdg_config_home: Path | None = None  # $XDG_CONFIG_HOME (OpenCode honours it)
     claude_config_dir: Path | None = None  # $CLAUDE_CONFIG_DIR (Claude Code honours it)
+    xdg_state_home: Path | None = None  # $XDG_STATE_HOME: where lgrep records the files it created
 
     @property
     def opencode_dir(self) -> Path:
@@ -60,6 +65,11 @@ class Locations:
     def claude_json(self) -> Path:
         return (self.claude_config_dir or self.home) / ".claude.json"
 
+    @property
+    def ledger(self) -> Path:
+        """The list of the settings files lgrep created, so uninstall deletes those and no other."""
+        return (self.xdg_state_home or self.home / ".local" / "state") / "lgrep" / "installed-files.json"
+
 
 def asset_text(*parts: str) -> str:
     """A file of the integrations shipped in this package (a checked copy of the repository's
@@ -71,14 +81,14 @@ def plan_install(client: str, scope: Scope, *, project: Path, command: str, wher
     """The changes that add lgrep to `client` at `scope`. `command` is the absolute path of the
     `lgrep` executable the client will run. Raises InvalidRequestError for an unknown client or a
     scope it has not, ConfigError for a file it cannot read or parse."""
-    plan = Plan("install", client, scope, command=command if client != "agents-md" else None)
+    plan = Plan("install", client, scope, command=command if client != "agents-md" else None, ledger=where.ledger)
     _dispatch(client, scope, plan, project=project, command=command, where=where)
     return plan
 
 
 def plan_uninstall(client: str, scope: Scope, *, project: Path, where: Locations) -> Plan:
     """The changes that take out what `plan_install` adds (and nothing else)."""
-    plan = Plan("uninstall", client, scope)
+    plan = Plan("uninstall", client, scope, ledger=where.ledger)
     _dispatch(client, scope, plan, project=project, command=None, where=where)
     return plan
 
@@ -89,6 +99,9 @@ def _dispatch(client: str, scope: Scope, plan: Plan, *, project: Path, command: 
     if handler is None:
         raise InvalidRequestError(f"unknown client {client!r}; one of {', '.join(CLIENTS)}")
     handler(plan, scope, project=project, command=command, where=where)
+    if scope == "project":
+        for change in plan.changes:
+            assert change.confine == project, change.path  # every project file was read confined
 
 
 def _server_args(scope: Scope, project: Path) -> list[str]:
@@ -133,13 +146,15 @@ def _json_change(
     *,
     new_document: Callable[[], dict[str, Any]],
     empty_containers: list[list[str]],
-    delete_if_only: frozenset[str] | None,
+    deletable: bool,
+    confine: Path | None,
+    ledger: Path | None,
 ) -> Change:
     """A Change that sets (value not None) or removes the member at `key_path` of a JSON(C) file.
 
     On removal, each of `empty_containers` that is left empty is removed too, and the file is
-    deleted when nothing but the keys in `delete_if_only` remains (None: never delete it)."""
-    before = read_text(path)
+    deleted when `deletable` and `_ours_to_delete` says it holds nothing but what lgrep wrote."""
+    before = files.read_text(path, confine=confine)
     if before is not None and not before.strip():
         before_doc = None  # an empty file counts as no file
     else:
@@ -152,14 +167,29 @@ def _json_change(
             for key in key_path[:-1]:
                 target = target.setdefault(key, {})
             target[key_path[-1]] = value
-            return Change(path, before, jsonc.dump(doc) + "\n", what)
-        return Change(path, before, jsonc.set_member(before_doc, key_path, value, source), what)
+            return Change(path, before, jsonc.dump(doc) + "\n", what, confine=confine, recorded=True)
+        return Change(path, before, jsonc.set_member(before_doc, key_path, value, source), what, confine=confine)
     if before_doc is None:
-        return Change(path, before, before, what)
+        return Change(path, before, before, what, confine=confine)
     after = _remove(before_doc, key_path, empty_containers, source)
-    if delete_if_only is not None and after != before_doc and _keys(after, source) <= delete_if_only:
-        return Change(path, before, None, what)
-    return Change(path, before, after, what)
+    if deletable and after != before_doc and _ours_to_delete(path, after, new_document(), confine, ledger):
+        return Change(path, before, None, what, confine=confine, recorded=True)
+    return Change(path, before, after, what, confine=confine)
+
+
+def _ours_to_delete(
+    path: Path, remainder: str, skeleton: dict[str, Any], confine: Path | None, ledger: Path | None
+) -> bool:
+    """Whether uninstall deletes a settings file left with `remainder` once lgrep's entry is out: only
+    when lgrep created the file (recorded in the ledger when it did) and what is left is, byte for
+    byte, the skeleton lgrep wrote into it (`{}`, or OpenCode's `$schema`), so nothing in it is the
+    user's. A file the user had before install keeps whatever it held, `$schema` alone included; a
+    user's file that is a link (dotfiles) is never deleted, only edited through the link."""
+    if remainder != jsonc.dump(skeleton) + "\n":
+        return False
+    if confine is None and path.is_symlink():
+        return False
+    return created_by_lgrep(ledger, path)
 
 
 def _remove(text: str, key_path: list[str], empty_containers: list[list[str]], source: str) -> str:
@@ -172,11 +202,6 @@ def _remove(text: str, key_path: list[str], empty_containers: list[list[str]], s
     return after
 
 
-def _keys(text: str, source: str) -> set[str]:
-    doc = jsonc.loads(text, source)
-    return set(doc) if isinstance(doc, dict) else {"?"}  # pyright: ignore[reportUnknownArgumentType]
-
-
 def _get(doc: Any, key_path: list[str]) -> Any:
     for key in key_path:
         if not isinstance(doc, dict) or key not in doc:
@@ -185,8 +210,8 @@ def _get(doc: Any, key_path: list[str]) -> Any:
     return doc  # pyright: ignore[reportUnknownVariableType]
 
 
-def _read_json(path: Path) -> Any:
-    text = read_text(path)
+def _read_json(path: Path, confine: Path | None) -> Any:
+    text = files.read_text(path, confine=confine)
     if text is None or not text.strip():
         return None
     doc = jsonc.loads(text, str(path))
@@ -195,12 +220,12 @@ def _read_json(path: Path) -> Any:
     return doc  # pyright: ignore[reportUnknownVariableType]
 
 
-def _skill_change(folder: Path, install: bool, *, stop: Path) -> Change:
+def _skill_change(folder: Path, install: bool, *, stop: Path, confine: Path | None) -> Change:
     """The skill file in `<folder>/lgrep/SKILL.md`; uninstall prunes the folders left empty up to `stop`."""
     path = folder / SERVER_NAME / "SKILL.md"
-    before = read_text(path)
+    before = files.read_text(path, confine=confine)
     ours = asset_text("skill", "SKILL.md")
-    change = Change(path, before, ours if install else None, "skill", remove_empty_dirs_up_to=stop)
+    change = Change(path, before, ours if install else None, "skill", remove_empty_dirs_up_to=stop, confine=confine)
     if install and before is not None and before != ours:
         change.notes.append(f"replaced {path}, which differed from lgrep's skill")
     return change
@@ -209,9 +234,9 @@ def _skill_change(folder: Path, install: bool, *, stop: Path) -> Change:
 # ------------------------------------------------------------------------------------ opencode
 
 
-def _opencode_config(folder: Path, candidates: tuple[str, ...]) -> Path:
+def _opencode_config(folder: Path, candidates: tuple[str, ...], confine: Path | None) -> Path:
     for name in candidates:
-        if (folder / name).exists():
+        if files.exists(folder / name, confine=confine):
             return folder / name
     return folder / candidates[0]
 
@@ -225,28 +250,35 @@ def _opencode_v2(doc: Any) -> bool:
     return not any(k in servers and (not isinstance(servers[k], dict)) for k in ("type", "enabled"))
 
 
+def _opencode_new() -> dict[str, Any]:
+    return {"$schema": OPENCODE_SCHEMA}
+
+
 def _opencode(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
     # The files in the order `opencode mcp add` picks them (and, for the user, the older name).
+    confine = project if scope == "project" else None
     if scope == "project":
         names = ("opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc")
-        config, skills, stop = _opencode_config(project, names), project / ".opencode" / "skills", project
+        config, skills, stop = _opencode_config(project, names, confine), project / ".opencode" / "skills", project
     else:
         names = ("opencode.json", "opencode.jsonc", "config.json")
         folder = where.opencode_dir
-        config, skills, stop = _opencode_config(folder, names), folder / "skills", folder
-    doc = _read_json(config)
+        config, skills, stop = _opencode_config(folder, names, confine), folder / "skills", folder
+    doc = _read_json(config, confine)
     v2 = _opencode_v2(doc)
     key_path = ["mcp", "servers", SERVER_NAME] if v2 else ["mcp", SERVER_NAME]
     if command is None:
-        before = read_text(config)
-        after = before
+        before = files.read_text(config, confine=confine)
+        after: str | None = before
+        recorded = False
         if before is not None and before.strip():
             source = str(config)
             after = _remove(before, ["mcp", "servers", SERVER_NAME], [["mcp", "servers"], ["mcp"]], source)
             after = _remove(after, ["mcp", SERVER_NAME], [["mcp"]], source)
-            if after != before and _keys(after, source) <= {"$schema"}:
-                after = None  # nothing of the user's is left: the file was lgrep's
-        plan.changes += [Change(config, before, after, "MCP server"), _skill_change(skills, False, stop=stop)]
+            if after != before and _ours_to_delete(config, after, _opencode_new(), confine, plan.ledger):
+                after, recorded = None, True
+        change = Change(config, before, after, "MCP server", confine=confine, recorded=recorded)
+        plan.changes += [change, _skill_change(skills, False, stop=stop, confine=confine)]
         return
     server_command = [command, *_server_args(scope, project)]
     where_text = str(config)
@@ -263,14 +295,16 @@ def _opencode(plan: Plan, scope: Scope, *, project: Path, command: str | None, w
         "MCP server",
         key_path,
         entry,
-        new_document=lambda: {"$schema": OPENCODE_SCHEMA},
+        new_document=_opencode_new,
         empty_containers=[],
-        delete_if_only=None,
+        deletable=False,
+        confine=confine,
+        ledger=plan.ledger,
     )
     change.notes += notes
     if v2:
         change.notes.append("the file uses OpenCode's newer shape (mcp.servers): lgrep added there")
-    plan.changes += [change, _skill_change(skills, True, stop=stop)]
+    plan.changes += [change, _skill_change(skills, True, stop=stop, confine=confine)]
     plan.notes.append("restart OpenCode to load the lgrep MCP server and skill (`opencode mcp list` shows it)")
 
 
@@ -279,16 +313,17 @@ def _opencode(plan: Plan, scope: Scope, *, project: Path, command: str | None, w
 
 def _claude(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
     install = command is not None
+    confine = project if scope == "project" else None
     if scope == "project":
         mcp_json, skills, stop = project / ".mcp.json", project / ".claude" / "skills", project
-        delete_if_only: frozenset[str] | None = frozenset()
     else:
         mcp_json, skills, stop = where.claude_json, where.claude_dir / "skills", where.claude_dir
-        delete_if_only = None  # ~/.claude.json holds Claude Code's own state: never deleted
+    # ~/.claude.json holds Claude Code's own state: never deleted
+    deletable = scope == "project"
     key_path = ["mcpServers", SERVER_NAME]
     if install:
         assert command is not None
-        doc = _read_json(mcp_json)
+        doc = _read_json(mcp_json, confine)
         entry, notes = _merge_entry(
             _get(doc, key_path),
             {"command": command, "args": _server_args(scope, project)},
@@ -302,7 +337,9 @@ def _claude(plan: Plan, scope: Scope, *, project: Path, command: str | None, whe
             entry,
             new_document=dict,
             empty_containers=[],
-            delete_if_only=None,
+            deletable=False,
+            confine=confine,
+            ledger=plan.ledger,
         )
         change.notes += notes
     else:
@@ -313,12 +350,14 @@ def _claude(plan: Plan, scope: Scope, *, project: Path, command: str | None, whe
             None,
             new_document=dict,
             empty_containers=[["mcpServers"]] if scope == "project" else [],
-            delete_if_only=delete_if_only,
+            deletable=deletable,
+            confine=confine,
+            ledger=plan.ledger,
         )
     plan.changes.append(change)
     if scope == "project":
-        plan.changes.append(_claude_approval(project / ".claude" / "settings.local.json", install, plan))
-    plan.changes.append(_skill_change(skills, install, stop=stop))
+        plan.changes.append(_claude_approval(project / ".claude" / "settings.local.json", install, plan, project))
+    plan.changes.append(_skill_change(skills, install, stop=stop, confine=confine))
     if install:
         if scope == "project":
             plan.notes.append(
@@ -328,28 +367,31 @@ def _claude(plan: Plan, scope: Scope, *, project: Path, command: str | None, whe
         plan.notes.append("restart Claude Code to load the lgrep MCP server and skill (`claude mcp list` shows it)")
 
 
-def _claude_approval(path: Path, install: bool, plan: Plan) -> Change:
+def _claude_approval(path: Path, install: bool, plan: Plan, project: Path) -> Change:
     """Project servers of `.mcp.json` wait for the user's approval; running `lgrep install` is that
     approval, recorded where Claude Code records its own: `enabledMcpjsonServers` in the project's
     local settings."""
     what = "approval of the project MCP server"
-    before = read_text(path)
-    doc = _read_json(path)
+    before = files.read_text(path, confine=project)
+    doc = _read_json(path, project)
     source = str(path)
     if install:
         disabled = _get(doc, ["disabledMcpjsonServers"])
         if isinstance(disabled, list) and SERVER_NAME in disabled:
             plan.notes.append(f"{path} lists lgrep in disabledMcpjsonServers: left as you set it")
         if doc is None:
-            return Change(path, before, jsonc.dump({"enabledMcpjsonServers": [SERVER_NAME]}) + "\n", what)
+            text = jsonc.dump({"enabledMcpjsonServers": [SERVER_NAME]}) + "\n"
+            return Change(path, before, text, what, confine=project, recorded=True)
         assert before is not None
-        return Change(path, before, jsonc.add_item(before, ["enabledMcpjsonServers"], SERVER_NAME, source), what)
+        after = jsonc.add_item(before, ["enabledMcpjsonServers"], SERVER_NAME, source)
+        return Change(path, before, after, what, confine=project)
     if doc is None or before is None:
-        return Change(path, before, before, what)
+        return Change(path, before, before, what, confine=project)
     after = jsonc.remove_item(before, ["enabledMcpjsonServers"], SERVER_NAME, source)
     if after != before:
         after = _drop_empty(after, ["enabledMcpjsonServers"], source)
-    change = Change(path, before, None if after != before and not _keys(after, source) else after, what)
+    ours = after != before and _ours_to_delete(path, after, {}, project, plan.ledger)
+    change = Change(path, before, None if ours else after, what, confine=project, recorded=ours)
     change.remove_empty_dirs_up_to = path.parent.parent
     return change
 
@@ -370,7 +412,7 @@ def _agents_md(plan: Plan, scope: Scope, *, project: Path, command: str | None, 
     if scope != "project":
         raise InvalidRequestError("agents-md writes the project's AGENTS.md: it has no --user scope")
     path = project / "AGENTS.md"
-    before = read_text(path)
+    before = files.read_text(path, confine=project)
     text = before or ""
     start, end = text.find(AGENTS_START), text.find(AGENTS_END)
     if (start < 0) != (end < 0) or (start >= 0 and end < start):
@@ -385,10 +427,10 @@ def _agents_md(plan: Plan, scope: Scope, *, project: Path, command: str | None, 
             after = text + ("" if text.endswith("\n") else "\n") + "\n" + section + "\n"
         else:
             after = section + "\n"
-        plan.changes.append(Change(path, before, after, "agent instructions"))
+        plan.changes.append(Change(path, before, after, "agent instructions", confine=project))
         return
     if start < 0:
-        plan.changes.append(Change(path, before, before, "agent instructions"))
+        plan.changes.append(Change(path, before, before, "agent instructions", confine=project))
         return
     head, tail = text[:start], text[end + len(AGENTS_END) :]
     if tail.startswith("\n"):
@@ -396,4 +438,4 @@ def _agents_md(plan: Plan, scope: Scope, *, project: Path, command: str | None, 
     if head.endswith("\n\n") and not tail:
         head = head[:-1]  # the blank line install put before the section
     after = head + tail
-    plan.changes.append(Change(path, before, after if after.strip() else None, "agent instructions"))
+    plan.changes.append(Change(path, before, after if after.strip() else None, "agent instructions", confine=project))

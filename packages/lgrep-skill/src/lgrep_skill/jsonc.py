@@ -21,6 +21,10 @@ __all__ = ["Node", "add_item", "loads", "parse", "remove_item", "remove_member",
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 _DEFAULT_UNIT = "  "
+# Objects and arrays nested deeper than this are refused: the parser (and every walk of the value)
+# recurses once per level, and no client's settings come near it (`[[[[...` 100000 deep would
+# otherwise end in a RecursionError).
+MAX_DEPTH = 200
 
 
 @dataclass
@@ -54,6 +58,7 @@ class _Parser:
         self.text = text
         self.source = source
         self.pos = 0
+        self.depth = 0
 
     def error(self, what: str, pos: int | None = None) -> ConfigError:
         at = self.pos if pos is None else pos
@@ -84,10 +89,14 @@ class _Parser:
         if self.pos >= len(self.text):
             raise self.error("unexpected end of file")
         c = self.text[self.pos]
-        if c == "{":
-            return self.obj()
-        if c == "[":
-            return self.array()
+        if c in "{[":
+            if self.depth >= MAX_DEPTH:
+                raise self.error(f"nested more than {MAX_DEPTH} levels deep: too deeply nested to edit safely")
+            self.depth += 1
+            try:
+                return self.obj() if c == "{" else self.array()
+            finally:
+                self.depth -= 1
         if c == '"':
             start = self.pos
             return Node(start, self.pos_after_string(), self.string_value(start))

@@ -3,35 +3,26 @@
 Every installer builds a Plan from what is on disk; `--dry-run` prints it, otherwise `apply` writes
 it. Writes are atomic (a temporary file in the same folder, renamed over the old one, its mode kept),
 and a file that changed on disk between planning and writing is left alone with an error rather
-than overwritten: Claude Code rewrites `~/.claude.json` while it runs.
+than overwritten: Claude Code rewrites `~/.claude.json` while it runs. A change in a project is
+confined to it (`files`: no symbolic link below the project root is followed, read or written).
 """
 
 from __future__ import annotations
 
 import difflib
-import os
-import tempfile
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from lgrep_core.errors import ConfigError
 
-__all__ = ["Change", "Plan", "read_text"]
+from . import files
+from .files import read_text
+
+__all__ = ["Change", "Plan", "created_by_lgrep", "read_text"]
 
 Action = Literal["create", "update", "delete", "unchanged"]
-
-
-def read_text(path: Path) -> str | None:
-    """The file's text, or None when it does not exist. Raises ConfigError when it is not UTF-8."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path} is not UTF-8 text; lgrep leaves it alone") from None
 
 
 @dataclass
@@ -44,6 +35,8 @@ class Change:
     what: str
     notes: list[str] = field(default_factory=list[str])
     remove_empty_dirs_up_to: Path | None = None  # after deleting the file, prune empty folders up to here
+    confine: Path | None = None  # a project's root: no link below it is followed (see `files`)
+    recorded: bool = False  # a settings file lgrep creates (or deletes): kept in the plan's ledger
 
     @property
     def action(self) -> Action:
@@ -78,6 +71,7 @@ class Plan:
     changes: list[Change] = field(default_factory=list[Change])
     notes: list[str] = field(default_factory=list[str])
     command: str | None = None  # the lgrep executable an install writes into the client's settings
+    ledger: Path | None = None  # the record of the settings files lgrep created (see `created_by_lgrep`)
 
     @property
     def changed(self) -> bool:
@@ -87,16 +81,34 @@ class Plan:
         """Write every change. Raises ConfigError, before writing anything, when a file changed on
         disk since the plan was made (run the command again)."""
         for change in self.changes:
-            if change.action != "unchanged" and read_text(change.path) != change.before:
+            if change.action != "unchanged" and read_text(change.path, confine=change.confine) != change.before:
                 raise ConfigError(f"{change.path} changed while lgrep was planning its edit; run the command again")
         for change in self.changes:
             if change.action == "unchanged":
                 continue
             if change.after is None:
-                change.path.unlink(missing_ok=True)
-                _prune(change.path.parent, change.remove_empty_dirs_up_to)
+                files.delete(change.path, confine=change.confine, prune_up_to=change.remove_empty_dirs_up_to)
             else:
-                _write_atomic(change.path, change.after)
+                files.write_text(change.path, change.after, confine=change.confine)
+        self._record()
+
+    def _record(self) -> None:
+        """Note in the ledger the settings files this plan created, and forget those it deleted."""
+        created = {str(c.path) for c in self.changes if c.recorded and c.action == "create"}
+        deleted = {str(c.path) for c in self.changes if c.recorded and c.action == "delete"}
+        if self.ledger is None or not (created or deleted):
+            return
+        known = _ledger(self.ledger)
+        paths = (known | created) - deleted
+        if paths == known:
+            return
+        try:
+            files.write_text(self.ledger, json.dumps({"created": sorted(paths)}, indent=2) + "\n")
+        except OSError as exc:
+            self.notes.append(
+                f"could not record the files lgrep created in {self.ledger} ({exc.strerror}): "
+                "uninstall will leave them in place"
+            )
 
     def to_json(self, *, dry_run: bool) -> dict[str, Any]:
         return {
@@ -111,36 +123,17 @@ class Plan:
         }
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _ledger(ledger: Path) -> set[str]:
     try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".lgrep-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        Path(tmp).chmod(mode)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        doc = json.loads(ledger.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return set()  # none, or unreadable: no file counts as lgrep's, so none is deleted
+    paths = doc.get("created") if isinstance(doc, dict) else None  # pyright: ignore[reportUnknownMemberType]
+    return {p for p in paths if isinstance(p, str)} if isinstance(paths, list) else set()  # pyright: ignore[reportUnknownVariableType]
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _prune(folder: Path, stop: Path | None) -> None:
-    """Remove `folder` and its parents while they are empty, never going above `stop`."""
-    if stop is None:
-        return
-    while folder != stop and stop in folder.parents:
-        try:
-            folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent
+def created_by_lgrep(ledger: Path | None, path: Path) -> bool:
+    """Whether lgrep created the settings file at `path` (and has not deleted it since), as its ledger
+    records: uninstall deletes such a file once nothing but lgrep's skeleton is left in it, and never
+    a file the user had before."""
+    return ledger is not None and str(path) in _ledger(ledger)

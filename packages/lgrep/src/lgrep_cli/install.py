@@ -27,11 +27,13 @@ def _locations() -> Any:
     from lgrep_skill import Locations
 
     xdg = os.environ.get("XDG_CONFIG_HOME")
+    state = os.environ.get("XDG_STATE_HOME")
     claude_dir = os.environ.get("CLAUDE_CONFIG_DIR")
     return Locations(
         home=Path.home(),
         xdg_config_home=Path(xdg) if xdg and Path(xdg).is_absolute() else None,
         claude_config_dir=Path(claude_dir).expanduser() if claude_dir else None,
+        xdg_state_home=Path(state) if state and Path(state).is_absolute() else None,
     )
 
 
