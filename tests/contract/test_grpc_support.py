@@ -292,6 +292,7 @@ def test_reflection_lists_and_describes_the_services(unix_channel: grpc.Channel)
         "UnwatchProject",
         "ListProjects",
         "RemoveProject",
+        "CancelIndex",
     }
 
 

@@ -11,6 +11,7 @@ from google.protobuf.message import Message
 from lgrep.v1 import common_pb2, index_pb2, search_pb2, server_pb2
 from lgrep_core import errors, wire
 from lgrep_core.models import (
+    CancelResult,
     ChunkKind,
     ContentType,
     FileChanges,
@@ -402,6 +403,15 @@ def test_remove_round_trip() -> None:
         assert wire.remove_result_from_proto(_through_bytes(wire.remove_result_to_proto(result))) == result
     with pytest.raises(errors.InvalidRequestError, match="absolute"):
         wire.remove_project_request_from_proto(index_pb2.RemoveProjectRequest(project_root="~/project"))
+
+
+def test_cancel_index_round_trip() -> None:
+    request = _through_bytes(wire.cancel_index_request_to_proto("/home/dev/project"))
+    assert wire.cancel_index_request_from_proto(request) == "/home/dev/project"
+    for result in (CancelResult(cancelled=2, stopped=True), CancelResult(1, False), CancelResult(0, True)):
+        assert wire.cancel_result_from_proto(_through_bytes(wire.cancel_result_to_proto(result))) == result
+    with pytest.raises(errors.InvalidRequestError, match="absolute"):
+        wire.cancel_index_request_from_proto(index_pb2.CancelIndexRequest(project_root="relative/project"))
 
 
 # --- GetFile --------------------------------------------------------------------------------------

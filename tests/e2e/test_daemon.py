@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,8 @@ from lgrep_core.client import LgrepClient
 from lgrep_core.errors import AuthenticationError, ConfigError, ServerUnavailableError
 from lgrep_core.grpc_support import read_token_file
 from lgrep_core.models import SearchRequest
+from lgrep_core.storage.layout import project_dir, writer_pid
+from lgrep_core.testing.standins import EmbeddingStandIn
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
@@ -186,3 +190,170 @@ def test_a_daemon_whose_socket_is_deleted_stops(daemon) -> None:
     daemon.start()
     daemon.socket.unlink()  # as when its cache dir is deleted: no client can reach it any more
     assert daemon.process is not None and daemon.process.wait(timeout=60) == 0
+
+
+# --- cancelling, the watch list without a daemon, resumed fills, nested projects -----------------
+# A stand-in OpenAI server on 127.0.0.1 answers each embedding request after `latency` seconds: a
+# first index of a few hundred chunks then takes minutes, deterministically, and the daemon loads
+# no model (it starts in a second).
+
+
+@pytest.fixture
+def slow_embedder(daemon) -> Iterator[EmbeddingStandIn]:  # type: ignore[no-untyped-def]
+    with EmbeddingStandIn("openai", dimension=64, latency=0.5) as server:
+        daemon.lgrep.env.update(
+            {
+                "LGREP_EMBEDDING_PROVIDER": "openai",
+                "LGREP_EMBEDDING_BASE_URL": server.base_url,
+                "LGREP_EMBEDDING_DIMENSIONS": "64",
+                "OPENAI_API_KEY": "test-key",
+                "LGREP_INDEX__EMBED_BATCH_CHUNKS": "8",  # a commit every 8 chunks: one request each
+            }
+        )
+        yield server
+
+
+def _documents_sent(server: EmbeddingStandIn) -> int:
+    return sum(1 for r in server.requests if r.answered == "ok")
+
+
+def _lock_free(daemon, root: Path) -> bool:  # type: ignore[no-untyped-def]
+    return writer_pid(project_dir(daemon.cache, root)) is None
+
+
+def test_ctrl_c_cancels_the_daemons_run_and_clean_then_works(
+    wait_for, daemon, slow_embedder: EmbeddingStandIn, tmp_path: Path, make_repo
+) -> None:
+    repo = tmp_path / "big"
+    make_repo(repo, 120)  # ~600 chunks: 75 requests of 0.5 s, were nobody to stop it
+    daemon.start()
+    index = daemon.lgrep.popen("index", str(repo), "--yes")
+    wait_for(lambda: _documents_sent(slow_embedder) >= 2, 60, "the daemon to embed its first batches")
+    index.send_signal(signal.SIGINT)
+    _out, err = index.communicate(timeout=30)
+    assert index.returncode == 130 and "Traceback" not in err, err
+    assert "interrupted: the daemon cancels its index of" in err and "goes on from there" in err, err
+    # Nobody else waits for the run: the daemon stops it at its next commit and lets the project go.
+    wait_for(lambda: _lock_free(daemon, repo), 20, "the daemon to stop the cancelled run")
+    sent = _documents_sent(slow_embedder)
+    status = daemon.lgrep("status", str(repo), "--json").json()
+    assert status["state"] == "ready" and status["files"] == 120 and status["vectors_pending"] > 0, status
+    assert _documents_sent(slow_embedder) == sent  # nothing more is embedded behind the user's back
+    removed = daemon.lgrep("clean", str(repo), timeout=60)
+    assert "removed the index" in removed.err, removed.err
+
+
+def test_index_cancel_and_clean_stop_a_run_another_command_waits_for(
+    wait_for, daemon, slow_embedder: EmbeddingStandIn, tmp_path: Path, make_repo
+) -> None:
+    repo = tmp_path / "big"
+    make_repo(repo, 120)
+    daemon.start()
+    first = daemon.lgrep.popen("index", str(repo), "--yes")
+    wait_for(lambda: _documents_sent(slow_embedder) >= 2, 60, "the daemon to embed its first batches")
+    cancelled = daemon.lgrep("index", "--cancel", str(repo), timeout=60)
+    assert "cancelled the daemon's index of" in cancelled.err, cancelled.err
+    _out, err = first.communicate(timeout=30)
+    assert first.returncode == 1 and "was cancelled (asked to stop by `lgrep index --cancel`)" in err, err
+    assert _lock_free(daemon, repo)
+    assert "nothing is indexing" in daemon.lgrep("index", "--cancel", str(repo)).err
+    # What was committed stays; the next run goes on from there and finishes.
+    slow_embedder.state.latency = 0.0
+    sent = _documents_sent(slow_embedder)
+    done = daemon.lgrep("index", str(repo), "--yes", "--json").json()
+    assert done["vectors_pending"] == 0 and 0 < done["vectors_embedded"] < 600 and _documents_sent(slow_embedder) > sent
+    # `lgrep clean` while the daemon is indexing: it cancels the run instead of refusing.
+    slow_embedder.state.latency = 0.5
+    second = daemon.lgrep.popen("index", str(repo), "--force", "--yes")
+    wait_for(lambda: _documents_sent(slow_embedder) >= sent + 2 + done["vectors_embedded"] // 8, 60, "the rebuild")
+    removed = daemon.lgrep("clean", str(repo), timeout=60)
+    assert "removed the index" in removed.err, removed.err
+    _out, err = second.communicate(timeout=30)
+    assert second.returncode == 1 and "cancelled" in err and "Traceback" not in err, err
+    assert not project_dir(daemon.cache, repo).exists()
+
+
+def test_unwatch_without_a_daemon_edits_the_list_the_next_one_watches(daemon, mini_repo: Path) -> None:
+    daemon.start()
+    daemon.lgrep("watch", str(mini_repo))
+    daemon.lgrep("serve", "--stop")
+    gone = daemon.lgrep("unwatch", str(mini_repo))
+    assert "is no longer watched" in gone.err, gone.err
+    assert "was not watched" in daemon.lgrep("unwatch", str(mini_repo)).err
+    daemon.start()
+    assert daemon.lgrep("serve", "--status", "--json").json()["watched_projects"] == []
+
+
+def test_a_daemon_start_resumes_an_unfinished_vector_fill(
+    wait_for, daemon, slow_embedder: EmbeddingStandIn, tmp_path: Path, make_repo
+) -> None:
+    repo = tmp_path / "big"
+    make_repo(repo, 60)
+    daemon.start()
+    summary = daemon.lgrep("index", str(repo), "--yes", "--no-wait", "--json").json()
+    assert summary["vectors_pending"] > 0
+    wait_for(lambda: _documents_sent(slow_embedder) >= 1, 60, "the background fill to start")
+    daemon.lgrep("serve", "--stop")  # the fill stops at its next commit, unfinished
+    assert daemon.lgrep("status", str(repo), "--json", "--no-daemon").json()["vectors_pending"] > 0
+    slow_embedder.state.latency = 0.0
+    daemon.start()  # nobody asks for the project: the daemon finishes its fill by itself
+    wait_for(
+        lambda: daemon.lgrep("status", str(repo), "--json").json()["vectors_pending"] == 0,
+        60,
+        "the restarted daemon to finish the vector fill",
+    )
+
+
+def test_a_watched_file_rewritten_with_its_size_and_mtime_is_seen(wait_for, daemon, mini_repo: Path) -> None:
+    daemon.start()
+    daemon.lgrep("index", str(mini_repo))
+    daemon.lgrep("watch", str(mini_repo))
+    target = mini_repo / "auth" / "tokens.py"
+    before = target.stat()
+    text = target.read_text()
+    assert "TokenSigner" in text
+    target.write_text(text.replace("TokenSigner", "QuxWarbler1"))  # the same size
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert target.stat().st_size == before.st_size and target.stat().st_mtime_ns == before.st_mtime_ns
+
+    def found() -> bool:
+        hits = daemon.lgrep("search", "QuxWarbler1", str(mini_repo), "--type", "bm25", "--json").json()["results"]
+        return any(h["path"] == "auth/tokens.py" for h in hits)
+
+    wait_for(found, 30, "the watcher to index the rewritten file")
+
+
+def test_a_folder_inside_an_indexed_project_is_that_project(daemon, mini_repo: Path, tmp_path: Path) -> None:
+    daemon.start()
+    daemon.lgrep("index", str(mini_repo))
+    inside = mini_repo / "auth"
+    found = daemon.lgrep("search", "verify the token signature", str(inside), "--json")
+    assert f"inside the indexed project {mini_repo.resolve()}" in found.err, found.err
+    hits = found.json()["results"]
+    assert hits and all(h["path"].startswith("auth/") for h in hits)
+    narrowed = daemon.lgrep("search", "token", str(inside), "--path", "*.py", "--json").json()["results"]
+    assert narrowed and all(h["path"].startswith("auth/") and h["path"].endswith(".py") for h in narrowed)
+    daemon.lgrep("index", str(inside))
+    watched = daemon.lgrep("watch", str(inside))
+    assert "now watched" in watched.err and str(mini_repo.resolve()) in watched.err, watched.err
+    # One index and one watcher, whichever folder was named.
+    assert len([p for p in daemon.cache.iterdir() if re.fullmatch(r"[0-9a-f]{12}", p.name)]) == 1
+    assert daemon.lgrep("serve", "--status", "--json").json()["watched_projects"] == [str(mini_repo.resolve())]
+    # Through gRPC too: a client naming a folder inside a watched project gets no second watcher.
+    with LgrepClient.connect(socket_path=daemon.socket) as client:
+        assert client.watch(mini_repo / "cmd").already_watched
+        assert [p for p in client.server_info().watched_projects] == [str(mini_repo.resolve())]
+
+
+def test_the_number_of_watched_projects_is_capped(daemon, tmp_path: Path) -> None:
+    folders = [tmp_path / f"p{i}" for i in range(3)]
+    for folder in folders:
+        folder.mkdir()
+        (folder / "main.py").write_text(f"def main_{folder.name}():\n    return 1\n")
+    daemon.start(extra_env={"LGREP_SERVER__MAX_WATCHED_PROJECTS": "2"})
+    for folder in folders[:2]:
+        daemon.lgrep("watch", str(folder))
+    refused = daemon.lgrep("watch", str(folders[2]), check=False)
+    assert refused.code == 1 and "server.max_watched_projects" in refused.err and "Traceback" not in refused.err
+    daemon.lgrep("unwatch", str(folders[0]))
+    assert "now watched" in daemon.lgrep("watch", str(folders[2])).err

@@ -17,6 +17,7 @@ import pytest
 from lgrep_core.client import LgrepClient
 from lgrep_core.errors import NotFoundError
 from lgrep_core.models import SearchRequest, SearchType
+from lgrep_core.testing.standins import EmbeddingStandIn
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
@@ -188,3 +189,35 @@ def test_lgrep_watch_keeps_a_project_fresh_through_a_branch_switch_and_its_remov
         shutil.rmtree(mini_repo)
         wait_for(lambda: not any(p.watched for p in client.list_projects()), 30, "the daemon to stop watching")
         assert client.server_info().pid > 0
+
+
+def test_search_works_beside_a_standalone_writer(wait_for, daemon, servers, mini_repo: Path) -> None:
+    with EmbeddingStandIn("openai", dimension=64) as embedder:
+        servers.env.update(
+            {
+                "LGREP_EMBEDDING_PROVIDER": "openai",
+                "LGREP_EMBEDDING_BASE_URL": embedder.base_url,
+                "LGREP_EMBEDDING_DIMENSIONS": "64",
+                "OPENAI_API_KEY": "test-key",
+            }
+        )
+        writer_proc = servers.start("lgrep-index", "watch", str(mini_repo), "--socket", str(daemon.cache / "w.sock"))
+        with LgrepClient.connect(socket_path=daemon.cache / "w.sock") as writer:
+            wait_for(lambda: _indexed(writer, mini_repo), 120, "the first index of the watched project")
+        # `lgrep search` starts a daemon; the watcher is the writer, so the daemon serves it read-only.
+        found = daemon.lgrep("search", "verify the token signature", str(mini_repo), "--json", timeout=60)
+        assert found.json()["results"], found.err
+        status = daemon.lgrep("serve", "--status", "--json").json()
+        assert status["roles"] == ["search"], status
+        # A write through that daemon fails at once, naming the writer.
+        refused = daemon.lgrep("index", str(mini_repo), "--yes", check=False, timeout=60)
+        assert refused.code == 1 and f"pid {writer_proc.pid}" in refused.err and "read-only" in refused.err, refused.err
+        # Once the writer is gone, the daemon takes over its role (and its watch list).
+        writer_proc.send_signal(signal.SIGTERM)
+        writer_proc.wait(timeout=60)
+        wait_for(
+            lambda: daemon.lgrep("serve", "--status", "--json").json()["roles"] == ["index", "search"],
+            30,
+            "the daemon to become the writer",
+        )
+        assert daemon.lgrep("serve", "--status", "--json").json()["watched_projects"] == [str(mini_repo.resolve())]

@@ -4,6 +4,7 @@ leaves. Each test builds two indexes of the same folder (two cache dirs): one br
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 from pathlib import Path
@@ -131,6 +132,21 @@ def test_update_embeds_only_new_chunks(tmp_path: Path) -> None:
     assert len(embedder.embedded_texts) == 1 and "alpha" in embedder.embedded_texts[0]
     walked.run()
     _same_index(tmp_path, root, updater, walked)
+
+
+def test_update_reads_a_named_file_whose_size_and_mtime_did_not_change(tmp_path: Path) -> None:
+    # The watcher saw the file written: a rewrite that keeps its size and mtime is still a change.
+    root, updated, _ = _twins(tmp_path)
+    target = root / "b.py"
+    before = target.stat()
+    target.write_text(target.read_text().replace("gamma", "omega"))
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert target.stat().st_size == before.st_size and target.stat().st_mtime_ns == before.st_mtime_ns
+    summary = updated.update(ChangeBatch(changed=frozenset({"b.py"})))
+    assert summary.files_indexed == 1
+    assert any("omega" in str(r["content"]) for r in _contents(updated.settings, root)[0] if r["path"] == "b.py")
+    # Named again with the same content: read, compared by hash, nothing written.
+    assert updated.update(ChangeBatch(changed=frozenset({"b.py"}))).files_indexed == 0
 
 
 def test_unchanged_paths_cost_no_write(tmp_path: Path) -> None:

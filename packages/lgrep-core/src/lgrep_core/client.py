@@ -32,6 +32,7 @@ from lgrep.v1 import index_pb2, index_pb2_grpc, search_pb2, search_pb2_grpc, ser
 from lgrep_core import grpc_support, wire
 from lgrep_core.errors import ConfigError, ContractMismatchError, InvalidRequestError, LgrepError
 from lgrep_core.models import (
+    CancelResult,
     ChunkKind,
     ComponentInfo,
     FileList,
@@ -368,9 +369,15 @@ class LgrepClient:
         return wire.list_projects_response_from_proto(message)
 
     def remove(self, project_root: str | os.PathLike[str]) -> RemoveResult:
-        """Delete a project's index from the server's cache directory."""
+        """Delete a project's index from the server's cache directory (its index runs there are
+        cancelled first)."""
         request = wire.remove_project_request_to_proto(self._root(project_root))
         return wire.remove_result_from_proto(self._call(self._index.RemoveProject, request))
+
+    def cancel_index(self, project_root: str | os.PathLike[str]) -> CancelResult:
+        """Cancel a project's index runs on the server (what they committed stays)."""
+        request = wire.cancel_index_request_to_proto(self._root(project_root))
+        return wire.cancel_result_from_proto(self._call(self._index.CancelIndex, request))
 
 
 class IndexStream(Iterator[IndexProgress | IndexSummary]):

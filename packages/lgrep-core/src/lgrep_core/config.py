@@ -298,6 +298,13 @@ class ServerSettings(_Section):
     watch_debounce_ms: int = Field(
         default=250, ge=10, le=60_000, description="A watched project is re-indexed this long after its last change."
     )
+    max_watched_projects: int = Field(
+        default=16,
+        ge=1,
+        le=1024,
+        description="At most this many projects are watched at once (each costs a watcher, inotify watches and "
+        "re-indexing); a folder inside a watched or indexed project is that project.",
+    )
 
     @field_validator("socket", "token_file", mode="before")
     @classmethod

@@ -96,7 +96,7 @@ def _interpret(merged: dict[str, Any]) -> ClientSettings:
 
 # Keys the full loader knows; an unknown one sends the client there for the error message.
 _SERVER_KEYS = {"socket", "tcp_port", "token_file", "autostart", "snapshot_idle_s", "snapshot_budget_mb"}
-_SERVER_KEYS |= {"watch_debounce_ms", "idle_exit_s"}
+_SERVER_KEYS |= {"watch_debounce_ms", "idle_exit_s", "max_watched_projects"}
 _INDEX_KEYS = {"cache_dir", "ignore_patterns", "max_file_bytes", "embed_batch_chunks", "memory_budget_mb"}
 _INDEX_KEYS |= {"lock_timeout_s"}
 _EMBEDDING_KEYS = {"provider", "model", "dimensions", "quantized", "threads", "batch_tokens"}

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_SYMBOL_CHARS",
     "MAX_TRACE_DEPTH",
+    "CancelResult",
     "Chunk",
     "ChunkKind",
     "ComponentInfo",
@@ -533,6 +534,15 @@ class WatchResult:
 class RemoveResult:
     removed: bool  # an index existed and was removed
     bytes_freed: int
+
+
+@dataclass(frozen=True, slots=True)
+class CancelResult:
+    """What `CancelIndex` did: how many index runs of the project it cancelled, and whether they
+    had all ended (their write lock released) when it answered."""
+
+    cancelled: int
+    stopped: bool
 
 
 @dataclass(frozen=True, slots=True)

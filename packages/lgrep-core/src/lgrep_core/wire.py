@@ -29,6 +29,7 @@ from lgrep.v1 import common_pb2, index_pb2, search_pb2, server_pb2
 
 from lgrep_core import errors
 from lgrep_core.models import (
+    CancelResult,
     Chunk,
     ChunkKind,
     ComponentInfo,
@@ -78,6 +79,10 @@ __all__ = [
     "CONTRACT_REVISION",
     "ERROR_METADATA_KEY",
     "TIMING_KEYS",
+    "cancel_index_request_from_proto",
+    "cancel_index_request_to_proto",
+    "cancel_result_from_proto",
+    "cancel_result_to_proto",
     "chunk_from_proto",
     "chunk_kind_from_proto",
     "chunk_kind_to_proto",
@@ -169,7 +174,7 @@ __all__ = [
     "watch_result_to_proto",
 ]
 
-CONTRACT_REVISION = 5
+CONTRACT_REVISION = 6
 """The revision of the lgrep.v1 contract this code was generated from and speaks.
 
 Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.client` refuses a server
@@ -885,6 +890,26 @@ def remove_result_to_proto(result: RemoveResult) -> index_pb2.RemoveProjectRespo
 def remove_result_from_proto(message: index_pb2.RemoveProjectResponse) -> RemoveResult:
     """A RemoveProject response as a domain result."""
     return RemoveResult(removed=message.removed, bytes_freed=message.bytes_freed)
+
+
+def cancel_index_request_to_proto(project_root: str) -> index_pb2.CancelIndexRequest:
+    """The CancelIndex request for one project root."""
+    return index_pb2.CancelIndexRequest(project_root=project_root)
+
+
+def cancel_index_request_from_proto(message: index_pb2.CancelIndexRequest) -> str:
+    """The validated project root of a CancelIndex request (InvalidRequestError if not absolute)."""
+    return check_project_root(message.project_root)
+
+
+def cancel_result_to_proto(result: CancelResult) -> index_pb2.CancelIndexResponse:
+    """The outcome of CancelIndex as its response."""
+    return index_pb2.CancelIndexResponse(cancelled=result.cancelled, stopped=result.stopped)
+
+
+def cancel_result_from_proto(message: index_pb2.CancelIndexResponse) -> CancelResult:
+    """A CancelIndex response as a domain result."""
+    return CancelResult(cancelled=message.cancelled, stopped=message.stopped)
 
 
 # --- files, symbols, related code ------------------------------------------------------------------

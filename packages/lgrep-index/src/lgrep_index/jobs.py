@@ -4,6 +4,15 @@ Index requests for a project run one at a time on a worker thread (the project's
 keeps other processes out). A request that arrives while an equal job for the same project is
 queued or running joins it instead of repeating the work: three agents asking to index the same
 project cost one run. Each caller gets the job's progress events and its summary (or its error).
+
+A job can be cancelled: `cancel(root)` (`lgrep index --cancel`, RemoveProject), or by its callers
+leaving: a job whose every waiting caller went away (a client's stream cancelled, its process gone)
+is cancelled, unless someone asked for it to go on in the background: a watcher's batches and
+catch-up runs, the vector fill behind a `--no-wait` run, and any request with `wait_vectors=False`
+(`lgrep index --no-wait`, the MCP index tool) or whose caller's deadline ran out (it said in advance
+that it would stop waiting). A cancelled run stops at its next commit boundary (between batches of
+files or of embeddings; a batch being embedded finishes first), keeps what it committed, releases
+the project's write lock and ends with an IndexingError that says so; the next run goes on from there.
 """
 
 from __future__ import annotations
@@ -11,7 +20,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,9 +31,9 @@ from lgrep_core.errors import IndexingError, LgrepError
 from lgrep_core.models import IndexProgress, IndexSummary
 
 from .changes import ChangeBatch
-from .pipeline import Indexer
+from .pipeline import Cancelled, Indexer
 
-__all__ = ["IndexJobs"]
+__all__ = ["IndexJobs", "JobStream"]
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +41,8 @@ log = logging.getLogger(__name__)
 LOCK_WAIT_S = 600.0
 
 _DONE = object()
+# The reason of the jobs a stopping server cancels: their vector fill is resumed at its next start.
+SHUTTING_DOWN = "the server is shutting down"
 
 
 @dataclass(slots=True)
@@ -45,6 +56,54 @@ class _Job:
     started: bool = False
     finished: threading.Event = field(default_factory=threading.Event)
     outcome: IndexSummary | LgrepError | None = None
+    # Someone asked for this job who does not wait for it (a watcher, a --no-wait run, a caller whose
+    # deadline passed): it is not cancelled when its waiting callers leave.
+    keep: bool = False
+    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel_reason: str = ""
+
+    def stop(self, reason: str) -> bool:
+        """Ask the job to stop at its next commit boundary; False if it had already ended or been asked."""
+        if self.finished.is_set() or self.cancel.is_set():
+            return False
+        self.cancel_reason = reason
+        self.cancel.set()
+        return True
+
+
+class JobStream:
+    """The events of one caller of a job (IndexJobs.index): progress, then the summary; the job's
+    error is raised. `leave()` (from any thread: a gRPC call's end callback) stops following: the
+    iteration ends at once, and the job is cancelled if nobody else waits for it."""
+
+    def __init__(self, jobs: IndexJobs, job: _Job, events: queue.SimpleQueue[object]) -> None:
+        self._jobs = jobs
+        self._job = job
+        self._events = events
+        self._left = False
+
+    def __iter__(self) -> JobStream:
+        return self
+
+    def __next__(self) -> IndexProgress | IndexSummary:
+        job = self._job
+        if self._left:
+            raise StopIteration
+        item = self._events.get()
+        if item is _DONE:
+            self._left = True
+            if job.finished.is_set() and isinstance(job.outcome, LgrepError):
+                raise job.outcome
+            if job.finished.is_set() and isinstance(job.outcome, IndexSummary):
+                return job.outcome
+            raise StopIteration  # left before the job ended
+        assert isinstance(item, IndexProgress)
+        return item
+
+    def leave(self, *, cancel: bool = True) -> None:
+        """Stop following the job. With `cancel`, a job nobody else waits for (and nobody asked to go
+        on in the background) is cancelled; without, it is kept going (the caller's deadline passed)."""
+        self._jobs._leave(self._job, self._events, cancel=cancel)
 
 
 class IndexJobs:
@@ -68,17 +127,16 @@ class IndexJobs:
         self._queues: dict[Path, list[_Job]] = {}
         self._workers: dict[Path, threading.Thread] = {}
         self._closed = False
-        self._cancel = threading.Event()  # set on close: running jobs stop at their next commit
+        self._idle = threading.Condition(self._lock)  # notified when a job ends
 
-    def index(
-        self, root: Path, *, force: bool = False, wait_vectors: bool = True
-    ) -> Iterator[IndexProgress | IndexSummary]:
-        """Index a project: progress events, then its summary as the last item.
+    def index(self, root: Path, *, force: bool = False, wait_vectors: bool = True) -> JobStream:
+        """Index a project: progress events, then its summary as the last item. `leave()` on the
+        stream cancels the job if no other caller waits for it (see the module's docstring).
 
         Raises (from the iterator) the job's LgrepError: IndexBusyError, IndexMismatchError, ..."""
         events: queue.SimpleQueue[object] = queue.SimpleQueue()
         job = self._submit(root, force=force, wait_vectors=wait_vectors, listener=events)
-        return self._follow(job, events)
+        return JobStream(self, job, events)
 
     def submit(self, root: Path, *, batch: ChangeBatch | None = None, wait_vectors: bool = True) -> None:
         """Queue a job nobody waits for (a watcher's batch, vectors left to fill in): it runs in
@@ -98,6 +156,16 @@ class IndexJobs:
         with self._lock:
             return bool(self._queues.get(root))
 
+    def cancel(self, root: Path, reason: str, *, wait_s: float = 0.0) -> tuple[int, bool]:
+        """Cancel every job of a project, queued or running: a running one stops at its next commit
+        boundary. Waits up to `wait_s` for them to end. Returns (jobs cancelled, all of them ended)."""
+        with self._lock:
+            cancelled = sum(job.stop(reason) for job in self._queues.get(root, ()))
+            if cancelled:
+                log.info("cancelling %d index job(s) of %s: %s", cancelled, root, reason)
+            ended = self._idle.wait_for(lambda: not self._queues.get(root), timeout=wait_s)
+        return cancelled, ended
+
     def any_busy(self) -> bool:
         with self._lock:
             return any(self._queues.values())
@@ -107,7 +175,9 @@ class IndexJobs:
         with self._lock:
             self._closed = True
             workers = list(self._workers.values())
-        self._cancel.set()
+            for pending in self._queues.values():
+                for job in pending:
+                    job.stop(SHUTTING_DOWN)
         for worker in workers:
             worker.join(timeout)
 
@@ -134,13 +204,15 @@ class IndexJobs:
                 joins = (not job.started and job.force == force and job.wait_vectors == wait_vectors) or (
                     job.started and not force and (job.wait_vectors or not wait_vectors) and not job.force
                 )
-                if joins:
+                if joins and not job.cancel.is_set():
                     if listener is not None:
                         job.listeners.append(listener)
                         if job.last_progress is not None:
                             listener.put(job.last_progress)
+                    job.keep = job.keep or listener is None or not wait_vectors
                     return job
             job = _Job(root, force, wait_vectors, batch, [listener] if listener is not None else [])
+            job.keep = listener is None or not wait_vectors
             pending.append(job)
             worker = self._workers.get(root)
             if worker is None or not worker.is_alive():
@@ -149,17 +221,17 @@ class IndexJobs:
                 worker.start()
             return job
 
-    def _follow(self, job: _Job, events: queue.SimpleQueue[object]) -> Iterator[IndexProgress | IndexSummary]:
-        while True:
-            item = events.get()
-            if item is _DONE:
-                break
-            assert isinstance(item, IndexProgress)
-            yield item
-        if isinstance(job.outcome, LgrepError):
-            raise job.outcome
-        assert isinstance(job.outcome, IndexSummary)
-        yield job.outcome
+    def _leave(self, job: _Job, events: queue.SimpleQueue[object], *, cancel: bool) -> None:
+        with self._lock:
+            if events not in job.listeners:
+                return  # the job ended (its listeners were told) or this caller left already
+            job.listeners.remove(events)
+            if not cancel:
+                job.keep = True
+            abandoned = not job.listeners and not job.keep and job.stop("the command that asked for it stopped waiting")
+        events.put(_DONE)  # ends the caller's iteration now, not at the job's next event
+        if abandoned:
+            log.info("nobody waits for the index of %s any more: cancelling it", job.root)
 
     def _work(self, root: Path) -> None:
         while True:
@@ -171,11 +243,16 @@ class IndexJobs:
                     return
                 job = pending[0]
                 job.started = True
-            self._run(job)
+            if job.cancel.is_set():  # cancelled while it waited its turn
+                job.outcome = self._cancelled(job)
+            else:
+                self._run(job)
             with self._lock:
                 pending.pop(0)
                 listeners = list(job.listeners)
+                job.listeners.clear()
                 job.finished.set()
+                self._idle.notify_all()
             for listener in listeners:
                 listener.put(_DONE)
 
@@ -191,11 +268,21 @@ class IndexJobs:
             # The project's own settings (its .lgrep.yaml) decide what is indexed and how it is chunked.
             settings = load_settings(job.root).settings
             embedder = self.embedders.for_project(job.root)
-            indexer = Indexer(settings, job.root, embedder, progress=progress, cancel=self._cancel)
+            indexer = Indexer(
+                settings,
+                job.root,
+                embedder,
+                progress=progress,
+                cancel=job.cancel,
+                resume_cancelled=lambda: job.cancel_reason == SHUTTING_DOWN,
+            )
             if job.batch is not None:
                 job.outcome = indexer.update(job.batch, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
             else:
                 job.outcome = indexer.run(force=job.force, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
+        except Cancelled:
+            job.outcome = self._cancelled(job)
+            log.info("%s", job.outcome.message)
         except LgrepError as exc:
             job.outcome = exc
             if not job.listeners:
@@ -209,9 +296,21 @@ class IndexJobs:
             except Exception:
                 log.exception("notifying readers of %s failed", job.root)
         outcome = job.outcome
-        if isinstance(outcome, IndexSummary) and outcome.vectors_pending and not job.wait_vectors:
+        if (
+            isinstance(outcome, IndexSummary)
+            and outcome.vectors_pending
+            and not job.wait_vectors
+            and not job.cancel.is_set()
+        ):
             # The caller did not wait for vectors: this server fills them in behind, as the single writer.
             with self._lock:
                 closed = self._closed
             if not closed:
                 self.submit(job.root)
+
+    @staticmethod
+    def _cancelled(job: _Job) -> IndexingError:
+        return IndexingError(
+            f"indexing {job.root} was cancelled ({job.cancel_reason}); what it had committed is kept, "
+            f"and `lgrep index {job.root}` goes on from there"
+        )

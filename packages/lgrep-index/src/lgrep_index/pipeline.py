@@ -47,6 +47,8 @@ from lgrep_index.walker import (
 )
 
 __all__ = [
+    "VECTORS_UNFINISHED",
+    "Cancelled",
     "Indexer",
     "chunk_text",
     "embed_texts",
@@ -69,6 +71,13 @@ _FILES_NAMED = 10
 MAX_WRITTEN_TEXTS = 20_000
 
 ProgressCallback = Callable[[IndexProgress], None]
+# The key of a generation's meta.json that says chunks were written whose vectors a run has not
+# finished (killed, --no-wait, a server stopped mid-fill): the next index server to start resumes it.
+VECTORS_UNFINISHED = "vectors_unfinished"
+
+
+class Cancelled(IndexingError):
+    """The run was asked to stop (`Indexer(cancel=...)`) and stopped at a commit boundary."""
 
 
 @dataclass(slots=True)
@@ -207,9 +216,15 @@ class Indexer:
         *,
         progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
+        resume_cancelled: Callable[[], bool] = lambda: False,
     ) -> None:
-        """`cancel`, when set, stops the run at its next commit boundary (IndexingError): what was
-        committed stays, and the next run goes on from there."""
+        """`cancel`, when set, stops the run at its next commit boundary (`Cancelled`, an IndexingError):
+        between batches of files in phase 1, before phase 2 and between its embedding batches (a batch
+        being embedded finishes and is committed first). What was committed stays, the write lock is
+        released, and the next run goes on from there. A cancelled run's vector fill is left for the
+        user's next `lgrep index`, unless `resume_cancelled()` (a server shutting down): then the
+        next server start resumes it (`VECTORS_UNFINISHED`)."""
+        self._resume_cancelled = resume_cancelled
         self.settings = settings
         self.root = root.resolve()
         self.embedder = embedder
@@ -300,6 +315,7 @@ class Indexer:
             release_arrow_memory()
             self.store.open()
             if wait_vectors:
+                self._check_cancel()
                 started = time.monotonic()
                 self._phase_vectors(summary, self._written_texts)
                 summary.seconds_vectors = time.monotonic() - started
@@ -312,18 +328,22 @@ class Indexer:
                 summary.seconds_vectors += time.monotonic() - started
                 summary.vectors_pending = self.store.count_pending_chunks()
             summary.chunks_total = self.store.count_chunks()
+            self.store.write_meta(**{VECTORS_UNFINISHED: summary.vectors_pending > 0})
             self.store.publish()
             self._progress(IndexProgress(IndexPhase.DONE, summary.files_seen, summary.files_seen))
             return summary.summary()
+        except Cancelled:
+            if not self._resume_cancelled():
+                # Asked to stop: the fill waits for the user's next `lgrep index`, not the next server start.
+                self.store.write_meta(**{VECTORS_UNFINISHED: False})
+            raise
         finally:
             self.store.end_write()
             lock.release()
 
     def _check_cancel(self) -> None:
         if self._cancel is not None and self._cancel.is_set():
-            raise IndexingError(
-                f"indexing {self.root} stopped: the server is shutting down; the next index goes on from here"
-            )
+            raise Cancelled(f"indexing {self.root} was cancelled; the next index goes on from here")
 
     # ------------------------------------------------------------------ phases
 
@@ -352,7 +372,7 @@ class Indexer:
         self.store.manifest_delete(sorted(gone_paths))
         summary.files_deleted = len(gone_paths)
         self.store.note_chunk_writes(summary.chunks_written + len(gone))
-        self.store.write_meta(last_indexed_at=time.time())
+        self.store.write_meta(last_indexed_at=time.time(), **{VECTORS_UNFINISHED: True})
 
     def _phase_paths(self, summary: _Tally, batch: ChangeBatch) -> None:
         """Phase 1 for the paths of a batch: what `_phase_chunks` does, without the walk."""
@@ -379,10 +399,10 @@ class Indexer:
                 summary.skipped[outcome.reason] += 1
             gone.append(path)
         summary.files_seen = len(files)
-        candidates_to_read = [f for f in files if _changed(f, known.get(f.path))]
-        summary.files_unchanged = len(files) - len(candidates_to_read)
-
-        self._chunk_files(summary, candidates_to_read, len(files), known, indexed)
+        # The watcher saw these files written: read them all, whatever their size and mtime say (a
+        # rewrite within the file system's timestamp granularity, or one that restores the mtime,
+        # keeps both); `_index_batch` compares the content hash and skips what is identical.
+        self._chunk_files(summary, files, len(files), known, indexed)
 
         # Gone, ignored, or no longer indexable (binary, too large, a symlink...): drop what the index
         # holds for it, as a full run would.
@@ -392,7 +412,7 @@ class Indexer:
         self.store.manifest_delete(gone_known)
         summary.files_deleted = len({*gone_known, *(indexed[k] for k in gone_keys)})
         self.store.note_chunk_writes(summary.chunks_written + len(gone_keys))
-        self.store.write_meta(last_indexed_at=time.time())
+        self.store.write_meta(last_indexed_at=time.time(), **{VECTORS_UNFINISHED: True})
 
     def _chunk_files(
         self,
@@ -540,6 +560,7 @@ class Indexer:
                     keys, paths, texts = [], [], []
                     governor.check(self.embedder)
             if keys:
+                self._check_cancel()
                 self._embed_commit(keys, paths, texts, summary, progress)
         except EmbeddingError as exc:
             self.store.note_vector_writes(summary.vectors_embedded - embedded_before)

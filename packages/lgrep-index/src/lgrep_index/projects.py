@@ -17,14 +17,21 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.errors import LgrepError
 from lgrep_core.models import FileChanges, ProjectInfo, ProjectState, ProjectStatus, RemoveResult
 from lgrep_core.spend import SpendLedger
-from lgrep_core.storage.layout import FileRecord, index_state, not_ready_error, read_meta_file, read_pointer
+from lgrep_core.storage.layout import (
+    FileRecord,
+    index_state,
+    not_ready_error,
+    project_dir,
+    read_meta_file,
+    read_pointer,
+)
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.store import ProjectStore, versions_lock
 
-from .pipeline import walk_options
+from .pipeline import VECTORS_UNFINISHED, walk_options
 from .walker import walk
 
-__all__ = ["changes_since", "list_projects", "project_status", "remove_project"]
+__all__ = ["changes_since", "list_projects", "project_status", "remove_project", "unfinished_vector_fills"]
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +112,33 @@ def list_projects(cache_dir: Path) -> list[ProjectInfo]:
         if info is not None:
             out.append(info)
     return sorted(out, key=lambda p: p.project_root)
+
+
+def unfinished_vector_fills(cache_dir: Path) -> list[Path]:
+    """The roots (existing folders) of the projects whose published index says a vector fill was
+    left unfinished (`VECTORS_UNFINISHED`: a run killed or stopped with its server, a `--no-wait`
+    run whose fill never ended). Reads only small metadata files: no table is opened."""
+    roots: list[Path] = []
+    try:
+        entries = sorted(e.name for e in os.scandir(cache_dir) if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return roots
+    for name in entries:
+        if not _PROJECT_DIR.fullmatch(name):
+            continue
+        index_dir = cache_dir / name
+        try:
+            gen = read_pointer(index_dir, index_dir)
+            if gen is None:
+                continue
+            meta = read_meta_file(index_dir / gen / "meta.json", index_dir, index_dir)
+        except LgrepError:
+            continue
+        root = Path(str(meta.get("project_root", "")))
+        unfinished = meta.get(VECTORS_UNFINISHED) is True and root.is_absolute() and root.is_dir()
+        if unfinished and project_dir(cache_dir, root) == index_dir:
+            roots.append(root)
+    return roots
 
 
 def _project_info(index_dir: Path) -> ProjectInfo | None:

@@ -19,7 +19,7 @@ from typing import Any
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import Embedders
-from lgrep_core.errors import IndexBusyError
+from lgrep_core.errors import IndexBusyError, StorageError
 from lgrep_core.locks import acquire_pid_lock, release_pid_lock
 from lgrep_core.models import ServerInfo, ServerRole
 from lgrep_core.server import (
@@ -32,10 +32,11 @@ from lgrep_core.server import (
 )
 
 from .jobs import IndexJobs
+from .projects import unfinished_vector_fills
 from .service import IndexServicer, add_index_service
-from .watching import Watches
+from .watching import Watches, load_watched, save_watched
 
-__all__ = ["IndexRole", "build_index_role", "main", "serve_index"]
+__all__ = ["IndexRole", "build_index_role", "main", "serve_index", "unwatch_saved"]
 
 log = logging.getLogger(__name__)
 
@@ -46,21 +47,71 @@ STOP_JOBS_S = 30.0
 
 @dataclass
 class IndexRole:
-    """IndexService's backends in one server process."""
+    """IndexService's backends in one server process.
 
+    A role built `read_only` (the daemon, when another process such as `lgrep-index watch` is the
+    writer of the cache dir) answers status and project lists, refuses every write at once with the
+    writer's pid, and becomes the writer (`take_writer`) once that process has gone."""
+
+    cache_dir: Path
     jobs: IndexJobs
     watches: Watches
     servicer: IndexServicer
     _lock_fd: int | None = field(default=None, repr=False)
+    _holder: str = ""
+    _closed: bool = False
 
     def install(self, server: Any) -> str:
         return add_index_service(server, self.servicer)
+
+    @property
+    def writer(self) -> bool:
+        return self._lock_fd is not None
+
+    def not_writer(self) -> str | None:
+        """Why this server cannot write now, or None when it is the writer."""
+        if self._lock_fd is not None:
+            return None
+        return (
+            f"another lgrep index server (pid {self._holder}, e.g. `lgrep-index watch`) is the writer of "
+            f"{self.cache_dir}: this daemon serves searches read-only meanwhile; index, watch or clean through "
+            "that server, or stop it (this daemon then takes over)"
+        )
+
+    def take_writer(self) -> bool:
+        """Become the writer if nobody else is (a read-only role, after the other writer stopped):
+        then watch what the cache dir's watch list names and resume unfinished vector fills.
+        True when this role is the writer."""
+        if self._lock_fd is not None:
+            return True
+        if self._closed:
+            return False
+        fd, holder = acquire_pid_lock(self.cache_dir / WRITER_LOCK)
+        if fd is None:
+            self._holder = holder
+            return False
+        self._lock_fd = fd
+        log.info("the writer of %s is gone: this server is its writer now", self.cache_dir)
+        self.start_writing()
+        return True
+
+    def start_writing(self) -> None:
+        """Watch again what a previous writer watched, and finish the vector fills it left."""
+        if self._lock_fd is None:
+            return
+        self.watches.restore()
+        watched = self.watches.watched()  # a watched project's catch-up run fills its vectors anyway
+        for root in unfinished_vector_fills(self.cache_dir):
+            if root not in watched:
+                log.info("resuming the unfinished vector fill of %s", root)
+                self.jobs.submit(root)
 
     def busy(self) -> bool:
         """Watching a project or running a job: a server with this role is not idle."""
         return bool(self.watches.watched()) or self.jobs.any_busy()
 
     def close(self) -> None:
+        self._closed = True
         self.watches.close()
         self.jobs.close(timeout=STOP_JOBS_S)
         if self._lock_fd is not None:
@@ -75,28 +126,59 @@ def build_index_role(
     on_commit: Callable[[Path], None] | None = None,
     resident: Callable[[], set[Path]] = set,
     forget: Callable[[Path], object] = lambda root: None,
+    read_only_if_busy: bool = False,
 ) -> IndexRole:
-    """Take the cache dir's writer lock and build the role.
+    """Take the cache dir's writer lock and build the role. With `read_only_if_busy`, a cache dir
+    that has another writer gives a read-only role (see IndexRole) instead of an error.
 
     Raises:
-        IndexBusyError: another index server is the writer of this cache dir.
+        IndexBusyError: another index server is the writer of this cache dir (and not read_only_if_busy).
     """
-    fd = _writer_lock(settings.cache_dir)
+    settings.cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, holder = acquire_pid_lock(settings.cache_dir / WRITER_LOCK)
+    if fd is None and not read_only_if_busy:
+        raise IndexBusyError(
+            f"another lgrep index server (pid {holder}) is already the writer of {settings.cache_dir}; "
+            "use that one (or stop it: `lgrep serve --stop`, or end its `lgrep-index watch`)"
+        )
+    if fd is None:
+        log.warning(
+            "another lgrep index server (pid %s) is the writer of %s: serving read-only", holder, settings.cache_dir
+        )
     jobs = IndexJobs(settings, embedder, on_commit=on_commit)
     watches = Watches(settings, jobs)
     servicer = IndexServicer(settings, jobs, watches, resident=resident, forget=forget)
-    return IndexRole(jobs, watches, servicer, fd)
+    role = IndexRole(settings.cache_dir, jobs, watches, servicer, fd, holder)
+    servicer.not_writer = role.not_writer
+    return role
 
 
-def _writer_lock(cache_dir: Path) -> int:
+def unwatch_saved(cache_dir: Path, root: Path) -> bool:
+    """Stop watching a project while no index server runs: take it off the saved watch list that
+    the next server would watch again. True if it was on it.
+
+    Raises:
+        IndexBusyError: an index server is the writer of the cache dir (unwatch through it).
+        StorageError: the list cannot be written.
+    """
     cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, holder = acquire_pid_lock(cache_dir / WRITER_LOCK)
+    fd, holder = acquire_pid_lock(cache_dir / WRITER_LOCK)  # no server starts (and loads the list) meanwhile
     if fd is None:
         raise IndexBusyError(
-            f"another lgrep index server (pid {holder}) is already the writer of {cache_dir}; "
-            "use that one (or stop it: `lgrep serve --stop`, or end its `lgrep-index watch`)"
+            f"an lgrep index server (pid {holder}) is the writer of {cache_dir} and keeps its watch list: "
+            "unwatch through it, or stop it first"
         )
-    return fd
+    try:
+        saved = load_watched(cache_dir)
+        if root not in saved:
+            return False
+        try:
+            save_watched(cache_dir, [r for r in saved if r != root])
+        except OSError as exc:
+            raise StorageError(f"cannot save the watched projects in {cache_dir}: {exc.strerror}") from None
+        return True
+    finally:
+        release_pid_lock(fd)
 
 
 def serve_index(
@@ -133,7 +215,7 @@ def serve_index(
         return [add_server_service(server, info), role.install(server)]
 
     def watch_all() -> None:
-        role.watches.restore()
+        role.start_writing()
         for root in roots:
             role.watches.watch(root)
 

@@ -16,10 +16,10 @@ from typing import Any, Protocol
 from lgrep.v1 import index_pb2, index_pb2_grpc
 from lgrep_core import wire
 from lgrep_core.config import LgrepSettings
-from lgrep_core.errors import NotFoundError
-from lgrep_core.models import ProjectInfo, ProjectState, ProjectStatus, WatchResult
+from lgrep_core.errors import IndexBusyError, NotFoundError
+from lgrep_core.models import CancelResult, ProjectInfo, ProjectState, ProjectStatus, WatchResult
 from lgrep_core.pathnames import existing_project_root
-from lgrep_core.storage.layout import project_dir
+from lgrep_core.storage.layout import project_dir, project_for
 
 from .jobs import IndexJobs
 from .projects import list_projects, project_status, remove_project
@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 # RemoveProject waits this long for a running job of the project to finish before failing.
 REMOVE_LOCK_WAIT_S = 30.0
+# CancelIndex waits this long for the cancelled jobs to reach a commit boundary and end.
+CANCEL_WAIT_S = 30.0
 
 
 class WatchRegistry(Protocol):
@@ -54,9 +56,12 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         *,
         resident: Callable[[], set[Path]] = set,
         forget: Callable[[Path], object] = lambda root: None,
+        not_writer: Callable[[], str | None] = lambda: None,
     ) -> None:
         """`resident()` names the projects whose snapshot this process holds; `forget(root)` drops
-        one (RemoveProject), when the search role runs in the same process."""
+        one (RemoveProject), when the search role runs in the same process. `not_writer()` says why
+        this server may not write now (another process is the writer of the cache dir), or None."""
+        self.not_writer = not_writer
         self.settings = settings
         self.jobs = jobs
         self.watches = watches
@@ -68,10 +73,19 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
     ) -> Iterator[index_pb2.IndexProjectResponse]:
         req = wire.index_project_request_from_proto(request)
         root = existing_root(req.project_root)
-        for event in self.jobs.index(root, force=req.force, wait_vectors=req.wait_for_vectors):
-            if context is not None and not context.is_active():
-                log.info("the client of an index of %s went away; the job goes on", root)
-                return
+        self._check_writer()
+        stream = self.jobs.index(root, force=req.force, wait_vectors=req.wait_for_vectors)
+        if context is not None:
+
+            def ended() -> None:
+                # The call ended: done, or the client went away (its stream cancelled, its process
+                # gone), which cancels a job nobody else waits for; a client whose own deadline ran
+                # out said in advance that it would stop waiting, so the job goes on.
+                stream.leave(cancel=context.time_remaining() > 0)
+
+            if not context.add_callback(ended):
+                ended()
+        for event in stream:
             yield wire.index_event_to_proto(event)
 
     def GetStatus(self, request: index_pb2.GetStatusRequest, context: Any) -> index_pb2.GetStatusResponse:
@@ -94,12 +108,17 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
 
     def WatchProject(self, request: index_pb2.WatchProjectRequest, context: Any) -> index_pb2.WatchProjectResponse:
         req = wire.watch_project_request_from_proto(request)
-        return wire.watch_result_to_proto(self.watches.watch(existing_root(req.project_root), req.debounce_ms))
+        self._check_writer()
+        # A folder inside a watched or indexed project is watched as part of it: one watcher and one
+        # index, however many of its folders clients name.
+        root = project_for(self.settings.cache_dir, existing_root(req.project_root), self.watches.watched())
+        return wire.watch_result_to_proto(self.watches.watch(root, req.debounce_ms))
 
     def UnwatchProject(
         self, request: index_pb2.UnwatchProjectRequest, context: Any
     ) -> index_pb2.UnwatchProjectResponse:
         root = Path(wire.unwatch_project_request_from_proto(request))
+        self._check_writer()
         was = self.watches.unwatch(root.resolve() if root.is_dir() else root)
         return wire.unwatch_result_to_proto(was)
 
@@ -115,9 +134,23 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
     def RemoveProject(self, request: index_pb2.RemoveProjectRequest, context: Any) -> index_pb2.RemoveProjectResponse:
         root = Path(wire.remove_project_request_from_proto(request))
         root = root.resolve() if root.is_dir() else root
+        self._check_writer()
         self.watches.unwatch(root)
+        # This server's own runs of the project would hold its lock: they stop at their next commit.
+        self.jobs.cancel(root, "its index is being removed", wait_s=REMOVE_LOCK_WAIT_S)
         self.forget(root)
         return wire.remove_result_to_proto(remove_project(self.settings, root, lock_timeout_s=REMOVE_LOCK_WAIT_S))
+
+    def CancelIndex(self, request: index_pb2.CancelIndexRequest, context: Any) -> index_pb2.CancelIndexResponse:
+        root = Path(wire.cancel_index_request_from_proto(request))
+        root = root.resolve() if root.is_dir() else root
+        cancelled, stopped = self.jobs.cancel(root, "asked to stop by `lgrep index --cancel`", wait_s=CANCEL_WAIT_S)
+        return wire.cancel_result_to_proto(CancelResult(cancelled=cancelled, stopped=stopped))
+
+    def _check_writer(self) -> None:
+        reason = self.not_writer()
+        if reason is not None:
+            raise IndexBusyError(reason)
 
 
 def add_index_service(server: Any, servicer: IndexServicer) -> str:

@@ -14,10 +14,11 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from lgrep_core.config import LgrepSettings, load_settings
-from lgrep_core.errors import LgrepError
+from lgrep_core.errors import InvalidRequestError, LgrepError
 from lgrep_core.models import WatchResult
 
 from .changes import ChangeBatch
@@ -25,7 +26,7 @@ from .jobs import IndexJobs
 from .pipeline import walk_options
 from .watcher import ProjectWatcher
 
-__all__ = ["WATCHED_FILE", "Watches"]
+__all__ = ["WATCHED_FILE", "Watches", "load_watched", "save_watched"]
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +50,14 @@ class Watches:
         """Start watching a project (its root must exist); its index is brought up to date first.
 
         Raises:
+            InvalidRequestError: it would be more than `server.max_watched_projects`.
             ConfigError: the project's settings file is invalid.
             NotFoundError: the root is not a folder.
         """
         with self._lock:
             if root in self._watchers:
                 return WatchResult(watched=True, already_watched=True)
+            self._check_room()
         project = load_settings(root).settings
         debounce_s = (debounce_ms if debounce_ms else self.settings.server.watch_debounce_ms) / 1000
         watcher = ProjectWatcher(
@@ -69,11 +72,25 @@ class Watches:
             if root in self._watchers:
                 watcher.stop()
                 return WatchResult(watched=True, already_watched=True)
+            try:
+                self._check_room()
+            except LgrepError:
+                watcher.stop()
+                raise
             self._watchers[root] = watcher
         self._save()
         self.jobs.submit(root)
         log.info("watching %s", root)
         return WatchResult(watched=True, already_watched=False)
+
+    def _check_room(self) -> None:
+        limit = self.settings.server.max_watched_projects
+        if len(self._watchers) >= limit:
+            raise InvalidRequestError(
+                f"this server already watches {len(self._watchers)} projects, the limit (server.max_watched_projects "
+                f"= {limit}): stop watching one (`lgrep unwatch PATH`), or raise the setting; a folder inside a "
+                "watched project needs no watch of its own"
+            )
 
     def unwatch(self, root: Path) -> bool:
         with self._lock:
@@ -137,27 +154,34 @@ class Watches:
             log.warning("cannot watch %s with its new settings: %s", root, exc.message)
             self._save()
 
-    def _state_path(self) -> Path:
-        return self.settings.cache_dir / WATCHED_FILE
-
     def _save(self) -> None:
         if not self.remember:
             return
-        path = self._state_path()
         with self._lock:
-            roots = sorted(str(r) for r in self._watchers)
+            roots = sorted(self._watchers)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"projects": roots}, indent=2), encoding="utf-8")
-            tmp.replace(path)
+            save_watched(self.settings.cache_dir, roots)
         except OSError as exc:
-            log.warning("cannot save the watched projects in %s: %s", path, exc.strerror)
+            log.warning(
+                "cannot save the watched projects in %s: %s", self.settings.cache_dir / WATCHED_FILE, exc.strerror
+            )
 
     def _load(self) -> list[Path]:
-        if not self.remember:
-            return []
-        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-            data = json.loads(self._state_path().read_text(encoding="utf-8"))
-            return [Path(p) for p in data["projects"] if isinstance(p, str) and Path(p).is_absolute()]
-        return []
+        return load_watched(self.settings.cache_dir) if self.remember else []
+
+
+def load_watched(cache_dir: Path) -> list[Path]:
+    """The projects the index server of a cache dir watches (and watches again when it starts)."""
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+        data = json.loads((cache_dir / WATCHED_FILE).read_text(encoding="utf-8"))
+        return [Path(p) for p in data["projects"] if isinstance(p, str) and Path(p).is_absolute()]
+    return []
+
+
+def save_watched(cache_dir: Path, roots: Iterable[Path]) -> None:
+    """Replace the saved list of watched projects (atomically). Raises OSError."""
+    path = cache_dir / WATCHED_FILE
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"projects": sorted(str(r) for r in roots)}, indent=2), encoding="utf-8")
+    tmp.replace(path)

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 from lgrep_core.cli_support import EXIT_ERROR, EXIT_OK, group, run_command, setup_logging
-from lgrep_core.errors import NotFoundError
+from lgrep_core.errors import IndexBusyError, NotFoundError
 
 __all__ = ["main"]
 
@@ -65,6 +65,19 @@ def _root(path: Path) -> Path:
     if not root.is_dir():
         raise NotFoundError(f"{root} is not a directory")
     return root.resolve()
+
+
+def _project(cs: Any, folder: Path, doing: str) -> Path:
+    """The project a folder belongs to: itself if it has an index, else the nearest indexed folder
+    above it (said on stderr), else itself (a new project)."""
+    from lgrep_core.storage.layout import project_for
+
+    from .output import printable
+
+    project = project_for(Path(cs.cache_dir), folder)
+    if project != folder:
+        _note(f"{printable(str(folder))} is inside the indexed project {printable(str(project))}: {doing} that one")
+    return project
 
 
 def _release_root(cs: Any, path: Path) -> Path:
@@ -127,6 +140,11 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     help="with a cloud embedding provider: go ahead without asking, even above spend.confirm_above_usd",
 )
 @click.option("--vectors-only", is_flag=True, hidden=True)
+@click.option(
+    "--cancel",
+    is_flag=True,
+    help="cancel the daemon's index runs of the project (what they committed stays; `lgrep index` goes on)",
+)
 @click.option("--tags", is_flag=True, help="index every release: git tags as component@version (no checkout)")
 @click.option(
     "--tag-pattern",
@@ -148,6 +166,7 @@ def index(
     show_plan: bool,
     yes: bool,
     vectors_only: bool,
+    cancel: bool,
     tags: bool,
     tag_patterns: tuple[str, ...],
     no_daemon: bool,
@@ -159,13 +178,21 @@ def index(
 
     With --tags, index the repository's releases instead: each git tag as component@version
     (agent-v0.7.3 is agent@0.7.3, v1.2.0 the root component's 1.2.0), each distinct file once.
-    A re-run indexes only new or moved tags and drops deleted ones."""
+    A re-run indexes only new or moved tags and drops deleted ones.
+
+    Ctrl-C stops waiting and cancels the daemon's run unless another command waits for it too (a
+    --no-wait run goes on in the background); --cancel cancels the daemon's runs of the project from
+    any terminal. A cancelled run keeps what it committed: the next `lgrep index` goes on from there."""
     from lgrep_core.models import IndexProgress, IndexSummary
     from lgrep_core.storage.layout import project_dir
 
     from . import output
 
-    root = _root(path)
+    root = _root(path) if tags else _project(cs, _root(path), "indexing")
+    if cancel:
+        if force or no_wait or show_plan or tags or vectors_only:
+            raise click.UsageError("--cancel goes alone (with PATH)")
+        return _cancel_index(cs, root, no_daemon=no_daemon)
     settings = _settings(root)
     if tag_patterns and not tags:
         raise click.UsageError("--tag-pattern goes with --tags")
@@ -209,27 +236,35 @@ def index(
     show_progress = not quiet and not as_json and sys.stderr.isatty()
     client = None if (no_daemon or vectors_only) else _daemon(cs, start=True)
     summary: IndexSummary | None = None
-    with output.progress_bar(show_progress) as on_progress:
-        if client is not None:
-            with client:
-                for event in client.index(root, force=force, wait_vectors=not no_wait):
-                    if isinstance(event, IndexProgress):
-                        on_progress(event)
-                    else:
-                        summary = event
-        else:
-            from . import local
+    try:
+        with output.progress_bar(show_progress) as on_progress:
+            if client is not None:
+                with client:
+                    stream = client.index(root, force=force, wait_vectors=not no_wait)
+                    try:
+                        for event in stream:
+                            if isinstance(event, IndexProgress):
+                                on_progress(event)
+                            else:
+                                summary = event
+                    finally:
+                        stream.cancel()  # at once, before the channel closes: the daemon sees this command leave
+            else:
+                from . import local
 
-            summary = local.index(
-                settings,
-                root,
-                force=force,
-                wait_vectors=not no_wait,
-                lock_timeout_s=wait if wait is not None else (3600.0 if vectors_only else None),
-                progress=on_progress,
-            )
-            if no_wait and summary.vectors_pending:
-                local.spawn_vector_filler(settings, root)
+                summary = local.index(
+                    settings,
+                    root,
+                    force=force,
+                    wait_vectors=not no_wait,
+                    lock_timeout_s=wait if wait is not None else (3600.0 if vectors_only else None),
+                    progress=on_progress,
+                )
+                if no_wait and summary.vectors_pending:
+                    local.spawn_vector_filler(settings, root)
+    except KeyboardInterrupt:
+        _note(_interrupted(root, through_daemon=client is not None, no_wait=no_wait))
+        return EXIT_INTERRUPTED
     assert summary is not None
     warnings = _spend_warnings(settings, root)
     if as_json:
@@ -238,6 +273,61 @@ def index(
     elif not vectors_only:
         output.print_summary(summary, background=no_wait)
     output.print_spend_warnings(warnings)
+    return EXIT_OK
+
+
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted(root: Path, *, through_daemon: bool, no_wait: bool) -> str:
+    """What became of an index run whose command was interrupted (Ctrl-C)."""
+    kept = f"what was indexed so far is kept, and `lgrep index {root}` goes on from there"
+    if not through_daemon:
+        return f"interrupted: indexing {root} stopped; {kept}"
+    if no_wait:
+        return (
+            f"interrupted: the daemon goes on indexing {root} in the background (--no-wait); "
+            f"`lgrep index --cancel {root}` stops it"
+        )
+    return (
+        f"interrupted: the daemon cancels its index of {root} at its next commit, unless another command "
+        f"waits for the same run; {kept}"
+    )
+
+
+def _cancel_index(cs: Any, root: Path, *, no_daemon: bool) -> int:
+    """`lgrep index --cancel PATH`: cancel the daemon's runs of a project and say what happened."""
+    from lgrep_core.storage.layout import project_dir, writer_pid
+
+    from .output import printable
+
+    where = printable(str(root))
+    client = None if no_daemon else _daemon(cs, start=False)
+    result = None
+    daemon_pid = None
+    if client is not None:
+        with client:
+            daemon_pid = str(client.server_info().pid)
+            result = client.cancel_index(root)
+    if result is not None and result.cancelled:
+        if result.stopped:
+            _note(
+                f"cancelled the daemon's index of {where}: what it had indexed is kept, and "
+                f"`lgrep index {where}` goes on from there"
+            )
+        else:
+            _note(
+                f"asked the daemon to cancel its index of {where}: it stops at its next commit (a batch being "
+                "embedded finishes first); what it had indexed is kept"
+            )
+        return EXIT_OK
+    holder = writer_pid(project_dir(cs.cache_dir, root))
+    if holder is not None and holder != daemon_pid:
+        raise IndexBusyError(
+            f"{where} is being indexed by another process (pid {printable(holder)}), not by the lgrep daemon: "
+            f"stop it with Ctrl-C where it runs, or `kill -INT {printable(holder)}`"
+        )
+    _note(f"nothing is indexing {where}")
     return EXIT_OK
 
 
@@ -352,6 +442,12 @@ def search(
     if version_spec and not component:
         raise click.UsageError("--version needs --component (lgrep components lists them)")
     root = _release_root(cs, path) if component else _root(path)
+    if not component:
+        project = _project(cs, root, "searching")
+        if project != root:  # only the folder's files, from the enclosing project's index
+            rel = root.relative_to(project).as_posix()
+            path_glob = f"{rel}/{path_glob.strip().removeprefix('./')}" if path_glob else rel
+            root = project
     request = SearchRequest(
         query=query,
         project_root=str(root),
@@ -814,10 +910,11 @@ def clean(cs: Any, path: Path, no_daemon: bool) -> int:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.pass_obj
 def watch(cs: Any, path: Path, as_json: bool) -> int:
-    """Keep a project's index fresh as its files change (the daemon watches it)."""
+    """Keep a project's index fresh as its files change (the daemon watches it). A folder inside an
+    indexed or watched project is watched as part of that project."""
     from .output import printable
 
-    root = _root(path)
+    root = _project(cs, _root(path), "watching")
     client = _daemon(cs, start=True)
     if client is None:
         raise NotFoundError("watching needs the lgrep daemon, and it could not be started (see serve.log)")
@@ -841,10 +938,14 @@ def unwatch(cs: Any, path: Path, as_json: bool) -> int:
 
     root = path.expanduser().resolve()
     client = _daemon(cs, start=False)
-    was = False
     if client is not None:
         with client:
             was = client.unwatch(root)
+    else:
+        # No daemon: the list it would watch again when it starts is the truth to edit.
+        from .local import unwatch_saved
+
+        was = unwatch_saved(cs.cache_dir, root)
     if as_json:
         print(json.dumps({"project": str(root), "was_watched": was}))
         return EXIT_OK

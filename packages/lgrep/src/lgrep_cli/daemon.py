@@ -61,9 +61,11 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
         on_commit=searchers.refresh,
         resident=lambda: {p.root for p in searchers.resident()},
         forget=searchers.drop,
+        # Another process (`lgrep-index watch`) may be the writer: then search read-only, and take
+        # over as the writer when it goes (maintain below).
+        read_only_if_busy=True,
     )
     started = datetime.now(UTC)
-    roles = [ServerRole.INDEX, ServerRole.SEARCH]
 
     def install(server: Any) -> list[str]:
         def info() -> ServerInfo:
@@ -71,7 +73,7 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
                 settings,
                 embedder,
                 runtime,
-                roles,
+                [ServerRole.INDEX, ServerRole.SEARCH] if role.writer else [ServerRole.SEARCH],
                 resident=len(searchers.resident()),
                 started=started,
                 watched=role.watches.watched(),
@@ -80,20 +82,22 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
         return [add_server_service(server, info), add_search_service(server, searchers), role.install(server)]
 
     def maintain() -> bool:
+        role.take_writer()
         searchers.poll()
         searchers.evict()
         idle = settings.server.idle_exit_s
         return not idle or activity.idle_s() < idle or role.busy()
 
     def warm_up() -> None:
-        # Load the model now, not on the first query; then watch what a previous daemon watched. A
-        # cloud provider has no model here to load: a call would only send text and cost a request.
+        # Load the model now, not on the first query; then watch what a previous daemon watched and
+        # finish the vector fills it left. A cloud provider has no model here to load: a call would
+        # only send text and cost a request.
         if not is_remote(embedder):
             try:
                 embedder.embed_query("warm up")
             except Exception:
                 log.exception("loading the embedding model failed")
-        role.watches.restore()
+        role.start_writing()
 
     run_server(
         runtime,

@@ -42,7 +42,17 @@ from lgrep_core.models import (
 if TYPE_CHECKING:
     from lgrep_index.plan import IndexPlan
 
-__all__ = ["Reads", "index", "index_tags", "plan", "remove", "search", "spawn_vector_filler", "status"]
+__all__ = [
+    "Reads",
+    "index",
+    "index_tags",
+    "plan",
+    "remove",
+    "search",
+    "spawn_vector_filler",
+    "status",
+    "unwatch_saved",
+]
 
 # How long a search that has to build the index first waits for another process building it.
 SEARCH_BUILD_WAIT_S = 3600.0
@@ -149,6 +159,13 @@ def remove(settings: LgrepSettings, root: Path) -> bool:
     from lgrep_index.projects import remove_project
 
     return remove_project(settings, root).removed
+
+
+def unwatch_saved(cache_dir: Path, root: Path) -> bool:
+    """Take a project off the watch list the next daemon would watch again (no daemon runs)."""
+    from lgrep_index.server import unwatch_saved as unwatch
+
+    return unwatch(cache_dir, root)
 
 
 def spawn_vector_filler(settings: LgrepSettings, root: Path) -> None:

@@ -776,3 +776,51 @@ class RemoveProjectResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RemoveProjectResponse: _TypeAlias = RemoveProjectResponse  # noqa: Y015
+
+@_typing.final
+class CancelIndexRequest(_message.Message):
+    """Request of IndexService.CancelIndex."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_ROOT_FIELD_NUMBER: _builtins.int
+    project_root: _builtins.str
+    """Absolute path of the project's root directory."""
+    def __init__(
+        self,
+        *,
+        project_root: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["project_root", b"project_root"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelIndexRequest: _TypeAlias = CancelIndexRequest  # noqa: Y015
+
+@_typing.final
+class CancelIndexResponse(_message.Message):
+    """Response of IndexService.CancelIndex."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CANCELLED_FIELD_NUMBER: _builtins.int
+    STOPPED_FIELD_NUMBER: _builtins.int
+    cancelled: _builtins.int
+    """Index runs of the project that were queued or running and are now cancelled; 0 if none was."""
+    stopped: _builtins.bool
+    """Every cancelled run had ended (and released the project's write lock) before the response."""
+    def __init__(
+        self,
+        *,
+        cancelled: _builtins.int = ...,
+        stopped: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "stopped", b"stopped"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelIndexResponse: _TypeAlias = CancelIndexResponse  # noqa: Y015

@@ -66,6 +66,11 @@ class IndexServiceStub:
                 request_serializer=lgrep_dot_v1_dot_index__pb2.RemoveProjectRequest.SerializeToString,
                 response_deserializer=lgrep_dot_v1_dot_index__pb2.RemoveProjectResponse.FromString,
                 _registered_method=True)
+        self.CancelIndex = channel.unary_unary(
+                '/lgrep.v1.IndexService/CancelIndex',
+                request_serializer=lgrep_dot_v1_dot_index__pb2.CancelIndexRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_index__pb2.CancelIndexResponse.FromString,
+                _registered_method=True)
 
 
 class IndexServiceServicer:
@@ -109,7 +114,17 @@ class IndexServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RemoveProject(self, request, context):
-        """Deletes a project's index from the cache directory (and stops watching it).
+        """Deletes a project's index from the cache directory (and stops watching it). Index runs of the
+        project on this server are cancelled first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelIndex(self, request, context):
+        """Cancels a project's index runs on this server, queued or running. A running one stops at its
+        next commit boundary (a batch being embedded finishes first) and keeps what it committed: the
+        next IndexProject goes on from there. Waits briefly for them to end and says whether they did.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -147,6 +162,11 @@ def add_IndexServiceServicer_to_server(servicer, server):
                     servicer.RemoveProject,
                     request_deserializer=lgrep_dot_v1_dot_index__pb2.RemoveProjectRequest.FromString,
                     response_serializer=lgrep_dot_v1_dot_index__pb2.RemoveProjectResponse.SerializeToString,
+            ),
+            'CancelIndex': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelIndex,
+                    request_deserializer=lgrep_dot_v1_dot_index__pb2.CancelIndexRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_index__pb2.CancelIndexResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -312,6 +332,33 @@ class IndexService:
             '/lgrep.v1.IndexService/RemoveProject',
             lgrep_dot_v1_dot_index__pb2.RemoveProjectRequest.SerializeToString,
             lgrep_dot_v1_dot_index__pb2.RemoveProjectResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelIndex(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.IndexService/CancelIndex',
+            lgrep_dot_v1_dot_index__pb2.CancelIndexRequest.SerializeToString,
+            lgrep_dot_v1_dot_index__pb2.CancelIndexResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -47,7 +47,14 @@ class IndexServiceStub:
     ListProjects: _grpc.UnaryUnaryMultiCallable[_index_pb2.ListProjectsRequest, _index_pb2.ListProjectsResponse]
     """Lists the projects that have an index in the server's cache directory, or that it watches."""
     RemoveProject: _grpc.UnaryUnaryMultiCallable[_index_pb2.RemoveProjectRequest, _index_pb2.RemoveProjectResponse]
-    """Deletes a project's index from the cache directory (and stops watching it)."""
+    """Deletes a project's index from the cache directory (and stops watching it). Index runs of the
+    project on this server are cancelled first.
+    """
+    CancelIndex: _grpc.UnaryUnaryMultiCallable[_index_pb2.CancelIndexRequest, _index_pb2.CancelIndexResponse]
+    """Cancels a project's index runs on this server, queued or running. A running one stops at its
+    next commit boundary (a batch being embedded finishes first) and keeps what it committed: the
+    next IndexProject goes on from there. Waits briefly for them to end and says whether they did.
+    """
 
 @_typing.type_check_only
 class IndexServiceAsyncStub(IndexServiceStub):
@@ -67,7 +74,14 @@ class IndexServiceAsyncStub(IndexServiceStub):
     ListProjects: _aio.UnaryUnaryMultiCallable[_index_pb2.ListProjectsRequest, _index_pb2.ListProjectsResponse]  # type: ignore[assignment]
     """Lists the projects that have an index in the server's cache directory, or that it watches."""
     RemoveProject: _aio.UnaryUnaryMultiCallable[_index_pb2.RemoveProjectRequest, _index_pb2.RemoveProjectResponse]  # type: ignore[assignment]
-    """Deletes a project's index from the cache directory (and stops watching it)."""
+    """Deletes a project's index from the cache directory (and stops watching it). Index runs of the
+    project on this server are cancelled first.
+    """
+    CancelIndex: _aio.UnaryUnaryMultiCallable[_index_pb2.CancelIndexRequest, _index_pb2.CancelIndexResponse]  # type: ignore[assignment]
+    """Cancels a project's index runs on this server, queued or running. A running one stops at its
+    next commit boundary (a batch being embedded finishes first) and keeps what it committed: the
+    next IndexProject goes on from there. Waits briefly for them to end and says whether they did.
+    """
 
 class IndexServiceServicer(metaclass=_abc_1.ABCMeta):
     """Builds and maintains project indexes. One writer per project."""
@@ -120,6 +134,19 @@ class IndexServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _index_pb2.RemoveProjectRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_index_pb2.RemoveProjectResponse, _abc.Awaitable[_index_pb2.RemoveProjectResponse]]:
-        """Deletes a project's index from the cache directory (and stops watching it)."""
+        """Deletes a project's index from the cache directory (and stops watching it). Index runs of the
+        project on this server are cancelled first.
+        """
+
+    @_abc_1.abstractmethod
+    def CancelIndex(
+        self,
+        request: _index_pb2.CancelIndexRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_index_pb2.CancelIndexResponse, _abc.Awaitable[_index_pb2.CancelIndexResponse]]:
+        """Cancels a project's index runs on this server, queued or running. A running one stops at its
+        next commit boundary (a batch being embedded finishes first) and keeps what it committed: the
+        next IndexProject goes on from there. Waits briefly for them to end and says whether they did.
+        """
 
 def add_IndexServiceServicer_to_server(servicer: IndexServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "is_generation_name",
     "not_ready_error",
     "project_dir",
+    "project_for",
     "read_meta_file",
     "read_pointer",
     "writer_pid",
@@ -68,6 +70,16 @@ def project_dir(cache_dir: Path, root: Path) -> Path:
     """`<cache>/<sha256(absolute project path)[:12]>` (DESIGN section 3)."""
     digest = hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
     return cache_dir / digest[:12]
+
+
+def project_for(cache_dir: Path, folder: Path, watched: Collection[Path] = ()) -> Path:
+    """The project a folder (absolute, resolved) belongs to: itself when it has an index (or is
+    `watched`), else the nearest folder above it that has one (or is watched), else itself (a new
+    project). A folder inside an indexed project is part of that index, not a second one."""
+    for candidate in (folder, *folder.parents):
+        if candidate in watched or index_state(project_dir(cache_dir, candidate)) is not ProjectState.ABSENT:
+            return candidate
+    return folder
 
 
 def is_generation_name(name: str) -> bool:

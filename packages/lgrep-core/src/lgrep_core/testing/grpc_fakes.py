@@ -26,6 +26,7 @@ from lgrep.v1 import index_pb2_grpc, search_pb2_grpc, server_pb2_grpc
 
 from lgrep_core import errors, grpc_support, wire
 from lgrep_core.models import (
+    CancelResult,
     ChunkKind,
     ComponentInfo,
     ContentType,
@@ -291,6 +292,10 @@ class FakeLgrep:
         root = self._seen("RemoveProject", wire.remove_project_request_from_proto(request))
         return wire.remove_result_to_proto(RemoveResult(removed=True, bytes_freed=4096 if root else 0))
 
+    def CancelIndex(self, request: Any, context: grpc.ServicerContext) -> Any:
+        root = self._seen("CancelIndex", wire.cancel_index_request_from_proto(request))
+        return wire.cancel_result_to_proto(CancelResult(cancelled=1 if root == SLOW_ROOT else 0, stopped=True))
+
 
 class _Server(server_pb2_grpc.ServerServiceServicer):
     def __init__(self, fake: FakeLgrep) -> None:
@@ -321,6 +326,9 @@ class _Index(index_pb2_grpc.IndexServiceServicer):
 
     def RemoveProject(self, request: Any, context: Any) -> Any:
         return self._fake.RemoveProject(request, context)
+
+    def CancelIndex(self, request: Any, context: Any) -> Any:
+        return self._fake.CancelIndex(request, context)
 
 
 class _Search(search_pb2_grpc.SearchServiceServicer):
