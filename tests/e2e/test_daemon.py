@@ -294,3 +294,73 @@ def test_a_socket_or_lock_of_another_user_is_refused(daemon, mini_repo: Path) ->
     assert refused.code == 1 and f"belongs to user id {NOBODY}" in refused.err, refused.err
     stop = daemon.lgrep("serve", "--stop", check=False, timeout=120)
     assert stop.code == 1 and f"belongs to user id {NOBODY}" in stop.err, stop.err
+
+
+# ------------------------------------------------------------------------------ streaming calls
+
+
+def _open_watches(channel, count: int, *, distinct_ids: bool) -> tuple[list, list]:
+    """`count` health Watch streams; (the open ones, the refusals' status details)."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from lgrep_core.grpc_support import CLIENT_ID_KEY
+
+    stub = health_pb2_grpc.HealthStub(channel)
+    calls = [
+        stub.Watch(
+            health_pb2.HealthCheckRequest(service=""),
+            timeout=STREAM_DEADLINE_S,
+            metadata=((CLIENT_ID_KEY, f"flood-{n}"),) if distinct_ids else None,
+        )
+        for n in range(count)
+    ]
+    opened, refused = [], []
+    for call in calls:
+        try:
+            next(call)  # an accepted stream answers with the current status at once
+            opened.append(call)
+        except grpc.RpcError as exc:
+            assert exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, exc
+            refused.append(exc.details())
+    return opened, refused
+
+
+STREAM_DEADLINE_S = 90.0
+
+
+def test_a_flood_of_streams_never_starves_short_calls(wait_for, daemon, mini_repo: Path) -> None:
+    import grpc
+    from lgrep_core.grpc_support import channel_options, unix_target
+    from lgrep_core.server import MAX_STREAMS, MAX_STREAMS_PER_CLIENT
+
+    daemon.start()
+    daemon.lgrep("index", str(mini_repo))
+    request = SearchRequest("verify token", project_root=str(mini_repo))
+    flood = grpc.insecure_channel(unix_target(daemon.socket), options=channel_options())
+    other = LgrepClient.connect(socket_path=daemon.socket, timeout=60)
+    try:
+        # One client (no id: known by its peer) opens far more streams than it may.
+        opened, refused = _open_watches(flood, 100, distinct_ids=False)
+        assert len(opened) == MAX_STREAMS_PER_CLIENT and len(refused) == 100 - MAX_STREAMS_PER_CLIENT
+        assert all("limit per client" in text for text in refused), refused[:2]
+        assert other.search(request).results  # another client is answered
+        # Many clients (each its own id): the total limit holds, and short calls are still answered.
+        more, refused = _open_watches(flood, 100, distinct_ids=True)
+        assert len(more) == MAX_STREAMS - MAX_STREAMS_PER_CLIENT
+        assert all("streaming calls (its limit" in text for text in refused), refused[:2]
+        assert other.search(request).results
+        assert other.server_info().pid == daemon.process.pid
+        for call in opened + more:
+            call.cancel()
+
+        # Ended streams give their places back: as many as one client may have are accepted again.
+        def reopened() -> bool:
+            again, _ = _open_watches(flood, MAX_STREAMS_PER_CLIENT, distinct_ids=False)
+            for call in again:
+                call.cancel()
+            return len(again) == MAX_STREAMS_PER_CLIENT
+
+        wait_for(reopened, 30, "the cancelled streams' places to be given back")
+    finally:
+        other.close()
+        flood.close()

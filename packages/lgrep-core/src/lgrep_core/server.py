@@ -59,8 +59,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# Worker threads for calls: searches are short, index streams are long-lived but few.
-MAX_WORKERS = 32
+# Streaming calls (IndexProject, health Watch, reflection) each hold a worker thread while they last:
+# at most MAX_STREAMS run at once, MAX_STREAMS_PER_CLIENT of one client, and UNARY_WORKERS more
+# workers are there for short calls only, so a search is answered however many streams are open.
+MAX_STREAMS = 16
+MAX_STREAMS_PER_CLIENT = 4
+UNARY_WORKERS = 16
+MAX_WORKERS = MAX_STREAMS + UNARY_WORKERS
 
 
 def server_pid(socket_path: Path) -> int | None:
@@ -292,11 +297,12 @@ class ActivityInterceptor(grpc.ServerInterceptor):
 
 
 def server_interceptors(settings: LgrepSettings, activity: ActivityInterceptor) -> list[grpc.ServerInterceptor]:
-    """Token check first (TCP only), then the activity note, then the error mapping."""
+    """Token check first (TCP only), then the stream allowance, the activity note, the error mapping."""
     interceptors: list[grpc.ServerInterceptor] = []
     if settings.server.tcp_port:
         interceptors.append(grpc_support.TokenAuthInterceptor(tcp_token(settings), token_file=settings.token_path))
-    return [*interceptors, activity, grpc_support.ErrorInterceptor()]
+    streams = grpc_support.StreamLimitInterceptor(total=MAX_STREAMS, per_client=MAX_STREAMS_PER_CLIENT)
+    return [*interceptors, streams, activity, grpc_support.ErrorInterceptor()]
 
 
 def tcp_token(settings: LgrepSettings) -> str:
