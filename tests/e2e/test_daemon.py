@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lgrep_core.client import LgrepClient
@@ -305,7 +306,7 @@ def _open_watches(channel, count: int, *, distinct_ids: bool) -> tuple[list, lis
     from grpc_health.v1 import health_pb2, health_pb2_grpc
     from lgrep_core.grpc_support import CLIENT_ID_KEY
 
-    stub = health_pb2_grpc.HealthStub(channel)
+    stub: Any = health_pb2_grpc.HealthStub(channel)  # the generated stub declares Watch at run time only
     calls = [
         stub.Watch(
             health_pb2.HealthCheckRequest(service=""),

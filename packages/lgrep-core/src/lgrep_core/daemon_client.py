@@ -238,6 +238,8 @@ def stop_daemon(socket_path: Path, *, timeout_s: float = STOP_TIMEOUT_S, notice=
     pidfd = _pidfd(pid)
     try:
         holders = lock_holder_pids(lock)
+        if holders == set():
+            return None  # the daemon ended by itself since the lock was read
         if holders is not None:
             verified = pid in holders
             why = f"the kernel says {sorted(holders) or 'no process'} holds it"

@@ -12,8 +12,11 @@ each a `ServerRuntime` with their servicers installed. The runtime:
 - can also listen on TCP, on 127.0.0.1 only, where the caller's interceptors demand a token;
 - reports readiness on an inherited pipe (`ready_fd`) once it accepts calls, so whoever started it
   waits for exactly that, not for a guessed delay;
-- stops gracefully on SIGTERM or SIGINT: no new calls, running ones get `grace_s` to finish, then
-  the socket and lock are removed.
+- stops gracefully on SIGTERM or SIGINT, once however many ask: no new calls, running ones get
+  `grace_s` to finish, the threads it started (a model warm-up) end, then the socket and lock are
+  removed;
+- refuses a cache dir, socket folder or lock that another user owns or may write (locks.py), and
+  bounds the streaming calls it runs so that short calls always find a worker (MAX_STREAMS).
 """
 
 from __future__ import annotations
