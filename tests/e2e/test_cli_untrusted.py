@@ -3,6 +3,8 @@ its output. Each test here reproduces an attack or a broken state through the `l
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -158,3 +160,60 @@ def test_nothing_outside_the_root_is_read_through_git_info(lgrep, tmp_path: Path
     (repo / "app.py").write_text("def serve_requests(port):\n    return port\n")
     summary = lgrep("index", str(repo), "--json").json()
     assert summary["files_indexed"] == 1
+
+
+# ------------------------------------------------------- the working directory on PYTHONPATH
+
+BIN = Path(sys.executable).parent
+
+# Modules an lgrep program imports (or Python imports at start-up, or a .pth file of site-packages).
+SHADOWED_MODULES = (
+    "sitecustomize",
+    "usercustomize",
+    "_distutils_hack",
+    "lgrep_cli",
+    "lgrep_core",
+    "grpc",
+    "numpy",
+    "click",
+    "yaml",
+    "pydantic",
+    "mcp",
+    "anyio",
+    "onnxruntime",
+    "lancedb",
+)
+
+
+@pytest.mark.parametrize("pythonpath", [":", ".", "/nonexistent::/also-nonexistent"])
+def test_no_entry_point_imports_from_its_working_directory(lgrep, mini_repo: Path, tmp_path: Path, pythonpath) -> None:
+    # A common shell mistake (`PYTHONPATH=$PYTHONPATH:/x` with PYTHONPATH unset) puts the working
+    # directory on sys.path; agents start `lgrep mcp` inside the project. No program may import from it,
+    # not even Python's own sitecustomize hook, which runs before any of lgrep's code.
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    for name in SHADOWED_MODULES:
+        (mini_repo / f"{name}.py").write_text(f"open({str(markers / name)!r}, 'w').write('ran')\n")
+    env = {**lgrep.env, "PYTHONPATH": pythonpath}
+    runs = [
+        ([BIN / "lgrep", "index", ".", "--json"], None),
+        ([BIN / "lgrep", "search", "verify token", "--json"], None),
+        ([BIN / "lgrep-index", "--help"], None),
+        ([BIN / "lgrep-search", "--help"], None),
+        ([BIN / "lgrep", "mcp", "."], ""),  # stdio: it reads EOF and ends
+        ([BIN / "lgrep-mcp", "."], ""),
+    ]
+    for args, stdin in runs:
+        proc = subprocess.run(
+            [str(a) for a in args],
+            cwd=mini_repo,
+            env=env,
+            input=stdin,
+            stdin=subprocess.DEVNULL if stdin is None else None,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert sorted(p.name for p in markers.iterdir()) == [], (args, proc.stderr)

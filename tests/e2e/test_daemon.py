@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lgrep_core.client import LgrepClient
@@ -357,3 +358,181 @@ def test_the_number_of_watched_projects_is_capped(daemon, tmp_path: Path) -> Non
     assert refused.code == 1 and "server.max_watched_projects" in refused.err and "Traceback" not in refused.err
     daemon.lgrep("unwatch", str(folders[0]))
     assert "now watched" in daemon.lgrep("watch", str(folders[2])).err
+
+
+# ------------------------------------------------------------------ stopping, and whom it signals
+
+
+def test_stopping_a_busy_daemon_waits_for_its_exit_and_stops_once(wait_for, daemon, tmp_path: Path, make_repo) -> None:
+    repo = tmp_path / "big"
+    make_repo(repo, 400)
+    daemon.start()
+    index = daemon.lgrep.popen("index", str(repo), "--json")
+    wait_for(lambda: any(daemon.cache.glob("*/gen-*")), 120, "the daemon to start writing the index")
+    stopped = daemon.lgrep("serve", "--stop", check=False, timeout=300)
+    # It answers once the process has ended, and says so truthfully.
+    assert stopped.code == 0 and "stopped the lgrep daemon" in stopped.err, stopped.err
+    assert daemon.process is not None and daemon.process.poll() == 0
+    _out, err = index.communicate(timeout=120)
+    assert "Traceback" not in err, err
+    log = (daemon.cache / "serve-test.log").read_text()
+    assert "Traceback" not in log and "is gone; stopping" not in log, log[-3000:]
+
+
+def test_a_daemon_stopped_while_its_model_warms_up_never_aborts(daemon) -> None:
+    # The model loads on a thread once the daemon listens; a stop that came meanwhile used to let the
+    # interpreter finalize under onnxruntime's session build ("terminate called...", SIGABRT).
+    for _ in range(8):  # the old race aborted about half of such stops
+        daemon.start()
+        stopped = daemon.lgrep("serve", "--stop", check=False, timeout=300)
+        assert stopped.code == 0, stopped.err
+        assert daemon.process is not None and daemon.process.wait(timeout=5) == 0
+    log = (daemon.cache / "serve-test.log").read_text()
+    assert "terminate called" not in log and "Traceback" not in log, log[-3000:]
+
+
+_HOLD_LOCK = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.ftruncate(fd, 0)
+os.write(fd, sys.argv[2].encode())
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_serve_stop_never_signals_a_process_it_cannot_tell_is_the_daemon(daemon) -> None:
+    # A lock beside the socket, held, that names another process of the user (as a user who can
+    # write the folder could plant): `--stop` must not signal that process.
+    victim = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, str(daemon.cache / "lgrep.sock.lock"), str(victim.pid)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        refused = daemon.lgrep("serve", "--stop", check=False, timeout=120)
+        assert refused.code == 1 and f"names pid {victim.pid}" in refused.err and "will not signal" in refused.err
+        assert "Traceback" not in refused.err, refused.err
+        assert victim.poll() is None, "serve --stop signalled a process that is not the daemon"
+    finally:
+        for proc in (victim, holder):
+            proc.kill()
+            proc.communicate(timeout=30)  # also closes its pipes
+
+
+NOBODY = 65534
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (lambda cache: cache.chmod(0o777), "can be written by other users (mode 0777)"),
+        (lambda cache: cache.chmod(0o770), "chmod go-w"),
+        (lambda cache: os.chown(cache, NOBODY, NOBODY), f"belongs to user id {NOBODY}"),
+    ],
+    ids=["world-writable", "group-writable", "another-users"],
+)
+def test_a_cache_dir_that_is_not_private_is_refused(daemon, mini_repo: Path, damage, says: str) -> None:
+    damage(daemon.cache)
+    for args in (("search", "token", str(mini_repo)), ("serve",), ("serve", "--stop"), ("index", str(mini_repo))):
+        refused = daemon.lgrep(*args, check=False, timeout=120)
+        assert refused.code == 1 and says in refused.err and "Traceback" not in refused.err, (args, refused.err)
+    assert not daemon.socket.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_socket_or_lock_of_another_user_is_refused(daemon, mini_repo: Path) -> None:
+    # Another user's socket in the cache dir: the command must not talk to it (nor fall back quietly).
+    planted = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    planted.bind(str(daemon.socket))
+    planted.listen()
+    try:
+        os.chown(daemon.socket, NOBODY, NOBODY)
+        refused = daemon.lgrep("search", "token", str(mini_repo), check=False, timeout=120)
+        assert refused.code == 1 and f"belongs to user id {NOBODY}" in refused.err, refused.err
+    finally:
+        planted.close()
+        daemon.socket.unlink()
+    # Another user's lock beside the socket: the daemon refuses to use it.
+    lock = daemon.cache / "lgrep.sock.lock"
+    lock.write_text("1\n")
+    os.chown(lock, NOBODY, NOBODY)
+    refused = daemon.lgrep("serve", check=False, timeout=120)
+    assert refused.code == 1 and f"belongs to user id {NOBODY}" in refused.err, refused.err
+    stop = daemon.lgrep("serve", "--stop", check=False, timeout=120)
+    assert stop.code == 1 and f"belongs to user id {NOBODY}" in stop.err, stop.err
+
+
+# ------------------------------------------------------------------------------ streaming calls
+
+
+def _open_watches(channel, count: int, *, distinct_ids: bool) -> tuple[list, list]:
+    """`count` health Watch streams; (the open ones, the refusals' status details)."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from lgrep_core.grpc_support import CLIENT_ID_KEY
+
+    stub: Any = health_pb2_grpc.HealthStub(channel)  # the generated stub declares Watch at run time only
+    calls = [
+        stub.Watch(
+            health_pb2.HealthCheckRequest(service=""),
+            timeout=STREAM_DEADLINE_S,
+            metadata=((CLIENT_ID_KEY, f"flood-{n}"),) if distinct_ids else None,
+        )
+        for n in range(count)
+    ]
+    opened, refused = [], []
+    for call in calls:
+        try:
+            next(call)  # an accepted stream answers with the current status at once
+            opened.append(call)
+        except grpc.RpcError as exc:
+            assert exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, exc
+            refused.append(exc.details())
+    return opened, refused
+
+
+STREAM_DEADLINE_S = 90.0
+
+
+def test_a_flood_of_streams_never_starves_short_calls(wait_for, daemon, mini_repo: Path) -> None:
+    import grpc
+    from lgrep_core.grpc_support import channel_options, unix_target
+    from lgrep_core.server import MAX_STREAMS, MAX_STREAMS_PER_CLIENT
+
+    daemon.start()
+    daemon.lgrep("index", str(mini_repo))
+    request = SearchRequest("verify token", project_root=str(mini_repo))
+    flood = grpc.insecure_channel(unix_target(daemon.socket), options=channel_options())
+    other = LgrepClient.connect(socket_path=daemon.socket, timeout=60)
+    try:
+        # One client (no id: known by its peer) opens far more streams than it may.
+        opened, refused = _open_watches(flood, 100, distinct_ids=False)
+        assert len(opened) == MAX_STREAMS_PER_CLIENT and len(refused) == 100 - MAX_STREAMS_PER_CLIENT
+        assert all("limit per client" in text for text in refused), refused[:2]
+        assert other.search(request).results  # another client is answered
+        # Many clients (each its own id): the total limit holds, and short calls are still answered.
+        more, refused = _open_watches(flood, 100, distinct_ids=True)
+        assert len(more) == MAX_STREAMS - MAX_STREAMS_PER_CLIENT
+        assert all("streaming calls (its limit" in text for text in refused), refused[:2]
+        assert other.search(request).results
+        assert other.server_info().pid == daemon.process.pid
+        for call in opened + more:
+            call.cancel()
+
+        # Ended streams give their places back: as many as one client may have are accepted again.
+        def reopened() -> bool:
+            again, _ = _open_watches(flood, MAX_STREAMS_PER_CLIENT, distinct_ids=False)
+            for call in again:
+                call.cancel()
+            return len(again) == MAX_STREAMS_PER_CLIENT
+
+        wait_for(reopened, 30, "the cancelled streams' places to be given back")
+    finally:
+        other.close()
+        flood.close()

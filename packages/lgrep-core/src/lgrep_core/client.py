@@ -85,9 +85,12 @@ class LgrepClient:
         self.timeout = timeout
         self._channel = channel
         self._closed = False
-        calls = (
-            channel if token is None else grpc.intercept_channel(channel, grpc_support.BearerTokenInterceptor(token))
-        )
+        # Every call names this process, so the server's stream allowance is this process's own
+        # (grpc_support.StreamLimitInterceptor), and carries the token when there is one.
+        metadata = [(grpc_support.CLIENT_ID_KEY, str(os.getpid()))]
+        if token is not None:
+            metadata += grpc_support.bearer_metadata(token)
+        calls = grpc.intercept_channel(channel, grpc_support.CallMetadataInterceptor(metadata))
         self._server = server_pb2_grpc.ServerServiceStub(calls)
         self._index = index_pb2_grpc.IndexServiceStub(calls)
         self._search = search_pb2_grpc.SearchServiceStub(calls)

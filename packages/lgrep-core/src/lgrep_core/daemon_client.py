@@ -12,7 +12,6 @@ that serves another model: those are errors the user has to see.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import select
@@ -40,11 +39,13 @@ def connect_daemon(cs: ClientSettings, *, start: bool = True, notice=None):  # t
     """A connected client of the daemon, or None when the command should run in-process.
 
     Raises:
-        ConfigError: the daemon serves another embedding model than these settings name.
+        ConfigError: the daemon serves another embedding model than these settings name, or the
+            cache dir or socket is not private to the user.
         LgrepError: the daemon answered the handshake with an error.
     """
     from lgrep_core.client import LgrepClient
 
+    _check_endpoint(cs.socket_path)
     try:
         client = LgrepClient.connect(socket_path=cs.socket_path, timeout=HANDSHAKE_TIMEOUT_S)
     except ConfigError as exc:  # a socket path the OS cannot use
@@ -62,6 +63,35 @@ def connect_daemon(cs: ClientSettings, *, start: bool = True, notice=None):  # t
         log.warning("the lgrep daemon did not start (see %s); working in this process", cs.cache_dir / "serve.log")
         return None
     return client
+
+
+def _check_endpoint(socket_path: Path) -> None:
+    """Refuse to talk to a socket another user could have planted: its folder must be the user's and
+    private (see locks.check_private_dir), and the socket the user's own.
+
+    Raises:
+        ConfigError: saying which and how to fix it.
+    """
+    import stat
+
+    from lgrep_core.locks import check_private_dir
+
+    if not socket_path.parent.is_dir():
+        return  # nothing to talk to yet; start_daemon creates the folder
+    check_private_dir(socket_path.parent, what="the daemon's socket folder")
+    try:
+        info = os.lstat(socket_path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"cannot inspect the daemon's socket {socket_path}: {exc.strerror}") from None
+    if not stat.S_ISSOCK(info.st_mode):
+        raise ConfigError(f"{socket_path} is not a socket: move it away (the daemon creates its own)")
+    if info.st_uid != os.geteuid():
+        raise ConfigError(
+            f"the daemon's socket {socket_path} belongs to user id {info.st_uid}, not to you ({os.geteuid()}): "
+            "lgrep does not talk to another user's server; remove it"
+        )
 
 
 def _handshake(client, cs: ClientSettings, *, wait: bool = False) -> bool:  # type: ignore[no-untyped-def]
@@ -96,7 +126,10 @@ def start_daemon(cs: ClientSettings) -> bool:
 
     The daemon never imports from a project: `-P` keeps the working directory off `sys.path`, and its
     working directory is the cache dir, which only lgrep writes (ADR 0005)."""
-    cs.cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    from lgrep_core.locks import ensure_private_dir
+
+    ensure_private_dir(cs.cache_dir)
+    ensure_private_dir(cs.socket_path.parent, what="the daemon's socket folder")
     read_fd, write_fd = os.pipe()
     log_path = cs.cache_dir / "serve.log"
     try:
@@ -153,40 +186,138 @@ def _read_line(fd: int, timeout_s: float) -> str:
     return data.decode("ascii", "replace").strip()
 
 
-def stop_daemon(socket_path: Path, *, timeout_s: float = 30.0) -> int | None:
-    """Ask the daemon on `socket_path` to stop (SIGTERM) and wait until it has released its socket.
+# `lgrep serve --stop` waits this long for the daemon to end: running index jobs get 30 s to reach
+# their next commit (lgrep_index.server.STOP_JOBS_S), calls 5 s, a model still loading up to 120 s.
+STOP_TIMEOUT_S = 180.0
+# After this long, `lgrep serve --stop` says what it is waiting for.
+STOP_NOTICE_S = 3.0
+
+
+def stop_daemon(socket_path: Path, *, timeout_s: float = STOP_TIMEOUT_S, notice=None) -> int | None:  # type: ignore[no-untyped-def]
+    """Ask the daemon on `socket_path` to stop (SIGTERM) and wait until its process has ended.
     Returns its pid, or None when no daemon runs there.
 
-    Raises LgrepError when it does not stop within `timeout_s`."""
+    The pid comes from the lock file beside the socket, which anyone able to write that file could
+    point at any process: it is signalled only once the socket's folder and the lock are the user's,
+    and the kernel says that very process holds the lock (/proc/locks), or, where the kernel does not
+    say, the daemon answering on the socket reports that pid. On Linux the signal goes through a pidfd
+    opened before the check, so a pid reused meanwhile is never hit.
+
+    Raises:
+        ConfigError: the socket's folder or the lock file is not private to the user.
+        LgrepError: the lock names a process that is not the daemon, or it did not end within `timeout_s`.
+    """
     import fcntl
     import signal
-    import threading
 
-    from lgrep_core.server import server_pid
+    from lgrep_core.locks import check_owned_file, check_private_dir, lock_holder_pids
 
-    pid = server_pid(socket_path)
-    if pid is None:
+    if not socket_path.parent.is_dir():
         return None
-    if pid > 0:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    # The daemon holds an exclusive lock while it serves: a shared lock is granted once it is gone.
-    released = threading.Event()
-
-    def wait_for_release() -> None:
+    check_private_dir(socket_path.parent, what="the daemon's socket folder")
+    lock = socket_path.with_name(socket_path.name + ".lock")
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise LgrepError(f"cannot read the daemon's lock file {lock}: {exc.strerror}") from None
+    try:
+        check_owned_file(fd, lock, what="the daemon's lock file")
         try:
-            fd = os.open(socket_path.with_name(socket_path.name + ".lock"), os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            released.set()
-            return
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        else:
+            return None  # nobody holds it: no daemon runs
+    finally:
+        os.close(fd)
+    if not text.isdigit() or int(text) <= 1:
+        raise LgrepError(f"the daemon's lock file {lock} names no process ({text!r}): nothing was signalled")
+    pid = int(text)
+    pidfd = _pidfd(pid)
+    try:
+        holders = lock_holder_pids(lock)
+        if holders == set():
+            return None  # the daemon ended by itself since the lock was read
+        if holders is not None:
+            verified = pid in holders
+            why = f"the kernel says {sorted(holders) or 'no process'} holds it"
+        else:
+            answered = _served_pid(socket_path)
+            verified = answered == pid
+            why = f"the daemon on {socket_path} says its pid is {answered}" if answered else "no daemon answers"
+        if not verified:
+            raise LgrepError(
+                f"the daemon's lock file {lock} names pid {pid}, but {why}: lgrep will not signal a process "
+                "it cannot tell is its daemon; stop the daemon yourself if one runs"
+            )
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
-        released.set()
-
-    threading.Thread(target=wait_for_release, daemon=True).start()
-    if not released.wait(timeout_s):
-        raise LgrepError(f"the lgrep daemon (pid {pid}) did not stop within {timeout_s:.0f} s; `kill {pid}` stops it")
+            if pidfd is not None:
+                signal.pidfd_send_signal(pidfd, signal.SIGTERM)
+            else:
+                os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return pid  # it ended between the check and the signal
+        if not _wait_for_exit(pid, pidfd, timeout_s, notice):
+            raise LgrepError(
+                f"the lgrep daemon (pid {pid}) did not stop within {timeout_s:.0f} s; `kill {pid}` stops it "
+                f"(its log: {socket_path.parent / 'serve.log'})"
+            )
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
     return pid
+
+
+def _pidfd(pid: int) -> int | None:
+    """A pidfd for `pid` (Linux 5.3+), or None where there is none (then signals go by pid)."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return opener(pid)
+    except OSError:
+        return None
+
+
+def _served_pid(socket_path: Path) -> int | None:
+    """The pid the daemon answering on `socket_path` reports, or None when none answers."""
+    from lgrep_core.client import LgrepClient
+
+    try:
+        with LgrepClient.connect(socket_path=socket_path, timeout=HANDSHAKE_TIMEOUT_S) as client:
+            return client.server_info().pid
+    except LgrepError:
+        return None
+
+
+def _wait_for_exit(pid: int, pidfd: int | None, timeout_s: float, notice) -> bool:  # type: ignore[no-untyped-def]
+    """Wait until process `pid` has ended (not only released its lock). False after `timeout_s`."""
+    started = time.monotonic()
+    noticed = notice is None
+    while True:
+        elapsed = time.monotonic() - started
+        if elapsed >= timeout_s:
+            return False
+        if not noticed and elapsed >= STOP_NOTICE_S:
+            noticed = True
+            notice(f"waiting for the lgrep daemon (pid {pid}) to finish its running work and end")
+        step = min(timeout_s - elapsed, 0.05 if noticed else max(0.0, STOP_NOTICE_S - elapsed))
+        if pidfd is not None:
+            if select.select([pidfd], [], [], step)[0]:  # a pidfd is readable once its process has ended
+                return True
+        elif not _alive(pid):
+            return True
+        else:
+            time.sleep(min(step, 0.05))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -17,6 +17,7 @@ from typing import Any
 
 from lgrep_core.config_sources import default_user_config_path, env_layers, merge, read_yaml
 from lgrep_core.errors import ConfigError
+from lgrep_core.locks import check_private_dir
 
 __all__ = ["ClientSettings", "client_settings"]
 
@@ -37,7 +38,8 @@ class ClientSettings:
 
 
 def client_settings(env: Mapping[str, str] | None = None, user_config: Path | None = None) -> ClientSettings:
-    """Raises ConfigError as `load_settings` would for a broken user file or value."""
+    """Raises ConfigError as `load_settings` would for a broken user file or value, and for a cache
+    dir that is not the user's or that others may write (locks.check_private_dir)."""
     env = dict(os.environ) if env is None else dict(env)
     path = user_config if user_config is not None else default_user_config_path(env)
     if user_config is None and env.get("LGREP_CONFIG") and not path.is_file():
@@ -48,9 +50,12 @@ def client_settings(env: Mapping[str, str] | None = None, user_config: Path | No
     for origin, layer in env_layers(env):
         merge(merged, sources, layer, origin)
     try:
-        return _interpret(merged)
+        found = _interpret(merged)
     except (ValueError, TypeError, KeyError):
-        return _full(env, user_config)
+        found = _full(env, user_config)
+    if found.cache_dir.exists():  # a missing one is created private (0700) by whoever writes first
+        check_private_dir(found.cache_dir)
+    return found
 
 
 def _interpret(merged: dict[str, Any]) -> ClientSettings:

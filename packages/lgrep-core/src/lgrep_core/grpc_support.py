@@ -32,6 +32,7 @@ import secrets
 import socket
 import stat
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTHORIZATION_KEY",
+    "CLIENT_ID_KEY",
     "INDEX_SERVICE_NAME",
     "MAX_MESSAGE_BYTES",
     "MAX_UNIX_SOCKET_PATH_BYTES",
@@ -59,7 +61,9 @@ __all__ = [
     "AsyncErrorInterceptor",
     "AsyncTokenAuthInterceptor",
     "BearerTokenInterceptor",
+    "CallMetadataInterceptor",
     "ErrorInterceptor",
+    "StreamLimitInterceptor",
     "TokenAuthInterceptor",
     "abort_with_error",
     "abort_with_error_async",
@@ -362,6 +366,98 @@ class AsyncErrorInterceptor(grpc.aio.ServerInterceptor):
         return None if handler is None else _rebuild(handler, self._wrap)
 
 
+# --- streams -------------------------------------------------------------------------------------
+
+CLIENT_ID_KEY = "lgrep-client-id"
+"""Metadata key naming the calling client for the per-client stream allowance (`StreamLimitInterceptor`).
+lgrep's own client sends its process id; a caller that sends none is known by its gRPC peer, which on a
+unix socket is the same for every caller (all such callers share one allowance)."""
+
+
+class StreamLimitInterceptor(grpc.ServerInterceptor):
+    """Sync servers: a streaming call (health Watch, IndexProject waiting for vectors, reflection)
+    holds a worker thread for as long as it lasts, so enough of them would leave no worker for
+    anyone's short calls. This bounds the streams that run at once, to `total` and to `per_client`
+    per client (`CLIENT_ID_KEY`), and ends any further one at once as RESOURCE_EXHAUSTED with a
+    message saying why; unary calls are never refused here. Give the server `total` workers plus
+    the ones kept for unary calls (lgrep_core.server)."""
+
+    def __init__(self, *, total: int, per_client: int) -> None:
+        self.total = total
+        self.per_client = per_client
+        self._lock = threading.Lock()
+        self._running: collections.Counter[str] = collections.Counter()
+
+    def running(self) -> int:
+        """Streams running now."""
+        with self._lock:
+            return sum(self._running.values())
+
+    def _client(self, context: grpc.ServicerContext) -> str:
+        for key, value in context.invocation_metadata() or ():
+            if key == CLIENT_ID_KEY:
+                text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+                return f"id:{text[:64]}"
+        return f"peer:{context.peer()}"
+
+    def _enter(self, client: str) -> str | None:
+        """Take a slot for `client`; the refusal's message when there is none."""
+        with self._lock:
+            if sum(self._running.values()) >= self.total:
+                return (
+                    f"this lgrep server already runs {self.total} streaming calls (its limit, so that short "
+                    "calls always find a worker): try again once one ends"
+                )
+            if self._running[client] >= self.per_client:
+                return (
+                    f"this client already has {self.per_client} streaming calls open on this lgrep server (the "
+                    f"limit per client): end one first (clients are told apart by the '{CLIENT_ID_KEY}' metadata)"
+                )
+            self._running[client] += 1
+            return None
+
+    def _leave(self, client: str) -> None:
+        with self._lock:
+            self._running[client] -= 1
+            if self._running[client] <= 0:
+                del self._running[client]
+
+    def _wrap(self, behavior: Callable[..., Any], streams: bool) -> Any:
+        if streams:
+
+            def stream_behavior(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+                client = self._client(context)
+                if (refusal := self._enter(client)) is not None:
+                    context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refusal)
+                try:
+                    yield from behavior(request, context)
+                finally:
+                    self._leave(client)
+
+            return stream_behavior
+
+        def unary_behavior(request_iterator: Any, context: grpc.ServicerContext) -> Any:
+            client = self._client(context)
+            if (refusal := self._enter(client)) is not None:
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refusal)
+            try:
+                return behavior(request_iterator, context)
+            finally:
+                self._leave(client)
+
+        return unary_behavior
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = continuation(handler_call_details)
+        if handler is None or not (handler.request_streaming or handler.response_streaming):
+            return handler
+        return _rebuild(handler, self._wrap)
+
+
 # --- auth ----------------------------------------------------------------------------------------
 
 AUTHORIZATION_KEY = "authorization"
@@ -456,18 +552,16 @@ class _CallDetails(
     pass
 
 
-class BearerTokenInterceptor(
+class CallMetadataInterceptor(
     grpc.UnaryUnaryClientInterceptor,
     grpc.UnaryStreamClientInterceptor,
     grpc.StreamUnaryClientInterceptor,
     grpc.StreamStreamClientInterceptor,
 ):
-    """Adds `authorization: Bearer <token>` to every call of a sync channel:
-    `grpc.intercept_channel(channel, BearerTokenInterceptor(token))`. (gRPC's own call credentials
-    need a TLS or local-credentials channel; lgrep's loopback TCP endpoint is plaintext.)"""
+    """Adds `metadata` to every call of a sync channel: `grpc.intercept_channel(channel, ...)`."""
 
-    def __init__(self, token: str) -> None:
-        self._metadata = bearer_metadata(token)
+    def __init__(self, metadata: Sequence[tuple[str, str]]) -> None:
+        self._metadata = tuple(metadata)
 
     def _details(self, details: grpc.ClientCallDetails) -> grpc.ClientCallDetails:
         metadata = [*(details.metadata or ()), *self._metadata]
@@ -491,6 +585,15 @@ class BearerTokenInterceptor(
 
     def intercept_stream_stream(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
         return continuation(self._details(client_call_details), request_iterator)
+
+
+class BearerTokenInterceptor(CallMetadataInterceptor):
+    """Adds `authorization: Bearer <token>` to every call of a sync channel:
+    `grpc.intercept_channel(channel, BearerTokenInterceptor(token))`. (gRPC's own call credentials
+    need a TLS or local-credentials channel; lgrep's loopback TCP endpoint is plaintext.)"""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(bearer_metadata(token))
 
 
 # --- token files ---------------------------------------------------------------------------------

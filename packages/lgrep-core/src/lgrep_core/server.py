@@ -12,8 +12,11 @@ each a `ServerRuntime` with their servicers installed. The runtime:
 - can also listen on TCP, on 127.0.0.1 only, where the caller's interceptors demand a token;
 - reports readiness on an inherited pipe (`ready_fd`) once it accepts calls, so whoever started it
   waits for exactly that, not for a guessed delay;
-- stops gracefully on SIGTERM or SIGINT: no new calls, running ones get `grace_s` to finish, then
-  the socket and lock are removed.
+- stops gracefully on SIGTERM or SIGINT, once however many ask: no new calls, running ones get
+  `grace_s` to finish, the threads it started (a model warm-up) end, then the socket and lock are
+  removed;
+- refuses a cache dir, socket folder or lock that another user owns or may write (locks.py), and
+  bounds the streaming calls it runs so that short calls always find a worker (MAX_STREAMS).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from lgrep_core import grpc_support, wire
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, declared_dimension, model_label
 from lgrep_core.errors import IndexBusyError, StorageError
-from lgrep_core.locks import acquire_pid_lock, lock_holder, release_pid_lock
+from lgrep_core.locks import acquire_pid_lock, ensure_private_dir, lock_holder, release_pid_lock
 from lgrep_core.memory import limit_heap_arenas
 from lgrep_core.models import ServerInfo, ServerRole
 
@@ -59,8 +62,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# Worker threads for calls: searches are short, index streams are long-lived but few.
-MAX_WORKERS = 32
+# Streaming calls (IndexProject, health Watch, reflection) each hold a worker thread while they last:
+# at most MAX_STREAMS run at once, MAX_STREAMS_PER_CLIENT of one client, and UNARY_WORKERS more
+# workers are there for short calls only, so a search is answered however many streams are open.
+MAX_STREAMS = 16
+MAX_STREAMS_PER_CLIENT = 4
+UNARY_WORKERS = 16
+MAX_WORKERS = MAX_STREAMS + UNARY_WORKERS
 
 
 def server_pid(socket_path: Path) -> int | None:
@@ -76,6 +84,9 @@ def _lock_path(socket_path: Path) -> Path:
 
 
 GIL_SWITCH_INTERVAL_S = 0.0005
+# Stopping waits this long for the threads a server started (a model warm-up: loading a built graph
+# takes ~1 s, building it on a fresh cache ~20 s) before it lets the process end.
+THREAD_JOIN_S = 120.0
 
 
 class ServerRuntime:
@@ -88,6 +99,7 @@ class ServerRuntime:
         tcp_port: int = 0,
         interceptors: Sequence[grpc.ServerInterceptor] = (),
         what: str = "lgrep server",
+        cache_dir: Path | None = None,
     ) -> None:
         grpc_support.unix_target(socket_path)  # a path the OS cannot bind is a ConfigError now
         # A server lives long and loads snapshots on native threads: fewer heap arenas keep what
@@ -100,13 +112,17 @@ class ServerRuntime:
         self.socket_path = socket_path
         self.tcp_port = tcp_port
         self.bound_tcp_port = 0
+        self.cache_dir = cache_dir
         self.what = what
         self._interceptors = list(interceptors)
         self._lock_fd: int | None = None
         self._server: grpc.Server | None = None
         self._health: Any = None
+        self._stopping = threading.Event()
         self._stopped = threading.Event()
+        self._stop_lock = threading.Lock()
         self._on_stop: list[Callable[[], None]] = []
+        self._started_threads: list[threading.Thread] = []
 
     # ------------------------------------------------------------------------------ lifecycle
 
@@ -115,15 +131,15 @@ class ServerRuntime:
 
         Raises:
             IndexBusyError: another server holds it (the message names its pid).
-            StorageError: the folder cannot be created or the path holds something else.
+            ConfigError: the cache dir, the socket's folder or the lock is not private to this user
+                (another user could plant a socket or a lock there), or cannot be created.
+            StorageError: the path holds something else than a socket.
         """
         if self._lock_fd is not None:
             return
-        folder = self.socket_path.parent
-        try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError as exc:
-            raise StorageError(f"cannot create {folder} for the server socket: {exc.strerror}") from None
+        if self.cache_dir is not None:
+            ensure_private_dir(self.cache_dir)
+        ensure_private_dir(self.socket_path.parent, what=f"the {self.what}'s socket folder")
         fd, holder = acquire_pid_lock(_lock_path(self.socket_path))
         if fd is None:
             raise IndexBusyError(
@@ -194,19 +210,52 @@ class ServerRuntime:
     def stopped(self) -> threading.Event:
         return self._stopped
 
+    @property
+    def stopping(self) -> threading.Event:
+        """Set once a stop began: work that starts late (a warm-up's next step) should not begin."""
+        return self._stopping
+
     def wait(self) -> None:
         """Block until the server has stopped."""
         self._stopped.wait()
 
+    def start_thread(self, target: Callable[[], None], name: str) -> threading.Thread:
+        """Run `target` on a thread that stopping waits for (up to THREAD_JOIN_S) before the process
+        may end: a thread still inside native code (onnxruntime building a session) when the
+        interpreter finalizes aborts the process (SIGABRT)."""
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        self._started_threads.append(thread)
+        thread.start()
+        return thread
+
     def stop(self, grace_s: float = 5.0) -> None:
-        """Stop taking calls, give running ones `grace_s`, run the stop callbacks, release the endpoint."""
-        if self._stopped.is_set():
+        """Stop taking calls, give running ones `grace_s`, wait for the threads `start_thread` began,
+        run the stop callbacks, release the endpoint. Any number of callers (a signal, the idle check,
+        a deleted socket) may call it at once: one of them stops, the others wait for it."""
+        with self._stop_lock:
+            first = not self._stopping.is_set()
+            self._stopping.set()
+        if not first:
+            self._stopped.wait()
             return
+        try:
+            self._stop_once(grace_s)
+        finally:
+            self._stopped.set()
+        log.info("%s stopped", self.what)
+
+    def _stop_once(self, grace_s: float) -> None:
         server = self._server
         if self._health is not None:
             self._health.enter_graceful_shutdown()  # health checks answer NOT_SERVING from now on
         if server is not None:
             server.stop(grace_s).wait()
+        deadline = time.monotonic() + THREAD_JOIN_S
+        for thread in self._started_threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
+                if thread.is_alive():
+                    log.warning("%s: %s is still running; stopping without it", self.what, thread.name)
         for callback in self._on_stop:
             try:
                 callback()
@@ -218,8 +267,6 @@ class ServerRuntime:
         if self._lock_fd is not None:
             release_pid_lock(self._lock_fd)
             self._lock_fd = None
-        self._stopped.set()
-        log.info("%s stopped", self.what)
 
 
 class ServerInfoServicer(server_pb2_grpc.ServerServiceServicer):
@@ -253,11 +300,12 @@ class ActivityInterceptor(grpc.ServerInterceptor):
 
 
 def server_interceptors(settings: LgrepSettings, activity: ActivityInterceptor) -> list[grpc.ServerInterceptor]:
-    """Token check first (TCP only), then the activity note, then the error mapping."""
+    """Token check first (TCP only), then the stream allowance, the activity note, the error mapping."""
     interceptors: list[grpc.ServerInterceptor] = []
     if settings.server.tcp_port:
         interceptors.append(grpc_support.TokenAuthInterceptor(tcp_token(settings), token_file=settings.token_path))
-    return [*interceptors, activity, grpc_support.ErrorInterceptor()]
+    streams = grpc_support.StreamLimitInterceptor(total=MAX_STREAMS, per_client=MAX_STREAMS_PER_CLIENT)
+    return [*interceptors, streams, activity, grpc_support.ErrorInterceptor()]
 
 
 def tcp_token(settings: LgrepSettings) -> str:
@@ -296,14 +344,14 @@ def run_server(
     process umask for a moment: no other thread may be creating files then)."""
     runtime.claim()
     runtime.start(install)
-    for callback in after_start:
-        threading.Thread(target=callback, name="lgrep-after-start", daemon=True).start()
     for callback in on_stop:
         runtime.on_stop(callback)
     runtime.install_signal_handlers()
+    for callback in after_start:
+        runtime.start_thread(callback, "lgrep-after-start")
 
     def loop() -> None:
-        while not runtime.stopped.wait(maintenance_interval_s):
+        while not runtime.stopping.wait(maintenance_interval_s):
             if not runtime.socket_path.exists():
                 # Its socket (or the whole cache dir) was deleted: no client can reach this server.
                 log.warning("%s: %s is gone; stopping", runtime.what, runtime.socket_path)

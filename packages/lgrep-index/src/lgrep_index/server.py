@@ -195,6 +195,7 @@ def serve_index(
         tcp_port=settings.server.tcp_port,
         interceptors=server_interceptors(settings, activity),
         what="lgrep-index server",
+        cache_dir=settings.cache_dir,
     )
     runtime.claim()
     role = build_index_role(settings, embedders)

@@ -42,6 +42,7 @@ def serve_search(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | 
         tcp_port=settings.server.tcp_port,
         interceptors=server_interceptors(settings, activity),
         what="lgrep-search server",
+        cache_dir=settings.cache_dir,
     )
     started = datetime.now(UTC)
 

@@ -1018,7 +1018,7 @@ def serve(
     if stop:
         from lgrep_core.daemon_client import stop_daemon
 
-        pid = stop_daemon(socket_path)
+        pid = stop_daemon(socket_path, notice=_note)  # returns once the process has ended
         if pid is None:
             print(f"no lgrep daemon is running on {printable(str(socket_path))}", file=sys.stderr)
         else:

@@ -49,6 +49,7 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
         tcp_port=settings.server.tcp_port,
         interceptors=server_interceptors(settings, activity),
         what="lgrep daemon",
+        cache_dir=settings.cache_dir,
     )
     runtime.claim()  # before anything heavy: a second daemon refuses at once
     embedder = make_embedder(settings.embedding, settings.cache_dir)
@@ -91,13 +92,16 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
     def warm_up() -> None:
         # Load the model now, not on the first query; then watch what a previous daemon watched and
         # finish the vector fills it left. A cloud provider has no model here to load: a call would
-        # only send text and cost a request.
-        if not is_remote(embedder):
+        # only send text and cost a request. Stopping waits for this thread (a session being built
+        # when the interpreter finalizes aborts the process), and a daemon told to stop meanwhile
+        # watches nothing.
+        if not is_remote(embedder) and not runtime.stopping.is_set():
             try:
                 embedder.embed_query("warm up")
             except Exception:
                 log.exception("loading the embedding model failed")
-        role.start_writing()
+        if not runtime.stopping.is_set():
+            role.start_writing()
 
     run_server(
         runtime,
