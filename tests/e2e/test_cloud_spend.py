@@ -65,9 +65,10 @@ def _received(server: EmbeddingStandIn, kind: str = "document") -> list[str]:
     return server.texts(kind)
 
 
-def _egress(cache: Path, root: Path) -> list[dict[str, Any]]:
+def _egress(cache: Path, root: Path, event: str = "sent") -> list[dict[str, Any]]:
     path = project_dir(cache, root) / "egress.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [line for line in lines if line["event"] == event]
 
 
 def test_the_plan_sends_nothing_and_matches_what_the_run_bills(

@@ -26,7 +26,7 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote, model_label
 from lgrep_core.errors import NotFoundError
 from lgrep_core.models import ProjectState, embedding_text
-from lgrep_core.secrets import sanitize
+from lgrep_core.secrets import redact_path, sanitize
 from lgrep_core.spend import price_table
 from lgrep_core.storage.layout import FileRecord
 from lgrep_core.storage.reader import ProjectReader
@@ -181,7 +181,7 @@ def _sanitized(text: str, path: str) -> str | None:
     try:
         return sanitize(text).text
     except Exception:  # the indexer withholds such a file too (fails closed)
-        log.debug("scanning %s failed", path, exc_info=True)
+        log.debug("scanning %s failed", redact_path(path), exc_info=True)
         return None
 
 
