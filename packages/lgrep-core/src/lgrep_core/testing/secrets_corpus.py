@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["TOKENS", "Sample", "fill", "load"]
+__all__ = ["TOKENS", "FormsRepo", "Sample", "fill", "load", "write_forms_repo"]
 
 _ALNUM = string.ascii_letters + string.digits
 _HEX = "0123456789abcdef"
@@ -129,3 +129,70 @@ def load(folder: Path, *, seed: int = 22) -> tuple[list[Sample], list[Sample]]:
                 text, secrets = fill(line, rng) if bucket == "positives" else (line.replace(_LINE_BREAK, "\n"), ())
                 samples.append(Sample(path.stem, text, secrets, number))
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class FormsRepo:
+    """What `write_forms_repo` planted: `secrets` (none may come out of lgrep), `redacted` (files that
+    are indexed with a marker where the secret was), `named` (a file whose name is a token: withheld)
+    and `random_dir` (a folder named like a session id: its file is indexed, the name is redacted
+    wherever a path is sent or logged)."""
+
+    secrets: tuple[str, ...]
+    redacted: tuple[str, ...]
+    named: str
+    random_dir: str
+
+
+def write_forms_repo(root: Path, *, seed: int = 7) -> FormsRepo:
+    """A small project with a secret in each form of issue 22's corpus, among ordinary code around
+    it (so files are redacted, not withheld)."""
+    rng = random.Random(seed)
+    secrets: list[str] = []
+
+    def put(rel: str, template: str) -> str:
+        text, found = fill(template, rng)
+        secrets.extend(found)
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return rel
+
+    redacted = [
+        put("config/app.ini", "[database]⏎host = db.internal⏎port = 5432⏎password = «pwp»⏎pool_size = 8⏎"),
+        put(
+            "config/application.yaml",
+            "datasource:⏎  url: jdbc:postgresql://db.internal/ledger⏎  username: ledger⏎  password: «pwp»⏎"
+            "  pool: 8⏎",
+        ),
+        put(
+            "config/ledger.properties",
+            "spring.application.name=ledger⏎spring.datasource.url=jdbc:postgresql://db/ledger⏎"
+            "spring.datasource.password=«pwp»⏎",
+        ),
+        put("deploy/vars.sh", "#!/bin/sh⏎export LEDGER_REGION=eu-west-1⏎export DB_PASSWORD=«pwp»⏎export WORKERS=4⏎"),
+        put("Makefile", "DB_PASSWORD ?= «pw»⏎⏎migrate:⏎\t./bin/migrate --database ledger --workers 4⏎"),
+        put(
+            "web.config",
+            '<configuration>⏎  <appSettings>⏎    <add key="LedgerApiKey" value="«b62:32»" />⏎'
+            '    <add key="Region" value="eu-west-1" />⏎  </appSettings>⏎</configuration>⏎',
+        ),
+        put(
+            "ops/restore_ledger.sh",
+            "#!/bin/sh⏎# restore the ledger database from last night's dump⏎"
+            "mysql -u root -p«pw» ledger < /backups/ledger.sql⏎"
+            "curl -u admin:«pw» -X POST https://ci.example.org/job/ledger-reindex/build⏎",
+        ),
+        put(
+            "docs/ledger_vault.md",
+            "# Ledger secrets⏎⏎The ledger reads its database password from Vault.⏎"
+            "For a manual restore, log in with `vault login «hvs»` and run ops/restore_ledger.sh.⏎",
+        ),
+    ]
+    token = TOKENS["ghp"](rng)
+    named = put(f"tokens/{token}.txt", "ledger deploy bot⏎")
+    secrets.append(token)
+    session = _generate("b62:32", rng)
+    put(f"sessions/{session}/resume_ledger.py", "def resume_ledger_session(store):⏎    return store.load()⏎")
+    secrets.append(session)
+    return FormsRepo(tuple(secrets), tuple(redacted), named, session)
