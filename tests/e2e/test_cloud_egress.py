@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import signal
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,6 @@ from lgrep_core.secrets import scan
 from lgrep_core.storage.layout import project_dir
 from lgrep_core.testing.secrets_corpus import write_forms_repo
 from lgrep_core.testing.standins import EmbeddingStandIn
-from lgrep_index.egress import EGRESS_LOG_NAME, attempts
 
 
 @pytest.fixture
@@ -43,7 +43,34 @@ def _cloud(env: dict[str, str], server: EmbeddingStandIn, **extra: str) -> None:
 
 
 def _log(cache: Path, root: Path) -> Path:
-    return project_dir(cache, root) / EGRESS_LOG_NAME
+    return project_dir(cache, root) / "egress.jsonl"
+
+
+@dataclass(frozen=True)
+class _Tried:
+    request: str
+    number: int
+    provider: str
+    files: tuple[str, ...]
+    outcome: str  # "unknown" when the log has the attempt and no outcome
+
+
+def attempts(path: Path) -> list[_Tried]:
+    """The attempts the egress log records, each with its outcome (read here, as a user would with
+    `jq`, not through lgrep's own reader)."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    outcomes = {(r["request"], r["try"]): r["outcome"] for r in lines if r.get("event") == "outcome"}
+    return [
+        _Tried(
+            r["request"],
+            r["try"],
+            r["provider"],
+            tuple(c["file"] for c in r["chunks"]),
+            outcomes.get((r["request"], r["try"]), "unknown"),
+        )
+        for r in lines
+        if r.get("event") == "attempt"
+    ]
 
 
 def test_no_secret_of_any_form_reaches_the_provider(lgrep, tmp_path: Path, standin: EmbeddingStandIn) -> None:  # type: ignore[no-untyped-def]
