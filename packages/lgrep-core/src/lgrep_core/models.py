@@ -16,7 +16,6 @@ from enum import StrEnum
 from pathlib import PurePath
 
 from lgrep_core.errors import InvalidRequestError
-from lgrep_core.secrets import redact_path
 from lgrep_core.text import identifier_parts
 
 __all__ = [
@@ -159,10 +158,9 @@ def embedding_text(path: str, scope: Sequence[str], content: str) -> str:
     The word line is for the model: MiniLM reads `verifyToken` as word pieces but "verify token" as
     words it knows. Measured on the benchmark subset: vector channel alone 0.727 -> 0.744 NDCG@10.
 
-    A token in the path (`sessions/<random id>/data.json`) is replaced by a marker (`redact_path`):
-    this text is what a cloud provider receives.
+    Callers pass the path through `lgrep_core.secrets.redact_path` (this text is what a cloud
+    provider receives); this module stays free of re2, which the light gRPC client must not import.
     """
-    path = redact_path(path)
     header = path
     if scope:
         header += " › " + " › ".join(scope)

@@ -412,7 +412,7 @@ def _has_symbols(value: str) -> bool:
 
 def _named_value_random(value: str, key_class: str) -> bool:
     """`_looks_random` for a value assigned to a name of `key_class`; a value of letters, digits and
-    symbols takes the shorter minimum of passwords whatever the name (`secret_key = r!*g7ZiFtAAp5G`),
+    symbols (a password a person chose) takes the shorter minimum of passwords whatever the name,
     unless it is still a name (`e.a=e.b`)."""
     if _looks_random(value, password=key_class == "password"):
         return True

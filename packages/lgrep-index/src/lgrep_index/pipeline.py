@@ -490,7 +490,7 @@ class Indexer:
         for chunk in chunks:
             vkey = vector_key(self.identity, chunk)
             if texts is not None:
-                texts.setdefault(vkey, (file.path, embedding_text(file.path, chunk.scope, chunk.content)))
+                texts.setdefault(vkey, (file.path, embedding_text(redact_path(file.path), chunk.scope, chunk.content)))
             cid = hashlib.sha256(f"{pkey}\x00{chunk.start_line}\x00{chunk.end_line}\x00{vkey}".encode()).hexdigest()[
                 :32
             ]
@@ -558,7 +558,7 @@ class Indexer:
                 key = vkeys[i]
                 if key in remaining:
                     remaining.discard(key)
-                    yield key, paths[i], embedding_text(paths[i], scopes[i] or (), contents[i])
+                    yield key, paths[i], embedding_text(redact_path(paths[i]), scopes[i] or (), contents[i])
             if not remaining:
                 return
 

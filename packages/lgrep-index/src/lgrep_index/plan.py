@@ -119,7 +119,7 @@ def plan_index(settings: LgrepSettings, root: Path, embedder: EmbeddingProvider,
         for chunk in chunk_text(settings, file.path, clean, structure=False):  # counts tokens only
             key = vector_key(identity, chunk)
             if key not in stored:
-                texts.setdefault(key, (file.path, embedding_text(file.path, chunk.scope, chunk.content)))
+                texts.setdefault(key, (file.path, embedding_text(redact_path(file.path), chunk.scope, chunk.content)))
 
     if usable and version is not None and unchanged:
         # Chunks an earlier run left without vectors (killed, or --no-wait) are embedded too.
@@ -134,7 +134,7 @@ def plan_index(settings: LgrepSettings, root: Path, embedder: EmbeddingProvider,
                 rows["vec_key"], rows["path"], rows["scope"], rows["content"], strict=True
             ):
                 if key not in stored:
-                    texts.setdefault(key, (path, embedding_text(path, scope or (), content)))
+                    texts.setdefault(key, (path, embedding_text(redact_path(path), scope or (), content)))
 
     remote = is_remote(embedder)
     withheld = 0

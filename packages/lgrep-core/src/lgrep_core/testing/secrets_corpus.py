@@ -162,8 +162,7 @@ def write_forms_repo(root: Path, *, seed: int = 7) -> FormsRepo:
         put("config/app.ini", "[database]⏎host = db.internal⏎port = 5432⏎password = «pwp»⏎pool_size = 8⏎"),
         put(
             "config/application.yaml",
-            "datasource:⏎  url: jdbc:postgresql://db.internal/ledger⏎  username: ledger⏎  password: «pwp»⏎"
-            "  pool: 8⏎",
+            "datasource:⏎  url: jdbc:postgresql://db.internal/ledger⏎  username: ledger⏎  password: «pwp»⏎  pool: 8⏎",
         ),
         put(
             "config/ledger.properties",
