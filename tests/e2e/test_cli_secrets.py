@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
+from lgrep_core.testing.secrets_corpus import FormsRepo, write_forms_repo
 
 pytestmark = pytest.mark.model
 
@@ -154,3 +155,52 @@ def test_an_index_from_before_the_scanner_must_be_rebuilt(lgrep, leaky_repo: Pat
     lgrep("index", str(leaky_repo), "--force", "--json")
     hits = lgrep("search", "uploads_bucket", str(leaky_repo), "--json").json()["results"]
     assert hits and hits[0]["path"] == "config.py"
+
+
+# ------------------------------------------------- the forms of issue 22, through the real command
+
+
+@pytest.fixture
+def forms_repo(tmp_path: Path) -> tuple[Path, FormsRepo]:
+    root = tmp_path / "ledger"
+    root.mkdir()
+    return root, write_forms_repo(root)
+
+
+def test_secrets_in_config_markup_shell_and_names_never_come_out(lgrep, forms_repo: tuple[Path, FormsRepo]) -> None:
+    """Unquoted config values with punctuation (INI, YAML, .properties, shell exports), a Makefile
+    `?=`, an XML attribute, mysql/curl command lines, a Vault token and a token as a file name: the
+    code and config around each are found, the secret is a marker, the token-named file is withheld."""
+    root, planted = forms_repo
+
+    def clean(text: str, where: str) -> None:
+        leaked = [s for s in planted.secrets if s in text and s != planted.random_dir]
+        assert not leaked, f"{where} printed {leaked}"
+
+    index = lgrep("index", str(root), "--json")
+    clean(index.out + index.err, "lgrep index")
+    assert index.json()["files_skipped"].get("secret") == 1  # tokens/<token>.txt
+
+    found = lgrep(
+        "search", "ledger database password region restore", str(root), "--json", "--type", "bm25", "-n", "50"
+    )
+    clean(found.out + found.err, "lgrep search")
+    hits = found.json()["results"]
+    paths = {h["path"] for h in hits}
+    assert planted.named not in paths
+    for rel in planted.redacted:
+        assert rel in paths, (rel, sorted(paths))
+        assert "[REDACTED:" in "".join(h["content"] for h in hits if h["path"] == rel), rel
+
+        shown = lgrep("file", str(root / rel), "--json")
+        clean(shown.out + shown.err, f"lgrep file {rel}")
+        assert "[REDACTED:" in shown.json()["content"]
+        human = lgrep("file", str(root / rel))
+        clean(human.out + human.err, f"lgrep file {rel} (text)")
+
+    # The token-named file is not in the index at all: no search shows its name, and asking for it
+    # by name (the one place the name is the user's own argument, echoed back) is a clear refusal.
+    withheld = lgrep("file", str(root / planted.named), "--json", check=False)
+    assert withheld.code != 0 and "Traceback" not in withheld.err and "not in the index" in withheld.err
+    everything = lgrep("search", "ledger deploy bot", str(root), "--json", "-n", "50")
+    clean(everything.out + everything.err, "lgrep search for the withheld file")

@@ -65,9 +65,10 @@ def _received(server: EmbeddingStandIn, kind: str = "document") -> list[str]:
     return server.texts(kind)
 
 
-def _egress(cache: Path, root: Path) -> list[dict[str, Any]]:
+def _egress(cache: Path, root: Path, event: str = "sent") -> list[dict[str, Any]]:
     path = project_dir(cache, root) / "egress.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [line for line in lines if line["event"] == event]
 
 
 def test_the_plan_sends_nothing_and_matches_what_the_run_bills(
@@ -264,24 +265,26 @@ def test_no_secret_leaves_and_the_egress_log_has_a_line_per_chunk_and_no_content
     (mini_repo / "deploy.py").write_text(
         f'SLACK_BOT_TOKEN = "{SLACK_TOKEN}"\n\n\ndef notify(channel, text):\n    return post(channel, text)\n'
     )
-    named = mini_repo / "keys" / f"{GITHUB_TOKEN}.py"  # a secret in a name: only the egress scan sees it
+    named = mini_repo / "keys" / f"{GITHUB_TOKEN}.py"  # a token as a name: the file is withheld whole
     named.parent.mkdir()
     named.write_text("def rotate(client):\n    return client.rotate_keys(batch=16)\n")
     lgrep("index", str(mini_repo), "--yes")
 
     sent = _received(record)
-    assert any("def notify" in t for t in sent) and any("rotate_keys" in t for t in sent)
+    assert any("def notify" in t for t in sent) and not any("rotate_keys" in t for t in sent)
     assert [t for t in sent if scan(t)] == []
     assert not [t for t in sent if SLACK_TOKEN in t or GITHUB_TOKEN in t]
 
     lines = _egress(lgrep.cache, mini_repo)
     assert len(lines) == len(sent)
     assert {line["provider"] for line in lines} == {"voyage"} and all(line["tokens"] > 0 for line in lines)
-    assert any(line["file"].startswith("keys/") and line["redactions"] >= 1 for line in lines)
+    assert any(line["file"] == "deploy.py" for line in lines)  # redacted when indexed: nothing left at egress
+    assert not any(line["file"].startswith("keys/") for line in lines)
     log_path = project_dir(lgrep.cache, mini_repo) / "egress.jsonl"
     assert log_path.stat().st_mode & 0o777 == 0o600
     text = log_path.read_text()
     assert "def notify" not in text and "rotate_keys" not in text and "SLACK_BOT_TOKEN" not in text
+    assert GITHUB_TOKEN not in text
 
 
 def test_indexing_tags_asks_before_spending_and_sends_nothing_without_yes(

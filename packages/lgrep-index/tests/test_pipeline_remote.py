@@ -46,9 +46,10 @@ def _repo(tmp_path: Path, name: str = "mini") -> Path:
     return root
 
 
-def _egress(settings: LgrepSettings, root: Path) -> list[dict[str, object]]:
+def _egress(settings: LgrepSettings, root: Path, event: str = "sent") -> list[dict[str, object]]:
     path = project_dir(settings.cache_dir, root) / EGRESS_LOG_NAME
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [line for line in lines if line["event"] == event]
 
 
 def test_a_remote_run_is_billed_in_the_ledger_and_each_chunk_sent_is_in_the_egress_log(tmp_path: Path) -> None:
@@ -79,8 +80,14 @@ def test_a_remote_run_is_billed_in_the_ledger_and_each_chunk_sent_is_in_the_egre
     assert sum(int(str(line["tokens"])) for line in lines) == fake.tokens_billed
     assert {str(line["file"]) for line in lines} <= {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
     assert all(
-        set(line) == {"time", "file", "key", "tokens", "provider", "model", "redactions", "withheld"} for line in lines
+        set(line) == {"event", "time", "file", "key", "tokens", "provider", "model", "redactions", "withheld"}
+        for line in lines
     )
+    # The request was announced before it was sent, and its outcome recorded after.
+    (attempt,) = _egress(settings, root, "attempt")
+    (outcome,) = _egress(settings, root, "outcome")
+    assert len(attempt["chunks"]) == len(sent) and (outcome["request"], outcome["try"]) == (attempt["request"], 1)  # type: ignore[arg-type]  # JSON
+    assert outcome["outcome"] == "ok" and outcome["tokens"] == fake.tokens_billed
     # Never the content: no line of the log holds a line of code that was sent.
     raw = egress_path.read_text()
     code_lines = {ln.strip() for text in sent for ln in text.split("\n")[2:] if len(ln.strip()) > 12}
@@ -117,22 +124,27 @@ def test_unchanged_files_cost_nothing_and_the_ledger_outlives_the_process(tmp_pa
     assert report.project.tokens == totals.tokens and report.total.tokens > totals.tokens
 
 
-def test_a_secret_in_a_path_is_redacted_before_it_leaves(tmp_path: Path) -> None:
-    """The index-time scan reads file contents, not names; the egress scan reads the whole text sent."""
+def test_a_token_in_a_path_never_leaves(tmp_path: Path) -> None:
+    """A file named with a token of a known format is withheld whole (its name is the secret); a path
+    with a random-looking part is sent, and logged, with that part redacted (ADR 0005)."""
     settings = _settings(tmp_path)
     root = _repo(tmp_path)
     leaky = root / "keys" / f"{GITHUB_TOKEN}.py"
     leaky.parent.mkdir()
     leaky.write_text("def rotate(client):\n    return client.rotate_keys(batch=16)\n")
+    session = "o2lV2OdNhxea0HI97AO9v8BXUgo2ZS5t"
+    (root / "sessions" / session).mkdir(parents=True)
+    (root / "sessions" / session / "handler.py").write_text("def resume_session(store):\n    return store.load()\n")
     fake = FakeRemoteEmbedder(dimension=64)
-    Indexer(settings, root, fake).run()
+    summary = Indexer(settings, root, fake).run()
 
+    assert summary.skipped.get("secret") == 1
     sent = [text for kind, text in fake.received if kind == "document"]
-    assert any("rotate_keys" in text for text in sent)  # the chunk went out...
-    assert not [text for text in sent if GITHUB_TOKEN in text]  # ...without the token
-    assert not [text for text in sent if scan(text)]
-    lines = [line for line in _egress(settings, root) if str(line["file"]).startswith("keys/")]
-    assert lines and all(int(str(line["redactions"])) >= 1 for line in lines)
+    assert not [text for text in sent if "rotate_keys" in text]  # withheld: its name is a token
+    assert any("resume_session" in text and "sessions/[REDACTED:random-name]/handler.py" in text for text in sent)
+    assert not [text for text in sent if GITHUB_TOKEN in text or session in text or scan(text)]
+    raw = (project_dir(settings.cache_dir, root) / EGRESS_LOG_NAME).read_text()
+    assert GITHUB_TOKEN not in raw and session not in raw and "sessions/[REDACTED:random-name]/handler.py" in raw
 
 
 def test_outgoing_redacts_withholds_and_never_lets_a_finding_through() -> None:

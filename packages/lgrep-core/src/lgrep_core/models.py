@@ -158,6 +158,9 @@ def embedding_text(path: str, scope: Sequence[str], content: str) -> str:
 
     The word line is for the model: MiniLM reads `verifyToken` as word pieces but "verify token" as
     words it knows. Measured on the benchmark subset: vector channel alone 0.727 -> 0.744 NDCG@10.
+
+    Callers pass the path through `lgrep_core.secrets.redact_path` (this text is what a cloud
+    provider receives); this module stays free of re2, which the light gRPC client must not import.
     """
     header = path
     if scope:

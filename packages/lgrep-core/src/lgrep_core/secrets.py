@@ -46,7 +46,9 @@ __all__ = [
     "Finding",
     "Sanitized",
     "contains_secret",
+    "path_has_secret",
     "redact",
+    "redact_path",
     "sanitize",
     "scan",
     "secret_share",
@@ -159,6 +161,90 @@ def redact(text: str, findings: Sequence[Finding] | None = None) -> str:
         pos = f.end
     out.append(text[pos:])
     return "".join(out)
+
+
+def redact_path(path: str) -> str:
+    """`path` with every token in it replaced by a marker, for the places a path is shown to
+    someone other than the user at the terminal: the embedding text (sent to a cloud provider), the
+    egress log and the logs. A token is what `scan` finds (a file named `ghp_...`, `hvs....`), or a
+    run of 20 or more letters and digits that looks random (`_random_name`): a session id, an
+    upload's key, a content hash. Names, words, versions, UUIDs and short hashes stay as they are.
+
+    A path with a finding of `scan` in it is withheld from the index altogether by the walker
+    (`path_has_secret`); this is the gate for the rest."""
+    if not path:
+        return path
+    redacted = redact(path)
+    if len(redacted) < _MIN_RANDOM_NAME:
+        return redacted
+    out: list[str] = []
+    pos = 0
+    for start, end in _name_runs(redacted):
+        if _random_name(redacted[start:end]):
+            out += [redacted[pos:start], f"{REDACTED_PREFIX}random-name]"]
+            pos = end
+    if not out:
+        return redacted
+    out.append(redacted[pos:])
+    return "".join(out)
+
+
+def _name_runs(path: str) -> Iterator[tuple[int, int]]:
+    """Spans of the runs of at least `_MIN_RANDOM_NAME` ASCII letters and digits (a plain loop: a
+    path may hold lone surrogates, which RE2's UTF-8 cannot take)."""
+    start = -1
+    for i, ch in enumerate(path + "/"):
+        if ch in _ALNUM_CHARS:
+            if start < 0:
+                start = i
+        elif start >= 0:
+            if i - start >= _MIN_RANDOM_NAME:
+                yield start, i
+            start = -1
+
+
+def path_has_secret(path: str) -> bool:
+    """A path with a token of a known format in it (`keys/ghp_....txt`): its file is a credential
+    store by its name alone, and the name itself must not reach an index or a search result."""
+    return bool(scan(path))
+
+
+_MIN_RANDOM_NAME = 20
+"""Shortest run of letters and digits in a path taken as a token: random ids and keys are 20 or
+more; shorter runs are words, short hashes (`main.3f2a9b8c.js`) and the parts of a UUID."""
+_ALNUM_CHARS = frozenset(string.ascii_letters + string.digits)
+_LETTERS_OR_DIGITS = re2.compile(r"([0-9]+)")  # split() keeps the numbers; ASCII runs only
+
+
+MAX_NAME_NUMBER = 4
+"""Longest number inside a name (`route53`, `utf8`, `2024`); random keys put longer ones together."""
+
+
+def _words_and_numbers(run: str) -> bool:
+    """`route53globalresolver`, `mathalphabet2unichar`, `ThisIsAComponent2024`: words (one case or
+    camel case, `MIN_WORD_CHARS` or longer on average) between short numbers. Random keys have
+    letter pieces of a character or two, in mixed case."""
+    pieces = [p for p in _LETTERS_OR_DIGITS.split(run) if p]
+    for piece in pieces:
+        if piece.isdigit():
+            if len(piece) > MAX_NAME_NUMBER:
+                return False
+        elif len(piece) < MIN_WORD_CHARS or (
+            not (piece.islower() or piece.isupper()) and len(piece) / len(_words(piece)) < MIN_WORD_CHARS
+        ):
+            return False
+    return True
+
+
+def _random_name(run: str) -> bool:
+    """A run of letters and digits in a path that reads as random rather than as a name: letters
+    and digits mixed, not a name with a number at its end (`ThisIsAComponent2024`), and the
+    entropy of a random key (hex's alphabet caps it lower)."""
+    if run.isdigit() or run.isalpha() or _words_and_numbers(run):
+        return False
+    if not run.strip(string.hexdigits):
+        return _entropy(run) >= MIN_ENTROPY_BITS - 0.5
+    return _entropy(run) >= MIN_ENTROPY_BITS
 
 
 def secret_share(text: str, findings: Iterable[Finding]) -> float:
@@ -316,6 +402,23 @@ def _looks_random(value: str, *, password: bool = False) -> bool:
     return _entropy(value) >= (MIN_PASSWORD_ENTROPY_BITS if password else MIN_ENTROPY_BITS)
 
 
+_SYMBOLS = frozenset("!@#%^&*?~|")  # not `=`, `+`, `,`, `;`, `.`: code chains names with those
+
+
+def _has_symbols(value: str) -> bool:
+    """Letters, digits and punctuation marks together, as in a password a person chose."""
+    return not _SYMBOLS.isdisjoint(value) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _named_value_random(value: str, key_class: str) -> bool:
+    """`_looks_random` for a value assigned to a name of `key_class`; a value of letters, digits and
+    symbols (a password a person chose) takes the shorter minimum of passwords whatever the name,
+    unless it is still a name (`e.a=e.b`)."""
+    if _looks_random(value, password=key_class == "password"):
+        return True
+    return _has_symbols(value) and not _identifier_like(value) and _looks_random(value, password=True)
+
+
 def _token_ok(token: bytes) -> bool:
     """A prefixed token is real unless it is visibly a placeholder (`ghp_xxxx...`, `...EXAMPLE`)."""
     value = token.decode("latin-1")
@@ -348,6 +451,20 @@ _TOKEN_FORMATS: tuple[tuple[str, str], ...] = (
     ("sendgrid-key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
     ("twilio-key", r"\bSK[0-9a-fA-F]{32}\b"),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
+    # HashiCorp Vault: service, batch and recovery tokens (Vault 1.10+).
+    ("vault-token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    ("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}"),
+    ("shopify-token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
+    ("grafana-token", r"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})"),
+    ("linear-key", r"\blin_api_[A-Za-z0-9]{40}"),
+    ("postman-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("age-secret-key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    ("doppler-token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{2,35}\.)?[A-Za-z0-9]{40,44}"),
+    ("databricks-token", r"\bdapi[a-f0-9]{32}(?:-[0-9])?"),
+    ("telegram-bot-token", r"\b[0-9]{8,10}:AA[0-9A-Za-z_\-]{33,}"),
+    ("square-token", r"\bsq0(?:atp-[0-9A-Za-z_\-]{22}|csp-[0-9A-Za-z_\-]{43})"),
+    ("mailgun-key", r"\bkey-[0-9a-f]{32}\b"),
+    ("slack-token", r"\bxapp-[0-9]-[A-Z0-9]{9,}-[0-9]{10,}-[a-f0-9]{32,}"),
 )
 _TOKEN_GROUPS = tuple(f"t{i}" for i in range(len(_TOKEN_FORMATS)))
 _TOKENS = _compile("|".join(f"(?P<{g}>{p})" for g, (_, p) in zip(_TOKEN_GROUPS, _TOKEN_FORMATS, strict=True)))
@@ -493,17 +610,23 @@ _KEY_QUALIFIERS = frozenset(
         "subscription",
     }
 )
+_SECRET_NAME = (
+    r"[a-z0-9_.\-]*(?:secret|passw(?:or)?d|pwd|pass|token|auth|credential"
+    rf"|(?:{'|'.join(sorted(_KEY_QUALIFIERS))})[_.\-]?key)[a-z0-9_.\-]*"
+)
 # A name containing one of the keywords (checked word by word in `_key_class`), an optional closing
-# quote or bracket (JSON keys, `cfg["token"]`), an assignment (`=`, `:`, `:=`, `=>`, or a typed
-# `name: str =`), and a value: quoted (Python/C# prefixes allowed) or bare up to whitespace and
-# punctuation.
+# quote or bracket (JSON keys, `cfg["token"]`), an assignment (`=`, `:`, `:=`, `=>`, Makefile's
+# `?=`, `::=`, `+=`, or a typed `name: str =`), and a value: quoted (Python/C# prefixes allowed) or
+# bare up to whitespace, quotes and brackets. A bare value keeps `#`, `,` and `;`: in INI, YAML,
+# .properties and .env files they are part of the value (a comment needs a space before it), and
+# in code a trailing one is dropped (`_accept_assignment`). The typed form needs a space before its
+# `=`, so the YAML value `ab9=cd` is a value, not a type annotation `ab9` and a value `cd`.
 _ASSIGNMENT = _compile(
-    r"(?i)(?P<key>[a-z0-9_.\-]*(?:secret|passw(?:or)?d|pwd|pass|token|auth|credential"
-    rf"|(?:{'|'.join(sorted(_KEY_QUALIFIERS))})[_.\-]?key)[a-z0-9_.\-]*)"
+    rf"(?i)(?P<key>{_SECRET_NAME})"
     r"[\"'\]]{0,2}[ \t]*"
-    r"(?::[ \t]*[a-z_][a-z0-9_.\[\], |]{0,60}[ \t]*=|:=|=>|=|:)[ \t]*"
+    r"(?::[ \t]*[a-z_][a-z0-9_.\[\], |]{0,60}[ \t]+=|::=|:=|\?=|\+=|=>|=|:)[ \t]*"
     r"(?:[bfru@]{0,2}\"(?P<dq>[^\"\r\n]*)\"|[bfru]{0,2}'(?P<sq>[^'\r\n]*)'|`(?P<bq>[^`\r\n]*)`"
-    r"|(?P<bare>[!$%&*+\-./0-9:=?@a-z^_|~]+))"
+    r"|(?P<bare>[!$%&*+\-./0-9:=?@a-z^_|~#,;]+))"
 )
 
 # A name ending in one of these is about a secret, not the secret: token_url, secret_name, password_hash.
@@ -643,6 +766,8 @@ def _key_class(name: str) -> str | None:
         return None  # about a secret (token_url, secret_name), or public by name (publicKeyToken)
     if words[-1] in _PASSWORD_WORDS or any(w in _PASSWORD_WORDS - {"pass"} for w in words):
         return "password"
+    if words[-1].endswith(("password", "passwd")):
+        return "password"  # PGPASSWORD, MYSQL_ROOTPASSWORD
     for i, w in enumerate(words):
         if w in _SECRET_WORDS or w.endswith(("token", "secret", "apikey", "password")):
             return "secret"
@@ -667,12 +792,41 @@ def _accept_assignment(m: re2._Match, data: bytes) -> Iterator[tuple[str, int, i
         start, end = m.span(group)
         if start < 0:
             continue
-        if group == _ASSIGNMENT_BARE and data[end : end + 1] in (b"(", b"["):
-            return  # a call or subscript: `token = get_token()`, `password = os.environ["X"]`
+        if group == _ASSIGNMENT_BARE:
+            if data[end : end + 1] in (b"(", b"["):
+                return  # a call or subscript: `token = get_token()`, `password = os.environ["X"]`
+            end = _bare_end(data, key_start, start, end)
         value = data[start:end].decode("latin-1")
-        if _looks_random(value, password=key_class == "password"):
+        if _named_value_random(value, key_class):
             yield "secret-assignment", start, end
         return
+
+
+_LINE_PREFIX = b" \t-"  # indentation, a YAML list item
+_CONFIG_PREFIX_BYTES = 64  # indentation and `export ` before a name on a config line
+
+
+def _bare_end(data: bytes, key_start: int, start: int, end: int) -> int:
+    """Where a bare value ends. On a config line (the name starts the line, after indentation or
+    `export`, and the value runs to its end or to a comment) `,` and `;` are part of the value, as
+    INI, YAML, .properties and .env read them; in code they end it (`x.token=0,y.z=new`,
+    `f(token=abc,`)."""
+    lo = max(0, key_start - _CONFIG_PREFIX_BYTES)  # bounded: a minified line is megabytes long
+    newline = max(data.rfind(b"\n", lo, key_start), data.rfind(b"\r", lo, key_start))
+    if newline < 0 and lo > 0:
+        return _cut_at_separator(data, start, end)
+    prefix = data[newline + 1 : key_start].strip(_LINE_PREFIX)
+    after = data[end : end + 2]
+    config = (not prefix or prefix == b"export") and (after[:1] in (b"", b"\n", b"\r") or after[:1] in b" \t")
+    if not config:
+        return _cut_at_separator(data, start, end)
+    while end > start and data[end - 1] in b",;":
+        end -= 1  # a statement's end: `token=abc...;`
+    return end
+
+
+def _cut_at_separator(data: bytes, start: int, end: int) -> int:
+    return min((i for i in (data.find(b",", start, end), data.find(b";", start, end)) if i >= 0), default=end)
 
 
 # AWS secret access keys are 40 base64 characters; their names vary more than the generic rule knows.
@@ -691,6 +845,91 @@ def _accept_aws_secret(m: re2._Match, data: bytes) -> Iterator[tuple[str, int, i
         yield "aws-secret-key", start, end
 
 
+# --- rule: passwords on command lines (shell history, scripts, CI steps) -----------------------
+
+# A quoted or bare argument; quotes are dropped in `_accept_cli_password`.
+_ARG = r"(?:'[^'\r\n]+'|\"[^\"\r\n]+\"|[^\s'\"]+)"
+# The option that takes a password, after the command that reads it, on the same line. mysql's
+# `-p` takes its value glued to it (`-p secret` would prompt, then open the database `secret`);
+# `-P` is the port, so the flag is matched case-sensitively.
+_CLI_PASSWORD = _compile(
+    r"\b(?:"
+    rf"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb|mariadb-dump)\b[^\r\n]*?[ \t]-p(?P<a>{_ARG})"
+    rf"|sshpass(?:[ \t]+-[a-zA-Z])*[ \t]+-p[ \t]*(?P<b>{_ARG})"
+    rf"|redis-cli\b[^\r\n]*?[ \t]-a[ \t]+(?P<c>{_ARG})"
+    r"|(?:docker|podman|nerdctl|helm)[ \t]+(?:registry[ \t]+)?login\b"
+    rf"[^\r\n]*?[ \t](?:-p|--password)[ \t]+(?P<d>{_ARG})"
+    rf"|curl\b[^\r\n]*?[ \t](?:-u|--user|--proxy-user|-U)[ \t]*[\"']?[^\s:\"']*:(?P<e>{_ARG})"
+    rf"|htpasswd[ \t]+-[a-zA-Z]*b[a-zA-Z]*(?:[ \t]+-[a-zA-Z]+)*[ \t]+[^\s]+[ \t]+[^\s]+[ \t]+(?P<f>{_ARG})"
+    r")"
+)
+_CLI_GROUPS = tuple(_group(_CLI_PASSWORD, g) for g in "abcdef")
+
+
+def _accept_cli_password(m: re2._Match, data: bytes) -> Iterator[tuple[str, int, int]]:
+    for group in _CLI_GROUPS:
+        start, end = m.span(group)
+        if start < 0:
+            continue
+        if end - start >= 2 and data[start] in b"'\"" and data[end - 1] == data[start]:
+            start, end = start + 1, end - 1
+        elif data[end - 1 : end] in (b"'", b'"'):
+            end -= 1  # `curl -u "user:pass"`: the quote opened before the user name
+        if _looks_random(data[start:end].decode("latin-1"), password=True):
+            yield "cli-password", start, end
+        return
+
+
+# --- rule: markup (XML, HTML, .NET and Java config) -------------------------------------------
+
+# Repeats are unbounded (`*`), not counted: counted ones multiply the size of RE2's automaton.
+# An opening tag that mentions a secret-sounding word: `<password>`, `<add key="DbPassword" ...>`,
+# `<input type="password" ...>`, `<setting name="ClientSecret">`. Tags without one are not
+# candidates, so a page of ordinary markup costs no Python.
+_MARKUP = _compile(r"(?i)<(?P<tag>[a-z_][a-z0-9_.:\-]*)(?P<attrs>(?:[ \t\r\n][^<>]*)?)>")
+_MARKUP_NEEDLE = _compile(rf"(?i){_SECRET_NAME}")
+_ATTRIBUTE = _compile(r"(?i)([a-z_][a-z0-9_.:\-]{0,80})[ \t\r\n]*=[ \t\r\n]*(?:\"([^\"]*)\"|'([^']*)')")
+_MARKUP_TAG = _group(_MARKUP, "tag")
+_MARKUP_ATTRS = _group(_MARKUP, "attrs")
+# Attributes that name what an element holds; `value` is what it holds.
+_NAMING_ATTRIBUTES = frozenset({b"key", b"name", b"id", b"type", b"property", b"setting"})
+_ELEMENT_TEXT = _compile(r"[ \t\r\n]{0,200}(?:<value>[ \t\r\n]{0,200})?(?P<v>[^<>\r\n]{1,256})</")
+_ELEMENT_TEXT_V = _group(_ELEMENT_TEXT, "v")
+_MARKUP_LOOKAHEAD = 720  # bytes after a tag that `_ELEMENT_TEXT` can match
+
+
+def _accept_markup(m: re2._Match, data: bytes) -> Iterator[tuple[str, int, int]]:
+    tag_start, tag_end = m.span(_MARKUP_TAG)
+    attrs_start, attrs_end = m.span(_MARKUP_ATTRS)
+    if _MARKUP_NEEDLE.search(data[tag_start:attrs_end]) is None:
+        return
+    named: str | None = None
+    value: tuple[int, int] | None = None
+    if attrs_end > attrs_start:
+        for a in _ATTRIBUTE.finditer(data, attrs_start, attrs_end):
+            name = data[a.start(1) : a.end(1)].lower()
+            which = 2 if a.start(2) >= 0 else 3
+            if name == b"value":
+                value = a.span(which)
+            elif name in _NAMING_ATTRIBUTES and named is None:
+                named = _key_class(data[a.start(which) : a.end(which)].decode("latin-1"))
+    if named is not None and value is not None:
+        start, end = value
+    else:
+        kind = _key_class(data[tag_start:tag_end].decode("latin-1")) or named
+        if kind is None or data[m.end() - 2 : m.end() - 1] == b"/":
+            return
+        named = kind
+        text = _ELEMENT_TEXT.match(data, m.end(), min(len(data), m.end() + _MARKUP_LOOKAHEAD))
+        if text is None:
+            return
+        start, end = text.span(_ELEMENT_TEXT_V)
+        while end > start and data[end - 1] in b" \t":
+            end -= 1
+    if _named_value_random(data[start:end].decode("latin-1"), named):
+        yield "secret-markup", start, end
+
+
 _RULES: tuple[_Rule, ...] = (
     _Rule(_PEM_BLOCK, _accept_body("private-key", _PEM_BLOCK), 3, (b"PRIVATE KEY",)),
     _Rule(_PEM_AFTER_BEGIN, _accept_body("private-key", _PEM_AFTER_BEGIN), 3, (b"PRIVATE KEY",)),
@@ -699,6 +938,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_AWS_SECRET, _accept_aws_secret, 2),
     _Rule(_URL_PASSWORD, _accept_url_password, 1, (b"://",)),
     _Rule(_AUTH_HEADER, _accept_auth_header, 1),
+    _Rule(_CLI_PASSWORD, _accept_cli_password, 1),
+    _Rule(_MARKUP, _accept_markup, 1, (b"<",)),
     _Rule(_ASSIGNMENT, _accept_assignment, 0),
 )
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from lgrep_core.models import Chunk, ChunkKind, ContentType
+from lgrep_core.secrets import redact_path
 from lgrep_core.structure import STRUCTURE_VERSION, Definition, Reference, encode_entries
 
 from lgrep_index.chunking._code import CodeOutline, outline_code
@@ -55,14 +56,16 @@ __all__ = ["CHUNKER_VERSION", "MAX_LINE_CHARS", "SPLIT_MARKER", "chunk_file", "d
 
 log = logging.getLogger(__name__)
 
-CHUNKER_VERSION = f"3.{STRUCTURE_VERSION}"
+CHUNKER_VERSION = f"4.{STRUCTURE_VERSION}"
 """Bump whenever the chunks produced for some input change; stored in the index metadata.
 2: the indexer redacts secrets before chunking (lgrep_core.secrets), so indexes of version 1 may hold
 secrets verbatim and must be rebuilt.
 3: chunks carry their definitions and references (`refs`); the suffix is the format's version. A
 long `export { ... } from` counts as an import however long it is (it was cut at 300 bytes). An
 index of an older chunker with the same embedding model is re-chunked by the next run, keeping its
-vectors (ADR 0016)."""
+vectors (ADR 0016).
+4: the scanner reads more forms (unquoted config values with punctuation, Makefile, markup, command
+lines, Vault and other token formats; ADR 0005), so chunks of version 3 may hold secrets it now finds."""
 
 MIN_MAX_TOKENS = 32
 """Smaller budgets would cut every definition into single lines; the settings floor is 32 too."""
@@ -114,7 +117,9 @@ def chunk_file(
         try:
             planned, found = _structured(path, lang, text, lines, emitter, refs=structure)
         except Exception:  # a chunker bug or grammar failure costs this file its structure, not the run
-            log.warning("structured chunking of %s (%s) failed; using line windows", path, lang, exc_info=True)
+            log.warning(
+                "structured chunking of %s (%s) failed; using line windows", redact_path(path), lang, exc_info=True
+            )
             planned, found = [], None
     if not planned:
         planned = emitter.split(0, lines.count - 1, ChunkKind.WINDOW)
@@ -163,7 +168,7 @@ def _references(path: str, lang: str, spec: LanguageSpec, outline: CodeOutline) 
     try:
         return file_refs(lang, spec.parser_name, outline.tree.root_node)
     except Exception:  # a query bug costs the file its references, never its chunks
-        log.warning("finding references in %s (%s) failed", path, lang, exc_info=True)
+        log.warning("finding references in %s (%s) failed", redact_path(path), lang, exc_info=True)
         return []
 
 

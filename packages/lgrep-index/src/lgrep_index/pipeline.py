@@ -27,7 +27,7 @@ from lgrep_core.embeddings.cloud import EmbeddingIncomplete
 from lgrep_core.errors import EmbeddingError, IndexingError, NotFoundError
 from lgrep_core.memory import release_free_heap, rss_bytes
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
-from lgrep_core.secrets import sanitize
+from lgrep_core.secrets import redact_path, sanitize
 from lgrep_core.spend import SpendLedger, crossed_thresholds, format_usd, price_table
 from lgrep_core.storage.schema import CHUNK_COLUMNS, IndexIdentity, path_key
 from lgrep_core.storage.store import FileRecord, IndexState, ProjectStore, release_arrow_memory
@@ -187,7 +187,7 @@ def chunk_text(settings: LgrepSettings, path: str, text: str, *, structure: bool
             structure=structure,
         )
     except Exception:
-        log.exception("chunking %s failed; indexing it as line windows", path)
+        log.exception("chunking %s failed; indexing it as line windows", redact_path(path))
         return chunk_file(path, text, language=None, use_ast=False)
 
 
@@ -466,10 +466,10 @@ class Indexer:
             try:
                 clean = sanitize(text).text
             except Exception:  # a scanner bug fails closed: the file is withheld, the run goes on
-                log.exception("scanning %s for secrets failed; not indexing it", file.path)
+                log.exception("scanning %s for secrets failed; not indexing it", redact_path(file.path))
                 clean = None
             if clean is None:
-                log.info("%s is withheld from the index: its content is a credential", file.path)
+                log.info("%s is withheld from the index: its content is a credential", redact_path(file.path))
                 keys.append(path_key(file.path))  # drops whatever an older index held for it
                 records.append(FileRecord(file.path, file.size, file.mtime_ns, digest, language, 0))
                 withheld += 1
@@ -510,7 +510,7 @@ class Indexer:
         for chunk in chunks:
             vkey = vector_key(self.identity, chunk)
             if texts is not None:
-                texts.setdefault(vkey, (file.path, embedding_text(file.path, chunk.scope, chunk.content)))
+                texts.setdefault(vkey, (file.path, embedding_text(redact_path(file.path), chunk.scope, chunk.content)))
             cid = hashlib.sha256(f"{pkey}\x00{chunk.start_line}\x00{chunk.end_line}\x00{vkey}".encode()).hexdigest()[
                 :32
             ]
@@ -579,7 +579,7 @@ class Indexer:
                 key = vkeys[i]
                 if key in remaining:
                     remaining.discard(key)
-                    yield key, paths[i], embedding_text(paths[i], scopes[i] or (), contents[i])
+                    yield key, paths[i], embedding_text(redact_path(paths[i]), scopes[i] or (), contents[i])
             if not remaining:
                 return
 
@@ -674,8 +674,10 @@ class _RemoteAccounts:
             total = self.ledger.totals(self.prices)
             self._spent_usd = total.cost_usd if total is not None else 0.0
         failure: EmbeddingError | None = None
+        # Every try of every request is in the egress log before it leaves, and its outcome after.
+        attempts = self.egress.observer(sent, provider=self.embedder.provider, model=model_label(self.embedder))
         try:
-            vectors, billed = self.embedder.embed_documents_billed(texts)
+            vectors, billed = self.embedder.embed_documents_billed(texts, attempts=attempts)
             arrived = list(sent)
         except EmbeddingIncomplete as exc:
             order = sorted(exc.vectors)

@@ -26,7 +26,7 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote, model_label
 from lgrep_core.errors import NotFoundError
 from lgrep_core.models import ProjectState, embedding_text
-from lgrep_core.secrets import sanitize
+from lgrep_core.secrets import redact_path, sanitize
 from lgrep_core.spend import price_table
 from lgrep_core.storage.layout import FileRecord
 from lgrep_core.storage.reader import ProjectReader
@@ -119,7 +119,7 @@ def plan_index(settings: LgrepSettings, root: Path, embedder: EmbeddingProvider,
         for chunk in chunk_text(settings, file.path, clean, structure=False):  # counts tokens only
             key = vector_key(identity, chunk)
             if key not in stored:
-                texts.setdefault(key, (file.path, embedding_text(file.path, chunk.scope, chunk.content)))
+                texts.setdefault(key, (file.path, embedding_text(redact_path(file.path), chunk.scope, chunk.content)))
 
     if usable and version is not None and unchanged:
         # Chunks an earlier run left without vectors (killed, or --no-wait) are embedded too.
@@ -134,7 +134,7 @@ def plan_index(settings: LgrepSettings, root: Path, embedder: EmbeddingProvider,
                 rows["vec_key"], rows["path"], rows["scope"], rows["content"], strict=True
             ):
                 if key not in stored:
-                    texts.setdefault(key, (path, embedding_text(path, scope or (), content)))
+                    texts.setdefault(key, (path, embedding_text(redact_path(path), scope or (), content)))
 
     remote = is_remote(embedder)
     withheld = 0
@@ -181,7 +181,7 @@ def _sanitized(text: str, path: str) -> str | None:
     try:
         return sanitize(text).text
     except Exception:  # the indexer withholds such a file too (fails closed)
-        log.debug("scanning %s failed", path, exc_info=True)
+        log.debug("scanning %s failed", redact_path(path), exc_info=True)
         return None
 
 

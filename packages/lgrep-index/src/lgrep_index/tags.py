@@ -31,7 +31,7 @@ from lgrep_core.embeddings.base import EmbeddingProvider, is_remote
 from lgrep_core.errors import ConfigError, IndexingError
 from lgrep_core.memory import release_free_heap
 from lgrep_core.models import Chunk, IndexPhase, IndexProgress, TagsSummary, embedding_text
-from lgrep_core.secrets import sanitize
+from lgrep_core.secrets import redact_path, sanitize
 from lgrep_core.storage.layout import project_dir
 from lgrep_core.storage.store import release_arrow_memory, versions_lock
 from lgrep_core.storage.versions import BlobRow, EntryRow, TagRow, VersionStore, blob_key, repository_name
@@ -416,7 +416,10 @@ class TagIndexer:
 
     def _estimate(self, pending: list[str]) -> SpendEstimate:
         """What sending `pending` would cost (the texts are read, nothing is sent)."""
-        texts = ((k, p, embedding_text(p, scope, content)) for k, p, scope, content in self.store.chunk_texts(pending))
+        texts = (
+            (k, p, embedding_text(redact_path(p), scope, content))
+            for k, p, scope, content in self.store.chunk_texts(pending)
+        )
         tokens, withheld, price = estimate_tokens(self.settings, self.embedder, texts)
         return SpendEstimate(
             provider=self.identity.provider,
@@ -445,7 +448,7 @@ class TagIndexer:
         batch: list[tuple[str, str, str]] = []
         self._progress(IndexProgress(IndexPhase.EMBED, chunks_total=len(pending)))
         for key, path, scope, content in items:
-            batch.append((key, path, embedding_text(path, scope, content)))
+            batch.append((key, path, embedding_text(redact_path(path), scope, content)))
             if len(batch) >= governor.batch_chunks:
                 self._check_cancel()
                 embedded += self._embed_batch(batch)

@@ -66,6 +66,7 @@ from typing import Protocol
 import re2
 from lgrep_core.errors import NotFoundError
 from lgrep_core.pathnames import collides, disk_path, display_name, display_path, is_utf8
+from lgrep_core.secrets import path_has_secret
 from lgrep_core.text import decode_text
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
@@ -424,7 +425,11 @@ def is_secret_path(path: str) -> bool:
         return True
     if name.startswith(".env.") or name.endswith(".env"):
         return _ENV_TEMPLATE_PARTS.isdisjoint(name.split("."))
-    return name.endswith(".json") and ("credentials" in name or name.startswith("client_secret"))
+    if name.endswith(".json") and ("credentials" in name or name.startswith("client_secret")):
+        return True
+    # A token in the path (`tokens/ghp_....txt`, `backup/hvs....`): a credential store by its name,
+    # and the name itself would reach the index, search results and the embedder (ADR 0005).
+    return path_has_secret(path)
 
 
 # --- ignore rules -------------------------------------------------------------------------------

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "Attempt",
+    "AttemptObserver",
     "EmbeddingProvider",
     "RemoteEmbeddingProvider",
     "Vectors",
@@ -47,6 +50,27 @@ class EmbeddingProvider(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One HTTP request as it is about to leave: `request` names the request across its tries,
+    `number` is the try (1, 2, ...), `texts` the indices of the call's texts it carries."""
+
+    request: str
+    number: int
+    texts: tuple[int, ...]
+
+
+class AttemptObserver(Protocol):
+    """Told of every request a remote provider sends, each retry included: `sending` before any byte
+    leaves (it must have recorded the attempt when it returns: a crash after it still leaves the
+    record), and `outcome` once it is known ("ok", "http 500", "timeout", "cancelled", ...). An
+    attempt with no outcome was possibly received by the provider."""
+
+    def sending(self, attempt: Attempt) -> None: ...
+
+    def outcome(self, attempt: Attempt, outcome: str, tokens: int | None) -> None: ...
+
+
 @runtime_checkable
 class RemoteEmbeddingProvider(EmbeddingProvider, Protocol):
     """A provider that sends text off this machine (Voyage, OpenAI-compatible endpoints) and is
@@ -56,9 +80,12 @@ class RemoteEmbeddingProvider(EmbeddingProvider, Protocol):
 
     remote: bool  # always True: `is_remote` reads it
 
-    def embed_documents_billed(self, texts: Sequence[str]) -> tuple[Vectors, int]:
+    def embed_documents_billed(
+        self, texts: Sequence[str], *, attempts: AttemptObserver | None = None
+    ) -> tuple[Vectors, int]:
         """`embed_documents`, and the tokens the provider billed for these texts (its API's
-        reported usage, summed over the requests the call made).
+        reported usage, summed over the requests the call made). `attempts` hears of every request
+        sent, each retry included, before it leaves and when its outcome is known.
 
         Raises:
             EmbeddingError: the provider failed after its retries (the message says why).

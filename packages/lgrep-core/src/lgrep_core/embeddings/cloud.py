@@ -17,6 +17,9 @@ indexer and the searcher call, from any thread:
   back every request of this process until then (one daemon: one rate limit for all its agents).
 - When requests still fail, the call raises `EmbeddingIncomplete` with the vectors that did arrive
   and the tokens billed for them, so the indexer keeps what was paid for and names what is left.
+- Every try of a document request is announced to the caller's `AttemptObserver` before it is sent
+  and again with its outcome (ok, the HTTP status, a timeout, a lost connection, cancelled): the
+  egress log records what (possibly) left, not only what succeeded.
 - Queries are embedded with fewer tries and a short wait: an agent's search must answer promptly,
   and falls back to its lexical channels when the provider cannot be reached.
 
@@ -31,13 +34,14 @@ import math
 import random
 import threading
 import time
+import uuid
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
-from lgrep_core.embeddings.base import Vectors
+from lgrep_core.embeddings.base import Attempt, AttemptObserver, Vectors
 from lgrep_core.errors import EmbeddingError, LgrepError, ProviderUnavailableError
 
 if TYPE_CHECKING:
@@ -324,8 +328,12 @@ class CloudEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         return self.embed_documents_billed(texts)[0]
 
-    def embed_documents_billed(self, texts: Sequence[str]) -> tuple[Vectors, int]:
-        """Raises:
+    def embed_documents_billed(
+        self, texts: Sequence[str], *, attempts: AttemptObserver | None = None
+    ) -> tuple[Vectors, int]:
+        """`attempts` hears of each try of each request, before it is sent and with its outcome.
+
+        Raises:
         EmbeddingIncomplete: some requests failed after their retries (what did arrive is in it).
         ConfigError: the provider refused the key.
         EmbeddingError: the provider's answers are unusable (wrong dimension, refused input).
@@ -334,7 +342,7 @@ class CloudEmbedder:
             return np.zeros((0, self.declared_dimension), dtype=np.float32), 0
         prepared, counts = self._prepare(texts)
         groups = plan_requests(counts, self.api.limits, max_texts=self.request_texts, max_tokens=self.request_tokens)
-        return self._loop.run(self._embed_groups(prepared, groups))
+        return self._loop.run(self._embed_groups(prepared, groups, attempts))
 
     def embed_query(self, text: str) -> Vectors:
         """Raises:
@@ -366,9 +374,14 @@ class CloudEmbedder:
                 prepared[i] = "."  # an empty input is an error at every provider
         return prepared, counts
 
-    async def _embed_groups(self, texts: list[str], groups: list[list[int]]) -> tuple[Vectors, int]:
+    async def _embed_groups(
+        self, texts: list[str], groups: list[list[int]], attempts: AttemptObserver | None
+    ) -> tuple[Vectors, int]:
         async def one(group: list[int]) -> tuple[list[int], Reply]:
-            return group, await self._request([texts[i] for i in group], query=False, tries=self.max_tries)
+            reply = await self._request(
+                [texts[i] for i in group], query=False, tries=self.max_tries, observer=attempts, indices=group
+            )
+            return group, reply
 
         outcomes = await asyncio.gather(*(one(g) for g in groups), return_exceptions=True)
         done: dict[int, np.ndarray] = {}
@@ -419,11 +432,19 @@ class CloudEmbedder:
         return matrix / np.maximum(norms, 1e-12)
 
     async def _request(
-        self, texts: list[str], *, query: bool, tries: int, wait_cap: float = RETRY_AFTER_MAX_S
+        self,
+        texts: list[str],
+        *,
+        query: bool,
+        tries: int,
+        wait_cap: float = RETRY_AFTER_MAX_S,
+        observer: AttemptObserver | None = None,
+        indices: Sequence[int] = (),
     ) -> Reply:
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.concurrency)
         verdict: Verdict | None = None
+        request = uuid.uuid4().hex[:16]
         for attempt in range(1, tries + 1):
             # Documents wait out a Retry-After the server gave any request; a query goes out at once
             # (an agent is waiting, and if it is refused too, the search answers lexically).
@@ -436,13 +457,21 @@ class CloudEmbedder:
                 if attempt > 1:
                     with self._stats_lock:
                         self.retries += 1
+                this = Attempt(request, attempt, tuple(indices))
+                if observer is not None:
+                    observer.sending(this)  # recorded before any byte leaves; if it cannot be, nothing is sent
                 try:
                     # The SDK's own timeout is the request's; this one catches a client that ignores it.
-                    return await asyncio.wait_for(self.api.embed(texts, query=query), self.timeout_s + 5)
+                    reply = await asyncio.wait_for(self.api.embed(texts, query=query), self.timeout_s + 5)
                 except asyncio.CancelledError:
+                    _tell(observer, this, "cancelled", None)
                     raise
                 except Exception as exc:  # the SDK's errors, judged by the provider module
                     verdict = self._judge(exc)
+                    _tell(observer, this, _outcome(exc), None)
+                else:
+                    _tell(observer, this, "ok", reply.tokens)
+                    return reply
             if not verdict.retry:
                 assert verdict.error is not None
                 raise verdict.error
@@ -468,3 +497,30 @@ class CloudEmbedder:
         if isinstance(exc, TimeoutError | asyncio.TimeoutError):
             return Verdict(f"no answer within {self.timeout_s:g} s", retry=True)
         return self.api.judge(exc)
+
+
+def _outcome(exc: BaseException) -> str:
+    """What became of a request that raised, for the egress log: `http <status>` when the server
+    answered, else a timeout, a connection that failed, a malformed reply or the error's type."""
+    name = type(exc).__name__.lower()
+    if isinstance(exc, TimeoutError | asyncio.TimeoutError) or "timeout" in name:
+        return "timeout"
+    status = getattr(exc, "http_status", None) or getattr(exc, "status_code", None)  # voyageai, openai
+    if isinstance(status, int):
+        return f"http {status}"
+    if isinstance(exc, MalformedReply):
+        return "malformed reply"
+    if "connection" in name:
+        return "connection failed"
+    return f"failed ({type(exc).__name__})"
+
+
+def _tell(observer: AttemptObserver | None, attempt: Attempt, outcome: str, tokens: int | None) -> None:
+    """Report an outcome; the record of the attempt itself is already written, so a failure to add
+    its outcome is logged, never raised over the request's own result."""
+    if observer is None:
+        return
+    try:
+        observer.outcome(attempt, outcome, tokens)
+    except Exception as exc:
+        log.warning("cannot record the outcome of a request to the provider: %s", exc)

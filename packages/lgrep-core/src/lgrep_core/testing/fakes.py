@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lgrep_core.embeddings.base import Vectors
+from lgrep_core.embeddings.base import Attempt, AttemptObserver, Vectors
 from lgrep_core.text import identifier_parts
 
 __all__ = ["FakeEmbedder", "FakeRemoteEmbedder"]
@@ -119,12 +119,19 @@ class FakeRemoteEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         return self.embed_documents_billed(texts)[0]
 
-    def embed_documents_billed(self, texts: Sequence[str]) -> tuple[Vectors, int]:
+    def embed_documents_billed(
+        self, texts: Sequence[str], *, attempts: AttemptObserver | None = None
+    ) -> tuple[Vectors, int]:
+        attempt = Attempt(f"fake-{self.requests + 1}", 1, tuple(range(len(texts))))
+        if attempts is not None:
+            attempts.sending(attempt)
         self._receive("document", texts)
         tokens = sum(self.billed_tokens(t) for t in texts)
         with self._lock:
             self.requests += 1
             self.tokens_billed += tokens
+        if attempts is not None:
+            attempts.outcome(attempt, "ok", tokens)
         return self._vectors.embed_documents(texts), tokens
 
     def embed_query(self, text: str) -> Vectors:
