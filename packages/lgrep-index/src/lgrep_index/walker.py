@@ -64,8 +64,8 @@ from pathlib import Path
 from typing import Protocol
 
 import re2
-from lgrep_core.errors import NotFoundError
-from lgrep_core.pathnames import collides, disk_path, display_name, display_path, is_utf8
+from lgrep_core.errors import LgrepError, NotFoundError
+from lgrep_core.pathnames import collides, disk_path, display_name, display_path, is_utf8, open_project_file
 from lgrep_core.text import decode_text
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
@@ -395,14 +395,17 @@ def read_text(file: WalkedFile, max_file_bytes: int) -> str | None:
     Returns None when the file should not be indexed after all: it is binary, it grew past
     `max_file_bytes`, or it vanished or became unreadable since the walk.
     """
+    # Opened name by name below the root, no symlink followed (lgrep_core.pathnames): a folder
+    # swapped for a symlink since the walk listed it cannot lead the read out of the project.
+    depth = file.path.count("/") + 1
+    parts = file.abs_path.parts
     try:
-        fd = os.open(file.abs_path, _OPEN_FLAGS)
-    except OSError as exc:
-        logger.debug("cannot open %s: %s", file.path, exc)
+        fd, st = open_project_file(Path(*parts[:-depth]), "/".join(parts[-depth:]))
+    except LgrepError as exc:
+        logger.debug("cannot open %s: %s", file.path, exc.message)
         return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_file_bytes:
+        if st.st_size > max_file_bytes:
             return None
         data = _read_up_to(fd, max_file_bytes + 1)
     except OSError as exc:
