@@ -158,3 +158,21 @@ def test_nothing_outside_the_root_is_read_through_git_info(lgrep, tmp_path: Path
     (repo / "app.py").write_text("def serve_requests(port):\n    return port\n")
     summary = lgrep("index", str(repo), "--json").json()
     assert summary["files_indexed"] == 1
+
+
+def test_a_project_file_cannot_raise_a_limit_past_the_users_own(lgrep, mini_repo: Path, tmp_path: Path) -> None:
+    config = tmp_path / "lgrep-config.yaml"
+    config.write_text("index:\n  max_file_bytes: 2000\n")
+    lgrep.env["LGREP_CONFIG"] = str(config)
+    (mini_repo / ".lgrep.yaml").write_text("index:\n  max_file_bytes: 10000000000\n")
+    (mini_repo / "large.py").write_text("".join(f"def handler_{i}():\n    return {i}\n\n" for i in range(200)))
+    assert (mini_repo / "large.py").stat().st_size > 2000
+
+    shown = lgrep("config", "show", str(mini_repo), "--json")
+    entry = shown.json()["index.max_file_bytes"]
+    assert entry["value"] == 2000 and entry["source"] == str(config)
+    assert "never raise it" in entry["warning"] and "never raise it" in shown.err
+    indexed = lgrep("index", str(mini_repo), "--json")
+    assert indexed.json()["files_skipped"].get("too-large") == 1 and "never raise it" in indexed.err
+    listed = {f["path"] for f in lgrep("files", str(mini_repo), "--json").json()["files"]}
+    assert "large.py" not in listed and "auth/tokens.py" in listed

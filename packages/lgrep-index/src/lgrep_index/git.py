@@ -163,7 +163,7 @@ class BlobReader:
 
     def read(self, sha: str, limit: int) -> bytes | None:
         """The blob's bytes; None when it is missing (a shallow or partial clone) or larger than
-        `limit` (then it is not read into memory)."""
+        `limit` (then it is not read into memory: at most 1 MiB of it is held at a time)."""
         proc = self._proc
         if proc is None or proc.stdin is None or proc.stdout is None:
             raise IndexingError("the blob reader is closed")
@@ -179,11 +179,26 @@ class BlobReader:
         if len(fields) < 3 or fields[1] == b"missing":
             return None
         size = int(fields[2])
+        if size > limit:
+            # Callers check the tree's size first; should one not, the blob is passed over in
+            # pieces, never held whole (a 1 GB blob read at once took 2 GB).
+            _skip_exactly(proc.stdout, size + 1)  # its content and the newline after it
+            return None
         data = _read_exactly(proc.stdout, size)
         proc.stdout.read(1)  # the newline after the content
         if len(data) != size:
             raise IndexingError(f"git cat-file stopped in {self._repo.path} while reading {sha}")
-        return data if size <= limit else None
+        return data
+
+
+def _skip_exactly(stream: object, size: int) -> None:
+    read = stream.read  # type: ignore[attr-defined]
+    left = size
+    while left > 0:
+        part = read(min(left, 1 << 20))
+        if not part:
+            break
+        left -= len(part)
 
 
 def _read_exactly(stream: object, size: int) -> bytes:

@@ -1095,6 +1095,12 @@ class _Walker:
         except OSError:
             return []
         try:
+            size = os.fstat(fd).st_size
+            if size > _MAX_IGNORE_FILE_BYTES:
+                logger.warning(
+                    "%s is %d bytes, over the %d an ignore file may have: not read", rel, size, _MAX_IGNORE_FILE_BYTES
+                )
+                return []
             data = _read_up_to(fd, _MAX_IGNORE_FILE_BYTES)
         except OSError as exc:
             logger.warning("cannot read %s: %s", rel, exc)
@@ -1319,7 +1325,11 @@ class TreeRules:
     name, binary, generated and minified files are judged as the walk judges them.
     """
 
-    def __init__(self, paths: Iterable[str], options: WalkOptions, read_ignore: Callable[[str], bytes | None]) -> None:
+    def __init__(
+        self, paths: Iterable[str], options: WalkOptions, read_ignore: Callable[[str, int], bytes | None]
+    ) -> None:
+        """`read_ignore(path, limit)`: the bytes of an `.lgrepignore` of the tree, or None when it is
+        larger than `limit` (it must not be read then) or cannot be read."""
         self._options = options
         self._read_ignore = read_ignore
         self._paths = frozenset(paths)
@@ -1330,7 +1340,7 @@ class TreeRules:
         prefix = folder + "/" if folder else ""
         if prefix + LGREPIGNORE_NAME not in self._paths:
             return parent
-        data = self._read_ignore(prefix + LGREPIGNORE_NAME) or b""
+        data = self._read_ignore(prefix + LGREPIGNORE_NAME, _MAX_IGNORE_FILE_BYTES) or b""
         lines = data[:_MAX_IGNORE_FILE_BYTES].removeprefix(codecs.BOM_UTF8).decode("utf-8", "replace").splitlines()
         escaped = "".join(_escape_glob(part) + "/" for part in prefix.split("/")[:-1])
         return parent.extend(None, _compile(lines, escaped, prefix + LGREPIGNORE_NAME) if lines else None)
