@@ -193,3 +193,68 @@ def test_broken_pipe_exits_quietly(lgrep, mini_repo: Path) -> None:
             proc.wait(timeout=POLL_TIMEOUT_S)
         assert "Traceback" not in err and "BrokenPipe" not in err, err
         assert proc.returncode == 141
+
+
+# ------------------------------------------------------------------------------------ a full disk
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        OSError(28, "No space left on device"),
+        # what LanceDB raises when its object store cannot write a fragment
+        RuntimeError(
+            "lance error: LanceError(IO): Generic LocalFileSystem error: No space left on device (os error 28)"
+        ),
+        OSError(122, "Disk quota exceeded"),
+    ],
+    ids=["ENOSPC", "lance", "EDQUOT"],
+)
+def test_a_full_disk_is_not_called_damage(
+    tmp_path: Path,
+    model_dir: Path,
+    mini_repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    failure: Exception,
+) -> None:
+    """A write of the index that fails for want of space says the disk is full, how much is free and
+    how much the index takes, that nothing was lost, and never advises `--force` (a rebuild needs more
+    space). The fault is injected where chunks are handed to LanceDB, in an in-process `lgrep index`."""
+    from lgrep_cli.cli import main
+    from lgrep_core.storage import store as store_module
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "models").symlink_to(model_dir, target_is_directory=True)
+    for name in [k for k in os.environ if k.startswith("LGREP_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("LGREP_CACHE_DIR", str(cache))
+    monkeypatch.setenv("LGREP_SERVER__AUTOSTART", "0")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert main(["index", "-q", str(mini_repo)]) == 0
+    capsys.readouterr()
+
+    (mini_repo / "auth" / "tokens.py").write_text("def rotate_signing_keys(old):\n    return old[::-1]\n")
+
+    def no_space(*_args: object, **_kwargs: object) -> None:
+        raise failure
+
+    monkeypatch.setattr(store_module, "_chunk_table", no_space)
+    assert main(["index", "-q", str(mini_repo)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("lgrep: error: the disk holding the index at ") and "is full" in err, err
+    assert "MB free there" in err and "the index takes" in err and "nothing indexed so far was lost" in err
+    assert f"lgrep index {mini_repo.resolve()}" in err and "--force" not in err and "damaged (" not in err
+    assert "Traceback" not in err
+
+    monkeypatch.undo()  # room again: the index is as it was, and the next run goes on
+    monkeypatch.setenv("LGREP_CACHE_DIR", str(cache))
+    monkeypatch.setenv("LGREP_SERVER__AUTOSTART", "0")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert main(["search", "verify a JWT token", str(mini_repo), "--type", "bm25", "--json"]) == 0
+    assert "auth/tokens.py" in capsys.readouterr().out
+    assert main(["index", "-q", str(mini_repo)]) == 0
+    capsys.readouterr()
+    assert main(["search", "rotate signing keys", str(mini_repo), "--type", "bm25", "--json"]) == 0
+    assert "rotate_signing_keys" in capsys.readouterr().out

@@ -89,3 +89,35 @@ def test_through_the_daemon(daemon, mini_repo: Path) -> None:
         "already_watched": False,
     }
     assert daemon.lgrep("unwatch", str(mini_repo), "--json").json()["was_watched"] is True
+
+
+def test_files_gone_or_moved_behind_a_symlink_since_indexing(daemon, mini_repo: Path, tmp_path: Path) -> None:
+    """GetFile through the daemon (a gRPC client, and `lgrep file` on it) of a file deleted since it
+    was indexed is NOT_FOUND, and of a file whose folder became a symlink out of the project is
+    refused: clear messages, no traceback, nothing from outside the project."""
+    from lgrep_core.client import LgrepClient
+    from lgrep_core.errors import InvalidRequestError, NotFoundError
+
+    daemon.lgrep("index", "-q", str(mini_repo))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "server.go").write_text("package main // OUTSIDE-THE-PROJECT\n")
+    (mini_repo / "auth" / "tokens.py").unlink()
+    (mini_repo / "cmd").rename(mini_repo / "cmd.moved")
+    (mini_repo / "cmd").symlink_to(outside, target_is_directory=True)
+
+    with LgrepClient.connect(socket_path=daemon.socket) as client:
+        with pytest.raises(NotFoundError, match=r"auth/tokens\.py no longer exists"):
+            client.get_file(mini_repo, "auth/tokens.py")
+        with pytest.raises(InvalidRequestError, match="symbolic link"):
+            client.get_file(mini_repo, "cmd/server.go")
+        with pytest.raises(InvalidRequestError, match="symbolic link"):
+            client.skeleton(mini_repo, "cmd/server.go")
+        assert "Token-bucket" in client.get_file(mini_repo, "web/rateLimiter.ts").content
+
+    gone = daemon.lgrep("file", "auth/tokens.py", cwd=mini_repo, check=False)
+    assert gone.code == 1 and "auth/tokens.py no longer exists" in gone.err and "Traceback" not in gone.err
+    moved = daemon.lgrep("file", "cmd/server.go", "--project", str(mini_repo), cwd=mini_repo, check=False)
+    # the command resolves the path it is given first, and finds it outside the project
+    assert moved.code == 1 and "not inside the project" in moved.err and "OUTSIDE" not in moved.out + moved.err
+    assert "Traceback" not in moved.err

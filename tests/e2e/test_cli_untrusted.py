@@ -217,3 +217,21 @@ def test_no_entry_point_imports_from_its_working_directory(lgrep, mini_repo: Pat
         )
         assert proc.returncode == 0, (args, proc.stderr)
         assert sorted(p.name for p in markers.iterdir()) == [], (args, proc.stderr)
+
+
+def test_a_project_file_cannot_raise_a_limit_past_the_users_own(lgrep, mini_repo: Path, tmp_path: Path) -> None:
+    config = tmp_path / "lgrep-config.yaml"
+    config.write_text("index:\n  max_file_bytes: 2000\n")
+    lgrep.env["LGREP_CONFIG"] = str(config)
+    (mini_repo / ".lgrep.yaml").write_text("index:\n  max_file_bytes: 10000000000\n")
+    (mini_repo / "large.py").write_text("".join(f"def handler_{i}():\n    return {i}\n\n" for i in range(200)))
+    assert (mini_repo / "large.py").stat().st_size > 2000
+
+    shown = lgrep("config", "show", str(mini_repo), "--json")
+    entry = shown.json()["index.max_file_bytes"]
+    assert entry["value"] == 2000 and entry["source"] == str(config)
+    assert "never raise it" in entry["warning"] and "never raise it" in shown.err
+    indexed = lgrep("index", str(mini_repo), "--json")
+    assert indexed.json()["files_skipped"].get("too-large") == 1 and "never raise it" in indexed.err
+    listed = {f["path"] for f in lgrep("files", str(mini_repo), "--json").json()["files"]}
+    assert "large.py" not in listed and "auth/tokens.py" in listed

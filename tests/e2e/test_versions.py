@@ -176,3 +176,55 @@ def test_an_agent_browses_and_searches_versions_through_mcp(daemon, tmp_path: Pa
     assert out["unknown"][0] is True and "agent, mono, server" in out["unknown"][2]
     assert out["escape"][0] is True and "inside the repository" in out["escape"][2]
     assert json.dumps(out["components"][1])  # structured content is plain JSON
+
+
+def test_huge_files_in_a_tag_are_skipped_unread(lgrep, tmp_path: Path) -> None:
+    """A tag holding a 64 MB `.lgrepignore` and a 64 MB source file: both are judged by the size
+    the tree records and never read into memory (packages/lgrep-index/tests/test_tags.py measures
+    that); the ignore file is named in a warning."""
+    repo = tmp_path / "huge"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "app.py").write_text("def serve_requests(port):\n    return port\n")
+    line = b"*.generated-" + b"x" * 50 + b"\n"
+    for name in (".lgrepignore", "big.py"):
+        with (repo / name).open("wb") as f:
+            for _ in range(64 * 2**20 // len(line)):
+                f.write(line)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "huge files")
+    git(repo, "tag", "v1.0.0")
+    config = tmp_path / "lgrep-config.yaml"
+    config.write_text("index:\n  max_file_bytes: 100000\n")
+    lgrep.env["LGREP_CONFIG"] = str(config)
+
+    proc = lgrep("index", "--tags", str(repo), "--json")
+    summary = proc.json()
+    assert summary["tags_indexed"] == 1 and summary["skipped"] == {"too-large": 2}
+    assert ".lgrepignore in tag v1.0.0 is 67108" in proc.err and "not read" in proc.err
+    assert "Traceback" not in proc.err
+    files = lgrep("files", str(repo), "--component", "huge", "--json").json()["files"]
+    assert [f["path"] for f in files] == ["app.py"]
+
+
+def test_a_tag_of_an_annotated_tag_is_indexed(lgrep, tmp_path: Path) -> None:
+    """`git tag -a v2.0.0 candidate`, where `candidate` is itself an annotated tag: peeled to its commit."""
+    repo = tmp_path / "nested"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "app.py").write_text("def first_release():\n    return 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    git(repo, "tag", "-a", "v1.0.0", "-m", "one")
+    (repo / "app.py").write_text("def second_release():\n    return 2\n")
+    git(repo, "commit", "-qam", "two")
+    git(repo, "tag", "-a", "candidate", "-m", "release candidate")
+    git(repo, "-c", "advice.nestedTag=false", "tag", "-a", "v2.0.0", "-m", "two", "candidate")
+    git(repo, "-c", "advice.nestedTag=false", "tag", "-a", "v2.0.1", "-m", "two again", "v2.0.0")
+
+    summary = lgrep("index", "--tags", str(repo), "--json").json()
+    assert summary["tags_indexed"] == 3 and summary["unparsed"] == ["candidate"]
+    versions = lgrep("versions", "nested", str(repo), "--json").json()["versions"]
+    assert [v["version"] for v in versions] == ["2.0.1", "2.0.0", "1.0.0"]
+    piece = lgrep("file", "app.py", "--project", str(repo), "--component", "nested", "--version", "2.0.1", "--json")
+    assert "second_release" in piece.json()["content"]

@@ -214,3 +214,22 @@ def test_the_settings_name_the_model_as_the_provider_built_from_them_does(tmp_pa
         "model": model_label(embedder),
         "dimension": embedder.dimension,
     }
+
+
+def test_a_project_file_may_lower_a_limit_but_never_raise_it(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    user = _user(tmp_path, "index:\n  max_file_bytes: 200000\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = {"LGREP_CACHE_DIR": str(tmp_path / "cache")}
+    (project / ".lgrep.yaml").write_text("index:\n  max_file_bytes: 5000000000\nsearch:\n  limit: 500\n")
+    loaded = load_settings(project, env=env, user_config=user)
+    assert loaded.settings.index.max_file_bytes == 200_000 and loaded.settings.search.limit == 10
+    assert loaded.sources["index.max_file_bytes"] == str(user) and loaded.sources["search.limit"] == "default"
+    assert "never raise it" in loaded.warnings["index.max_file_bytes"] and "never raise it" in caplog.text
+    (project / ".lgrep.yaml").write_text("index:\n  max_file_bytes: 1000\nsearch:\n  limit: 3\n")
+    lowered = load_settings(project, env=env, user_config=user)
+    assert (lowered.settings.index.max_file_bytes, lowered.settings.search.limit) == (1000, 3)
+    assert lowered.warnings == {}
+    # the user's environment may raise it, over any project file
+    raised = load_settings(project, env={**env, "LGREP_INDEX__MAX_FILE_BYTES": "3000000"}, user_config=user)
+    assert raised.settings.index.max_file_bytes == 3_000_000 and raised.warnings == {}

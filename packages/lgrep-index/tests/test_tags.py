@@ -213,3 +213,51 @@ def test_a_killed_run_leaves_nothing_twice_and_a_damaged_index_says_what_to_run(
     store = VersionStore(store.location, label=str(repo.root))
     rebuilt = TagIndexer(settings, repo.root, FakeEmbedder(), store).run(force=True)
     assert rebuilt.tags_total == len(repo.tags)
+
+
+def test_a_blob_over_the_limit_is_never_held_in_memory(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from lgrep_index.git import GitRepo
+
+    root = tmp_path / "big"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    line = b"# " + b"x" * 60 + b"\n"
+    with (root / ".lgrepignore").open("wb") as f:
+        for _ in range(32 * 2**20 // len(line)):
+            f.write(line)
+    (root / "small.py").write_text("x = 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "big")
+    repo = GitRepo(root)
+    sha = {e.path: e.sha for e in repo.tree("HEAD")}
+    with repo.blobs() as reader:
+        tracemalloc.start()
+        try:
+            assert reader.read(sha[".lgrepignore"], 1_000_000) is None
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert reader.read(sha["small.py"], 1_000_000) == b"x = 1\n"  # the stream is still in step
+    assert peak < 4 * 2**20, f"{peak / 2**20:.0f} MB held to pass over a 32 MB blob"
+
+
+def test_a_tag_of_a_tag_is_peeled_to_its_commit(tmp_path: Path) -> None:
+    from lgrep_index.git import GitRepo
+
+    root = tmp_path / "nested"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.py").write_text("x = 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one")
+    head = git(root, "rev-parse", "HEAD").strip()
+    git(root, "tag", "-a", "inner", "-m", "inner")
+    git(root, "-c", "advice.nestedTag=false", "tag", "-a", "outer", "-m", "outer", "inner")
+    git(root, "-c", "advice.nestedTag=false", "tag", "-a", "outermost", "-m", "again", "outer")
+    git(root, "tag", "-a", "tree-tag", "-m", "a tree", "HEAD^{tree}")
+    git(root, "-c", "advice.nestedTag=false", "tag", "-a", "tree-tag-tag", "-m", "of a tree", "tree-tag")
+    refs = {r.name: (r.commit, r.target_type) for r in GitRepo(root).tags()}
+    assert refs["inner"] == refs["outer"] == refs["outermost"] == (head, "commit")
+    assert refs["tree-tag"] == refs["tree-tag-tag"] == ("", "tree")

@@ -930,6 +930,15 @@ def test_read_text_does_not_follow_a_symlink_swapped_in(tmp_path: Path) -> None:
     assert read_text(file, 1000) is None
 
 
+def test_read_text_does_not_follow_a_folder_swapped_for_a_symlink_after_the_walk(tmp_path: Path) -> None:
+    _write(tmp_path, "outside/pkg/a.py", "secret = 1\n")
+    _write(tmp_path, "root/src/pkg/a.py", "x = 1\n")
+    file = _walked(tmp_path / "root", "src/pkg/a.py")
+    (tmp_path / "root" / "src").rename(tmp_path / "root" / "src.old")
+    (tmp_path / "root" / "src").symlink_to(tmp_path / "outside", target_is_directory=True)
+    assert read_text(file, 1000) is None
+
+
 def test_read_text_of_every_walked_file_in_a_mixed_tree(tmp_path: Path) -> None:
     _write(tmp_path, "a.py", "print('hi')\n")
     _write(tmp_path, "b.txt", "naïve\n".encode("latin-1"))

@@ -15,6 +15,7 @@ or provider it uses and which keys it reads come from the user's own file or env
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -31,6 +32,7 @@ from lgrep_core.config_sources import (
 )
 from lgrep_core.errors import ConfigError
 
+log = logging.getLogger(__name__)
 __all__ = [
     "API_KEY_ENV",
     "CLOUD_PROVIDERS",
@@ -38,6 +40,7 @@ __all__ = [
     "DEFAULT_SOURCE",
     "MODEL_DIMENSIONS",
     "PROJECT_CONFIG_NAME",
+    "PROJECT_LIMITS",
     "ChunkingSettings",
     "EmbeddingSettings",
     "IndexSettings",
@@ -67,6 +70,10 @@ PROJECT_KEYS = (
     "versions.root_component",
     "versions.scopes.*",
 )
+# Project settings that bound what lgrep reads or returns: a project file may lower them, never raise
+# them past the user's own value (their file, the environment, or the default). Chunk sizes have hard
+# ceilings of their own (ChunkingSettings) and are a project's to choose.
+PROJECT_LIMITS = ("index.max_file_bytes", "search.limit")
 DEFAULT_SOURCE = "default"
 # Short names the original design documents, mapped onto the nested keys.
 
@@ -448,6 +455,8 @@ class LoadedSettings(BaseModel):
 
     settings: LgrepSettings
     sources: dict[str, str]
+    # dotted key -> why its value is not the one a file asked for (a project raising a limit)
+    warnings: dict[str, str] = Field(default_factory=dict[str, str])
 
     def effective(self) -> list[tuple[str, Any, str]]:
         """Every leaf setting as (dotted key, value, source)."""
@@ -476,7 +485,9 @@ def load_settings(
     user_path = user_config if user_config is not None else default_user_config_path(env)
     if user_config is None and env.get("LGREP_CONFIG") and not user_path.is_file():
         raise ConfigError(f"LGREP_CONFIG names {user_path}, which is not a file")
-    merge(merged, sources, read_yaml(user_path), str(user_path))
+    user_layer = read_yaml(user_path)
+    merge(merged, sources, user_layer, str(user_path))
+    project_path: Path | None = None
     if project_root is not None:
         project_path = project_root / PROJECT_CONFIG_NAME
         project_layer = read_yaml(project_path, untrusted=True)
@@ -489,13 +500,51 @@ def load_settings(
         settings = LgrepSettings(**merged)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, sources)) from None
+    warnings: dict[str, str] = {}
+    if project_path is not None and any(sources.get(key) == str(project_path) for key in PROJECT_LIMITS):
+        _cap_project_limits(
+            settings, sources, warnings, user_layer, user_origin=str(user_path), project_origin=str(project_path)
+        )
     embedding = settings.embedding
     key_env = embedding.api_key_env
     if key_env and embedding.api_key is None and env.get(key_env, "").strip():
         # The provider's own variable (VOYAGE_API_KEY, OPENAI_API_KEY), as its SDK would read it.
         embedding.api_key = SecretStr(env[key_env].strip())
         sources["embedding.api_key"] = f"env {key_env}"
-    return LoadedSettings(settings=settings, sources=sources)
+    return LoadedSettings(settings=settings, sources=sources, warnings=warnings)
+
+
+def _cap_project_limits(
+    settings: LgrepSettings,
+    sources: dict[str, str],
+    warnings: dict[str, str],
+    user_layer: Mapping[str, Any],
+    *,
+    user_origin: str,
+    project_origin: str,
+) -> None:
+    """Lower each limit (PROJECT_LIMITS) that the project file set above the user's own value to that
+    value, saying so in `warnings` and the log."""
+    user_flat = flatten(user_layer)
+    try:
+        mine = LgrepSettings(**{k: v for k, v in user_layer.items() if k in LgrepSettings.model_fields})
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, dict.fromkeys(user_flat, user_origin))) from None
+    for key in PROJECT_LIMITS:
+        if sources.get(key) != project_origin:
+            continue  # the environment (the user's) set it after the project file
+        section, name = key.split(".")
+        asked = getattr(getattr(settings, section), name)
+        own = getattr(getattr(mine, section), name)
+        if asked <= own:
+            continue
+        setattr(getattr(settings, section), name, own)
+        sources[key] = user_origin if key in user_flat else DEFAULT_SOURCE
+        warnings[key] = (
+            f"{project_origin} asks for {key} {asked}, above your own {own}: a project file may lower a "
+            f"limit, never raise it, so {own} is used (raise it in {user_origin} or the environment)"
+        )
+        log.warning("%s", warnings[key])
 
 
 def _under(root: Path, folder: str) -> bool:

@@ -19,16 +19,34 @@ a file literally named `caf\\xe9.py` and a file named `caf` + byte 0xE9 + `.py` 
 one file.
 
 Ignore patterns and `--path` filters match these displayed paths.
+
+`open_project_file` opens a project file by such a path the way a server must, when the project may
+change under it: name by name, each relative to the folder opened before it, none followed if it is a
+symbolic link. A check of the path followed by an open of it (even with O_NOFOLLOW) would let a folder
+swapped for a symlink between the two lead the open out of the project.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
-from collections.abc import Container
+import stat
+from collections.abc import Callable, Container
 from pathlib import Path
 
-__all__ = ["collides", "disk_path", "display_name", "display_path", "is_utf8", "undisplay_name"]
+from lgrep_core.errors import InvalidRequestError, NotFoundError
+
+__all__ = [
+    "collides",
+    "disk_path",
+    "display_name",
+    "display_path",
+    "is_utf8",
+    "open_project_file",
+    "read_project_file",
+    "undisplay_name",
+]
 
 # The two escapes `display_name` writes; any other backslash in a displayed name is a literal one.
 _ESCAPE = re.compile(r"\\(?:\\|x[0-9a-f]{2})")
@@ -114,8 +132,6 @@ def existing_project_root(text: str) -> Path:
         InvalidRequestError: empty, with a NUL, or relative (a server must not resolve it in its own cwd).
         NotFoundError: not an existing folder.
     """
-    from lgrep_core.errors import InvalidRequestError, NotFoundError
-
     if not text or not text.strip():
         raise InvalidRequestError("the request names no project root")
     if "\x00" in text:
@@ -126,3 +142,103 @@ def existing_project_root(text: str) -> Path:
     if not path.is_dir():
         raise NotFoundError(f"{text} is not a directory")
     return path.resolve()
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", 0)
+# O_NONBLOCK: a FIFO planted under an indexed name must not hang the open (it is refused after fstat).
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+# Tests only: called with (folder fd, name) before each name of a path is opened below its folder,
+# so a test can swap a folder for a symlink exactly between two steps of an open.
+before_open_hook: Callable[[int, str], None] | None = None
+
+
+def open_project_file(root: Path, rel: str) -> tuple[int, os.stat_result]:
+    """Open the regular file that the displayed project-relative path `rel` names, for reading, and
+    return its descriptor (the caller closes it) and its `fstat`.
+
+    The root is opened as a folder, then each name below it relative to the folder opened before it
+    (`dir_fd`), with O_NOFOLLOW (and O_DIRECTORY for folders): a name that is a symbolic link is
+    refused wherever it sits, even if it was swapped in after any earlier check of the path. Names
+    are taken literally when they exist, else decoded from their escapes (as `disk_path`).
+
+    Raises:
+        NotFoundError: a name of the path does not exist (the file was deleted or moved), or cannot
+            be opened.
+        InvalidRequestError: `rel` is not a project-relative path, a name of it is a symbolic link,
+            or it names something other than a regular file.
+    """
+    names = rel.split("/")
+    if not rel or "\x00" in rel or any(name in ("", ".", "..") for name in names):
+        raise InvalidRequestError(f"{rel!r} is not a path inside the project")
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise NotFoundError(f"cannot open the project {root}: {exc.strerror}") from None
+    try:
+        for depth, name in enumerate(names):
+            last = depth == len(names) - 1
+            child = _open_name(fd, name, _FILE_FLAGS if last else _DIR_FLAGS, rel, root)
+            os.close(fd)
+            fd = child
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InvalidRequestError(f"{rel} is not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_project_file(root: Path, rel: str, limit: int) -> tuple[bytes, os.stat_result]:
+    """At most `limit` bytes of a project file, opened as `open_project_file` opens it, and the
+    `fstat` of the file they were read from (never a second look-up of the path).
+
+    Raises:
+        NotFoundError, InvalidRequestError: as `open_project_file`; NotFoundError also when reading fails.
+    """
+    fd, st = open_project_file(root, rel)
+    try:
+        parts: list[bytes] = []
+        left = limit
+        while left > 0:
+            part = os.read(fd, min(left, 1 << 20))
+            if not part:
+                break
+            parts.append(part)
+            left -= len(part)
+    except OSError as exc:
+        raise NotFoundError(f"cannot read {rel} in {root}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    return b"".join(parts), st
+
+
+def _open_name(folder: int, name: str, flags: int, rel: str, root: Path) -> int:
+    """Open one name of `rel` below the folder descriptor `folder` (see `open_project_file`)."""
+    candidates = [name]
+    if "\\" in name and (real := undisplay_name(name)) is not None:
+        candidates.append(real)  # the literal name first, as disk_path
+    for candidate in candidates:
+        if before_open_hook is not None:
+            before_open_hook(folder, candidate)
+        try:
+            return os.open(candidate, flags, dir_fd=folder)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK) and _is_symlink(folder, candidate):
+                raise InvalidRequestError(
+                    f"{rel} is a symbolic link or lies under one; lgrep does not follow it"
+                ) from None
+            if exc.errno == errno.ENOTDIR:
+                break  # a file where the path has a folder: the path names nothing
+            raise NotFoundError(f"cannot open {rel} in {root}: {exc.strerror}") from None
+    raise NotFoundError(f"{rel} no longer exists in {root}")
+
+
+def _is_symlink(folder: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False

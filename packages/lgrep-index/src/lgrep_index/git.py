@@ -68,13 +68,14 @@ class GitRepo:
         out = self._run("rev-parse", "--absolute-git-dir", cwd=path, what=f"{path} is not a git repository")
         self.git_dir = Path(out.decode("utf-8", "surrogateescape").strip())
 
-    def _run(self, *args: str, cwd: Path | None = None, what: str = "") -> bytes:
+    def _run(self, *args: str, cwd: Path | None = None, what: str = "", stdin: bytes | None = None) -> bytes:
         command = [_git(), *_SAFE_CONFIG, *args]
         try:
             proc = subprocess.run(
                 command if cwd is not None else [command[0], f"--git-dir={self.git_dir}", *command[1:]],
                 cwd=cwd,
                 env=self._env,
+                input=stdin,
                 capture_output=True,
                 check=False,
                 timeout=600,
@@ -88,10 +89,10 @@ class GitRepo:
         return proc.stdout
 
     def tags(self) -> list[TagRef]:
-        """Every tag, with the commit it points at (annotated tags peeled)."""
+        """Every tag, with the commit it points at (annotated tags peeled, a tag of a tag too)."""
         fmt = "%(refname)%00%(objecttype)%00%(objectname)%00%(*objecttype)%00%(*objectname)"
         out = self._run("for-each-ref", f"--format={fmt}", "refs/tags")
-        refs: list[TagRef] = []
+        found: list[tuple[str, str, str]] = []  # (name, type, object) after one peel
         for line in out.split(b"\n"):
             if not line:
                 continue
@@ -99,11 +100,27 @@ class GitRepo:
             if len(parts) != 5:
                 continue
             refname, kind, sha, peeled_kind, peeled = parts
-            name = refname.removeprefix("refs/tags/")
-            target_type, target = (peeled_kind, peeled) if peeled_kind else (kind, sha)
-            # An annotated tag of an annotated tag peels all the way in `*objecttype`.
+            found.append((refname.removeprefix("refs/tags/"), *((peeled_kind, peeled) if peeled_kind else (kind, sha))))
+        # `*objecttype` peels one level: a tag of an annotated tag still names a tag there.
+        nested = sorted({sha for _, kind, sha in found if kind == "tag"})
+        peeled_fully = self._peel(nested) if nested else {}
+        refs: list[TagRef] = []
+        for name, kind, sha in found:
+            target_type, target = peeled_fully.get(sha, ("tag", "")) if kind == "tag" else (kind, sha)
             refs.append(TagRef(name, target if target_type == "commit" else "", target_type))
         return refs
+
+    def _peel(self, tags: list[str]) -> dict[str, tuple[str, str]]:
+        """Tag objects -> (type, object) of what they point at through any number of tags."""
+        out = self._run(
+            "cat-file", "--batch-check=%(objecttype) %(objectname)", stdin="".join(f"{t}^{{}}\n" for t in tags).encode()
+        )
+        peeled: dict[str, tuple[str, str]] = {}
+        for sha, line in zip(tags, out.decode("ascii", "replace").splitlines(), strict=False):
+            kind, _, target = line.partition(" ")
+            if target and not target.endswith("missing"):
+                peeled[sha] = (kind, target)
+        return peeled
 
     def tree(self, commit: str) -> list[TreeEntry]:
         """The regular files and symlinks of a commit's tree (submodules are left out)."""
@@ -163,7 +180,7 @@ class BlobReader:
 
     def read(self, sha: str, limit: int) -> bytes | None:
         """The blob's bytes; None when it is missing (a shallow or partial clone) or larger than
-        `limit` (then it is not read into memory)."""
+        `limit` (then it is not read into memory: at most 1 MiB of it is held at a time)."""
         proc = self._proc
         if proc is None or proc.stdin is None or proc.stdout is None:
             raise IndexingError("the blob reader is closed")
@@ -179,11 +196,26 @@ class BlobReader:
         if len(fields) < 3 or fields[1] == b"missing":
             return None
         size = int(fields[2])
+        if size > limit:
+            # Callers check the tree's size first; should one not, the blob is passed over in
+            # pieces, never held whole (a 1 GB blob read at once took 2 GB).
+            _skip_exactly(proc.stdout, size + 1)  # its content and the newline after it
+            return None
         data = _read_exactly(proc.stdout, size)
         proc.stdout.read(1)  # the newline after the content
         if len(data) != size:
             raise IndexingError(f"git cat-file stopped in {self._repo.path} while reading {sha}")
-        return data if size <= limit else None
+        return data
+
+
+def _skip_exactly(stream: object, size: int) -> None:
+    read = stream.read  # type: ignore[attr-defined]
+    left = size
+    while left > 0:
+        part = read(min(left, 1 << 20))
+        if not part:
+            break
+        left -= len(part)
 
 
 def _read_exactly(stream: object, size: int) -> bytes:

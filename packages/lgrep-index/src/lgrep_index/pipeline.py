@@ -29,6 +29,7 @@ from lgrep_core.memory import release_free_heap, rss_bytes
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import redact_path, sanitize
 from lgrep_core.spend import SpendLedger, crossed_thresholds, format_usd, price_table
+from lgrep_core.storage.layout import DiskFullError
 from lgrep_core.storage.schema import CHUNK_COLUMNS, IndexIdentity, path_key
 from lgrep_core.storage.store import FileRecord, IndexState, ProjectStore, release_arrow_memory
 
@@ -490,6 +491,8 @@ class Indexer:
                 # Only files the table has never held: a plain append, which (unlike merge_insert's
                 # join against the whole table) costs the same memory at 100 files or 100,000.
                 self.store.append_chunks(columns)
+        except DiskFullError:
+            raise  # it says what happened and what to run; "writing chunks failed" adds nothing
         except Exception as exc:
             raise IndexingError(f"writing chunks of {len(keys)} files failed: {exc}") from exc
         self.store.manifest_put(records)

@@ -300,9 +300,25 @@ class TagIndexer:
                 inside = self.mapping.in_scope(component)
                 tree = [e for e in tree if inside(e.path)]
                 sha_of = {e.path: e.sha for e in tree}
+                size_of = {e.path: e.size for e in tree}
 
-                def read_ignore(path: str, sha_of: dict[str, str] = sha_of) -> bytes | None:
-                    return reader.read(sha_of[path], 1_000_000)
+                def read_ignore(
+                    path: str,
+                    limit: int,
+                    tag: str = ref.name,
+                    sha_of: dict[str, str] = sha_of,
+                    size_of: dict[str, int] = size_of,
+                ) -> bytes | None:
+                    if size_of[path] > limit:
+                        log.warning(
+                            "%s in tag %s is %d bytes, over the %d an ignore file may have: not read",
+                            path,
+                            tag,
+                            size_of[path],
+                            limit,
+                        )
+                        return None
+                    return reader.read(sha_of[path], limit)
 
                 rules = TreeRules(sha_of, options, read_ignore)
                 ids: list[int] = []

@@ -64,8 +64,8 @@ from pathlib import Path
 from typing import Protocol
 
 import re2
-from lgrep_core.errors import NotFoundError
-from lgrep_core.pathnames import collides, disk_path, display_name, display_path, is_utf8
+from lgrep_core.errors import LgrepError, NotFoundError
+from lgrep_core.pathnames import collides, disk_path, display_name, display_path, is_utf8, open_project_file
 from lgrep_core.secrets import path_has_secret
 from lgrep_core.text import decode_text
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
@@ -396,14 +396,17 @@ def read_text(file: WalkedFile, max_file_bytes: int) -> str | None:
     Returns None when the file should not be indexed after all: it is binary, it grew past
     `max_file_bytes`, or it vanished or became unreadable since the walk.
     """
+    # Opened name by name below the root, no symlink followed (lgrep_core.pathnames): a folder
+    # swapped for a symlink since the walk listed it cannot lead the read out of the project.
+    depth = file.path.count("/") + 1
+    parts = file.abs_path.parts
     try:
-        fd = os.open(file.abs_path, _OPEN_FLAGS)
-    except OSError as exc:
-        logger.debug("cannot open %s: %s", file.path, exc)
+        fd, st = open_project_file(Path(*parts[:-depth]), "/".join(parts[-depth:]))
+    except LgrepError as exc:
+        logger.debug("cannot open %s: %s", file.path, exc.message)
         return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_file_bytes:
+        if st.st_size > max_file_bytes:
             return None
         data = _read_up_to(fd, max_file_bytes + 1)
     except OSError as exc:
@@ -1097,6 +1100,12 @@ class _Walker:
         except OSError:
             return []
         try:
+            size = os.fstat(fd).st_size
+            if size > _MAX_IGNORE_FILE_BYTES:
+                logger.warning(
+                    "%s is %d bytes, over the %d an ignore file may have: not read", rel, size, _MAX_IGNORE_FILE_BYTES
+                )
+                return []
             data = _read_up_to(fd, _MAX_IGNORE_FILE_BYTES)
         except OSError as exc:
             logger.warning("cannot read %s: %s", rel, exc)
@@ -1321,7 +1330,11 @@ class TreeRules:
     name, binary, generated and minified files are judged as the walk judges them.
     """
 
-    def __init__(self, paths: Iterable[str], options: WalkOptions, read_ignore: Callable[[str], bytes | None]) -> None:
+    def __init__(
+        self, paths: Iterable[str], options: WalkOptions, read_ignore: Callable[[str, int], bytes | None]
+    ) -> None:
+        """`read_ignore(path, limit)`: the bytes of an `.lgrepignore` of the tree, or None when it is
+        larger than `limit` (it must not be read then) or cannot be read."""
         self._options = options
         self._read_ignore = read_ignore
         self._paths = frozenset(paths)
@@ -1332,7 +1345,7 @@ class TreeRules:
         prefix = folder + "/" if folder else ""
         if prefix + LGREPIGNORE_NAME not in self._paths:
             return parent
-        data = self._read_ignore(prefix + LGREPIGNORE_NAME) or b""
+        data = self._read_ignore(prefix + LGREPIGNORE_NAME, _MAX_IGNORE_FILE_BYTES) or b""
         lines = data[:_MAX_IGNORE_FILE_BYTES].removeprefix(codecs.BOM_UTF8).decode("utf-8", "replace").splitlines()
         escaped = "".join(_escape_glob(part) + "/" for part in prefix.split("/")[:-1])
         return parent.extend(None, _compile(lines, escaped, prefix + LGREPIGNORE_NAME) if lines else None)

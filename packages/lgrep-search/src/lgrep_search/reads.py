@@ -8,7 +8,6 @@ root — can be read through them), and their text goes through the same secret 
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,7 @@ from lgrep_core.models import (
     SearchHit,
     SymbolMatch,
 )
-from lgrep_core.pathnames import disk_path
+from lgrep_core.pathnames import read_project_file
 from lgrep_core.secrets import sanitize
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.text import decode_text
@@ -84,11 +83,11 @@ def get_file(reader: ProjectReader, corpus: Corpus, request: GetFileRequest) -> 
         InvalidRequestError: the path leads outside the project (a symlink) or is not a regular file.
     """
     path = request.path
-    clean = indexed_text(reader.root, corpus, path)
+    clean, st = _indexed_text(reader.root, corpus, path)
     content, start, last, total, truncated = slice_lines(path, clean, request.start_line, request.end_line)
     records = reader.manifest(corpus.version, [path]) if corpus.version is not None else {}
     rec = records.get(path)
-    st = disk_path(reader.root, path).lstat()
+    # the file that was read, not a second look-up of its path (which may be gone or replaced by now)
     stale = rec is None or rec.size != st.st_size or rec.mtime_ns != st.st_mtime_ns
     return FileSlice(
         path=path,
@@ -109,15 +108,23 @@ def indexed_text(root: Path, corpus: Corpus, path: str) -> str:
         NotFoundError: the file is not in the index, is gone from disk, or holds credentials.
         InvalidRequestError: the path leads outside the project (a symlink) or is not a regular file.
     """
+    return _indexed_text(root, corpus, path)[0]
+
+
+def _indexed_text(root: Path, corpus: Corpus, path: str) -> tuple[str, os.stat_result]:
+    """`indexed_text`, and the fstat of the file it read."""
     if path not in corpus.file_numbers:
         raise NotFoundError(
             f"{path} is not in the index of {root} (not a file there, or one lgrep leaves out: ignored, "
             "binary, too large or a credential)"
         )
-    clean = sanitize(decode_text(_read_inside(root, path))).text
+    # Opened name by name below the root, no symlink followed (lgrep_core.pathnames): a folder of the
+    # path swapped for a symlink after any check cannot lead the read out of the project.
+    data, st = read_project_file(root, path, 4 * MAX_FILE_BYTES + 1)
+    clean = sanitize(decode_text(data)).text
     if clean is None:
         raise NotFoundError(f"{path} holds credentials; lgrep does not serve it")
-    return clean
+    return clean, st
 
 
 def slice_lines(path: str, text: str, start_line: int, end_line: int) -> tuple[str, int, int, int, bool]:
@@ -144,25 +151,6 @@ def slice_lines(path: str, text: str, start_line: int, end_line: int) -> tuple[s
         picked.append(line)
     last = start + len(picked) - 1 if picked else start - 1
     return "\n".join(picked) + ("\n" if picked else ""), start, last, total, truncated
-
-
-def _read_inside(root: Path, path: str) -> bytes:
-    """A project file's bytes, refusing anything that resolves outside the root or is not a regular file."""
-    target = disk_path(root, path)
-    try:
-        resolved = target.resolve(strict=True)
-    except (OSError, RuntimeError):
-        raise NotFoundError(f"{path} no longer exists in {root}") from None
-    if resolved != target or not resolved.is_relative_to(root):
-        raise InvalidRequestError(f"{path} is a symbolic link or lies under one; lgrep does not follow it")
-    try:
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise NotFoundError(f"cannot open {path} in {root}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise InvalidRequestError(f"{path} is not a regular file")
-        return f.read(4 * MAX_FILE_BYTES + 1)
 
 
 def language_of(corpus: Corpus, path: str) -> str:

@@ -1093,9 +1093,14 @@ def config_show(path: Path, as_json: bool) -> int:
     from lgrep_core.config import load_settings
 
     root = path.expanduser()
-    rows = load_settings(root.resolve() if root.is_dir() else None).effective()
+    loaded = load_settings(root.resolve() if root.is_dir() else None)
+    rows = loaded.effective()
     if as_json:
-        print(json.dumps({k: {"value": v, "source": s} for k, v, s in rows}, indent=2, default=str))
+        shown = {
+            k: {"value": v, "source": s, **({"warning": loaded.warnings[k]} if k in loaded.warnings else {})}
+            for k, v, s in rows
+        }
+        print(json.dumps(shown, indent=2, default=str))
         return EXIT_OK
     width = max(len(k) for k, _, _ in rows)
     for key, value, source in rows:

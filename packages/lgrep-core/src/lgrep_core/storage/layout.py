@@ -10,10 +10,13 @@ building it" stays light. Layout (ADR 0006):
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +30,10 @@ __all__ = [
     "CHANGES_FILE",
     "CURRENT_POINTER",
     "META_FILE",
+    "DiskFullError",
     "FileRecord",
     "IndexState",
+    "disk_full_error",
     "generations",
     "index_state",
     "is_generation_name",
@@ -169,3 +174,73 @@ def read_meta_file(meta_path: Path, root: Path, index_dir: Path) -> dict[str, An
     if not isinstance(data, dict) or not isinstance(data.get("identity"), dict):
         raise StorageError(f"index metadata {meta_path} is damaged: run `lgrep index --force {root}`")
     return data  # pyright: ignore[reportUnknownVariableType]
+
+
+class DiskFullError(StorageError):
+    """A write to an index failed because its disk (or the user's quota on it) is full: the index is not
+    damaged, and rebuilding it (which needs more space) is the wrong advice. It travels as a
+    StorageError (the wire maps a subclass to its nearest listed ancestor), with its message."""
+
+
+# How a full disk or quota shows in what the storage layers raise: an OSError's errno, or the text of
+# LanceDB's (Rust: "No space left on device (os error 28)") and SQLite's ("database or disk is full").
+_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_DISK_FULL_TEXTS = (
+    "no space left on device",
+    "disk quota exceeded",
+    "database or disk is full",
+    f"os error {errno.ENOSPC})",
+    f"os error {errno.EDQUOT})",
+)
+
+
+def _is_disk_full(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _DISK_FULL_ERRNOS:
+            return True
+        if any(text in str(current).lower() for text in _DISK_FULL_TEXTS):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def disk_full_error(exc: BaseException, folder: Path | str, rerun: str, *, local: bool = True) -> DiskFullError | None:
+    """The error to raise when `exc`, from a write under the index folder `folder`, says the disk or
+    the quota is full (None when it does not): how much is free, how much the index takes so far
+    (on local disk), that nothing was lost, and `rerun`, the command that goes on once there is room.
+    Never `--force`: a rebuild needs more space than going on does."""
+    if not _is_disk_full(exc):
+        return None
+    if not local:
+        return DiskFullError(
+            f"the storage holding the index at {folder} is full; the index is not damaged and nothing "
+            f"indexed so far was lost: free some space, then run `{rerun}` to go on"
+        )
+    where = Path(folder)
+    free = taken = None
+    probe = where
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    with contextlib.suppress(OSError):
+        free = shutil.disk_usage(probe).free
+    with contextlib.suppress(OSError):
+        taken = sum(p.stat().st_size for p in where.rglob("*") if p.is_file()) if where.is_dir() else None
+    sizes = ", ".join(
+        part
+        for part in (
+            f"{_megabytes(free)} free there" if free is not None else "",
+            f"the index takes {_megabytes(taken)} so far" if taken is not None else "",
+        )
+        if part
+    )
+    return DiskFullError(
+        f"the disk holding the index at {where} is full{f' ({sizes})' if sizes else ''}; the index is not "
+        f"damaged and nothing indexed so far was lost: free some space, then run `{rerun}` to go on"
+    )
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB"

@@ -30,6 +30,7 @@ from lgrep_core.storage.layout import (
     META_FILE,
     FileRecord,
     IndexState,
+    disk_full_error,
     index_state,
     not_ready_error,
     read_meta_file,
@@ -251,7 +252,10 @@ class ProjectReader:
         return out
 
     def damaged(self, exc: BaseException) -> StorageError:
-        """The error for a read that failed on damaged or vanished data."""
+        """The error for a read that failed on damaged or vanished data (or a full disk: DiskFullError)."""
+        full = disk_full_error(exc, self.dir, f"lgrep index {self.root}")
+        if full is not None:
+            return full
         detail = str(exc).splitlines()[0][:300] if str(exc) else ""
         return StorageError(
             f"the index of {self.root} cannot be read ({type(exc).__name__}: {detail}); "

@@ -47,6 +47,7 @@ from lgrep_core.storage.layout import (
     META_FILE,
     FileRecord,
     IndexState,
+    disk_full_error,
     generations,
     index_state,
     not_ready_error,
@@ -349,6 +350,7 @@ class ProjectStore:
         except StorageError:
             return False
 
+    @_storage_errors
     def publish(self) -> None:
         """Make the writer's generation the live one and delete the others. A reader that was
         loading an old one notices the pointer changed and reloads (see `open`)."""
@@ -394,6 +396,7 @@ class ProjectStore:
     def read_meta(self) -> dict[str, Any]:
         return read_meta_file(self.meta_path, self.root, self.dir)
 
+    @_storage_errors
     def write_meta(self, **updates: Any) -> None:
         meta_path = self.meta_path
         meta = self.read_meta() if meta_path.is_file() else {}
@@ -444,7 +447,9 @@ class ProjectStore:
             db.create_table(CHUNKS_TABLE, schema=chunks_schema())
             db.create_table(VECTORS_TABLE, schema=vectors_schema(identity.dimension))
         except OSError as exc:
-            raise StorageError(f"cannot write the index of {self.root} under {self.dir}: {exc.strerror}") from None
+            raise disk_full_error(exc, self.dir, f"lgrep index {self.root}") or StorageError(
+                f"cannot write the index of {self.root} under {self.dir}: {exc.strerror}"
+            ) from None
         self.write_meta(
             identity=identity.as_dict(),
             project_root=str(self.root),
@@ -500,7 +505,10 @@ class ProjectStore:
             )
 
     def damaged(self, exc: BaseException) -> StorageError:
-        """The error for a read that failed on damaged data."""
+        """The error for a read or write that failed: on damaged data, or on a full disk (DiskFullError)."""
+        full = disk_full_error(exc, self.dir, f"lgrep index {self.root}")
+        if full is not None:
+            return full
         detail = str(exc).splitlines()[0][:300] if str(exc) else ""
         return StorageError(
             f"the index of {self.root} cannot be read ({type(exc).__name__}: {detail}); "

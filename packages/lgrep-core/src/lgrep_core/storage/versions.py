@@ -36,7 +36,7 @@ import numpy as np
 
 from lgrep_core.errors import IndexMismatchError, LgrepError, NotFoundError, StorageError
 from lgrep_core.storage.engine import col, lancedb, pyarrow
-from lgrep_core.storage.layout import project_dir
+from lgrep_core.storage.layout import disk_full_error, project_dir
 from lgrep_core.storage.schema import IndexIdentity
 
 __all__ = [
@@ -279,7 +279,9 @@ class VersionStore:
             # meta last: its presence says the index exists
             db.create_table("meta", schema=schemas["meta"])
         except Exception as exc:
-            raise StorageError(f"cannot create the versions index at {self.location}: {_first_line(exc)}") from None
+            raise self._write_failed(
+                exc, f"cannot create the versions index at {self.location}: {_first_line(exc)}"
+            ) from None
         self.open()
         self.write_meta(identity=identity.as_dict(), schema=VERSIONS_SCHEMA, next_entry_id=0)
         return True
@@ -288,7 +290,19 @@ class VersionStore:
         self._tables = {}
         self._db = None
 
+    def _write_failed(self, exc: BaseException, message: str) -> StorageError:
+        """A write that failed: on a full disk (DiskFullError, which says so), or for `message`."""
+        full = disk_full_error(
+            exc, self.location, f"lgrep index --tags {self.label}", local=not is_remote_location(self.location)
+        )
+        return full if full is not None else StorageError(message)
+
     def damaged(self, exc: BaseException) -> StorageError:
+        full = disk_full_error(
+            exc, self.location, f"lgrep index --tags {self.label}", local=not is_remote_location(self.location)
+        )
+        if full is not None:
+            return full
         return StorageError(
             f"the versions index of {self.label} cannot be read ({type(exc).__name__}: {_first_line(exc)}); "
             f"run `lgrep index --tags --force {self.label}` to rebuild it"
@@ -466,7 +480,9 @@ class VersionStore:
         try:
             table.add(pa.table({f.name: rows[f.name] for f in schema}, schema=schema))
         except Exception as exc:
-            raise StorageError(f"writing the versions index of {self.label} failed: {_first_line(exc)}") from None
+            raise self._write_failed(
+                exc, f"writing the versions index of {self.label} failed: {_first_line(exc)}"
+            ) from None
 
     def _delete(self, name: str, column: str, values: Sequence[Any]) -> None:
         table = self._table(name)
@@ -475,7 +491,9 @@ class VersionStore:
             for i in range(0, len(values), _KEYS_PER_FILTER):
                 table.delete(col(column).isin(values[i : i + _KEYS_PER_FILTER]))
         except Exception as exc:
-            raise StorageError(f"writing the versions index of {self.label} failed: {_first_line(exc)}") from None
+            raise self._write_failed(
+                exc, f"writing the versions index of {self.label} failed: {_first_line(exc)}"
+            ) from None
 
     def add_blobs(self, blobs: Sequence[BlobRow], chunks: Mapping[str, Sequence[Any]]) -> None:
         """Store new blobs and their chunks (chunks first: a blob row says its chunks are complete).
@@ -552,7 +570,7 @@ class VersionStore:
         try:
             self._table("vectors").add(table)
         except Exception as exc:
-            raise StorageError(f"writing vectors of {self.label} failed: {_first_line(exc)}") from None
+            raise self._write_failed(exc, f"writing vectors of {self.label} failed: {_first_line(exc)}") from None
 
     def collect_garbage(self) -> dict[str, int]:
         """Drop entries no tag names, and blobs and chunks no entry names (a deleted or moved tag's
