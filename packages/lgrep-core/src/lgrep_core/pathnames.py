@@ -199,19 +199,25 @@ def read_project_file(root: Path, rel: str, limit: int) -> tuple[bytes, os.stat_
     """
     fd, st = open_project_file(root, rel)
     try:
-        parts: list[bytes] = []
-        left = limit
-        while left > 0:
-            part = os.read(fd, min(left, 1 << 20))
-            if not part:
-                break
-            parts.append(part)
-            left -= len(part)
+        data = read_up_to(fd, limit)
     except OSError as exc:
         raise NotFoundError(f"cannot read {rel} in {root}: {exc.strerror}") from None
     finally:
         os.close(fd)
-    return b"".join(parts), st
+    return data, st
+
+
+def read_up_to(fd: int, limit: int) -> bytes:
+    """At most `limit` bytes from `fd`, read 1 MiB at a time (a short read is not the end)."""
+    parts: list[bytes] = []
+    left = limit
+    while left > 0:
+        part = os.read(fd, min(left, 1 << 20))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
 
 
 def _open_name(folder: int, name: str, flags: int, rel: str, root: Path) -> int:

@@ -65,7 +65,7 @@ from typing import Protocol
 
 import re2
 from lgrep_core.errors import LgrepError, NotFoundError
-from lgrep_core.pathnames import collides, disk_path, display_name, display_path, is_utf8, open_project_file
+from lgrep_core.pathnames import collides, disk_path, display_name, display_path, is_utf8, open_project_file, read_up_to
 from lgrep_core.secrets import path_has_secret
 from lgrep_core.text import decode_text
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
@@ -408,7 +408,7 @@ def read_text(file: WalkedFile, max_file_bytes: int) -> str | None:
     try:
         if st.st_size > max_file_bytes:
             return None
-        data = _read_up_to(fd, max_file_bytes + 1)
+        data = read_up_to(fd, max_file_bytes + 1)
     except OSError as exc:
         logger.debug("cannot read %s: %s", file.path, exc)
         return None
@@ -855,18 +855,6 @@ def _content_verdict(head: bytes, lower_name: str, rel: str, rules: _Rules) -> s
     return reason if reason is not None and not rules.reincludes(rel, is_dir=False) else None
 
 
-def _read_up_to(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    remaining = limit
-    while remaining > 0:
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
 def _looks_binary(head: bytes) -> bool:
     if not head or head.startswith(_UTF32_BOMS) or head.startswith(_UTF16_BOMS):
         return False
@@ -1106,7 +1094,7 @@ class _Walker:
                     "%s is %d bytes, over the %d an ignore file may have: not read", rel, size, _MAX_IGNORE_FILE_BYTES
                 )
                 return []
-            data = _read_up_to(fd, _MAX_IGNORE_FILE_BYTES)
+            data = read_up_to(fd, _MAX_IGNORE_FILE_BYTES)
         except OSError as exc:
             logger.warning("cannot read %s: %s", rel, exc)
             return []

@@ -9,17 +9,20 @@ what a command needs is imported inside it.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import math
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 from lgrep_core.cli_support import EXIT_ERROR, EXIT_OK, group, run_command, setup_logging
-from lgrep_core.errors import IndexBusyError, NotFoundError
+from lgrep_core.errors import IndexBusyError, LgrepError, NotFoundError
 
 __all__ = ["main"]
 
@@ -242,11 +245,17 @@ def index(
                 with client:
                     stream = client.index(root, force=force, wait_vectors=not no_wait)
                     try:
-                        for event in stream:
-                            if isinstance(event, IndexProgress):
-                                on_progress(event)
-                            else:
-                                summary = event
+                        with _ctrl_c_cancels(stream) as interrupted:
+                            try:
+                                for event in stream:
+                                    if isinstance(event, IndexProgress):
+                                        on_progress(event)
+                                    else:
+                                        summary = event
+                            except LgrepError:
+                                if interrupted.is_set():
+                                    raise KeyboardInterrupt from None
+                                raise
                     finally:
                         stream.cancel()  # at once, before the channel closes: the daemon sees this command leave
             else:
@@ -277,6 +286,34 @@ def index(
 
 
 EXIT_INTERRUPTED = 130
+
+
+@contextlib.contextmanager
+def _ctrl_c_cancels(stream: Any) -> Iterator[threading.Event]:
+    """While a daemon's stream is read, Ctrl-C cancels the stream instead of raising
+    KeyboardInterrupt wherever the main thread happens to be: an exception raised inside gRPC's
+    own locking can leave its channel unable to close, and the command then hangs instead of
+    exiting (grpc/grpc#19973). The reading loop ends with the call's cancellation; the event says
+    it was the user. A second Ctrl-C raises at once. A SIGINT the shell told us to ignore (a
+    background job) stays ignored."""
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield interrupted
+        return
+
+    def on_sigint(_signum: int, _frame: Any) -> None:
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        interrupted.set()
+        stream.cancel()
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _interrupted(root: Path, *, through_daemon: bool, no_wait: bool) -> str:
