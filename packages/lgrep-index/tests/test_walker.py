@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from lgrep_core.errors import NotFoundError
+from lgrep_core.pathnames import display_name
 from lgrep_index import walker
 from lgrep_index.walker import (
     SKIP_BINARY,
@@ -29,6 +30,7 @@ from lgrep_index.walker import (
     read_text,
     walk,
 )
+from lgrep_index.walking import _ignore
 
 
 def _skip_unless_permissions_apply(tmp_path: Path) -> None:
@@ -1018,11 +1020,11 @@ def test_ignore_matching_agrees_with_pathspec(tmp_path: Path) -> None:
     checked = 0
     for _ in range(1500):
         lines = [pattern() for _ in range(rng.randint(1, 5))]
-        layer = walker._compile(lines, "", "test")
+        layer = _ignore.compile_ignore(lines, "", "test")
         if layer is None:
             continue
         spec = GitIgnoreSpec.from_lines(lines, backend="simple")
-        rules = walker._Rules().extend(layer, None)
+        rules = _ignore.Rules().extend(layer, None)
         for _ in range(10):
             path = "/".join(
                 "".join(rng.choice(names) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(1, 4))
@@ -1051,8 +1053,8 @@ def test_overlong_lines_are_dropped_with_a_warning(tmp_path: Path, caplog: pytes
 def test_patterns_past_the_limits_are_dropped_with_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(walker, "_MAX_IGNORE_PATTERNS", 3)
-    monkeypatch.setattr(walker, "_MAX_PATTERNS_IN_FORCE", 4)
+    monkeypatch.setattr(_ignore, "_MAX_IGNORE_PATTERNS", 3)
+    monkeypatch.setattr(_ignore, "_MAX_PATTERNS_IN_FORCE", 4)
     _write(tmp_path, ".gitignore", "*a??????\n*b???????\n1\n2\n3\n4\n")  # the 2nd has 7 after a '*'
     _write(tmp_path, "sub/.gitignore", "5\n6\n")  # 3 + 2 > 4 in force: the whole file is left out
     for rel in ["xa123456", "xb1234567", "1", "2", "3", "4", "sub/5", "sub/6"]:
@@ -1154,7 +1156,7 @@ def test_path_rules_agree_with_the_walk_on_every_path(tmp_path: Path) -> None:
     for folder, dirs, files in os.walk(root):
         for name in [*files, *(d for d in dirs if (Path(folder) / d).is_symlink())]:
             parts = (Path(folder) / name).relative_to(root).parts
-            on_disk.append("/".join(walker.display_name(part) for part in parts))
+            on_disk.append("/".join(display_name(part) for part in parts))
     assert "caf\\xe9.py" in on_disk and "node_modules/pkg/index.js" in on_disk
     for rel in on_disk:
         looked_at = rel in walked or rel in skipped
