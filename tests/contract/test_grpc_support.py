@@ -1,9 +1,8 @@
 """lgrep_core.grpc_support: status codes and error details, auth, token files, endpoints, health and
-reflection, on real gRPC servers (sync and grpc.aio) over unix sockets and loopback TCP."""
+reflection, on real gRPC servers over unix sockets and loopback TCP."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
 from collections.abc import Iterator
@@ -12,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import grpc.aio
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
@@ -214,7 +212,9 @@ def test_tcp_with_the_token_is_served(lgrep_server: RunningServer, tcp_channel: 
         timeout=10,
     )
     assert [h.location.path for h in reply.results] == ["src/auth.py", "src/session.py"]
-    intercepted = grpc.intercept_channel(tcp_channel, grpc_support.BearerTokenInterceptor(lgrep_server.token))
+    intercepted = grpc.intercept_channel(
+        tcp_channel, grpc_support.CallMetadataInterceptor(grpc_support.bearer_metadata(lgrep_server.token))
+    )
     events = list(
         index_pb2_grpc.IndexServiceStub(intercepted).IndexProject(index_pb2.IndexProjectRequest(project_root="/p"))
     )
@@ -299,7 +299,9 @@ def test_reflection_lists_and_describes_the_services(unix_channel: grpc.Channel)
 def test_reflection_over_tcp_needs_the_token(lgrep_server: RunningServer, tcp_channel: grpc.Channel) -> None:
     with pytest.raises(grpc.RpcError):
         list(ProtoReflectionDescriptorDatabase(tcp_channel).get_services())
-    intercepted = grpc.intercept_channel(tcp_channel, grpc_support.BearerTokenInterceptor(lgrep_server.token))
+    intercepted = grpc.intercept_channel(
+        tcp_channel, grpc_support.CallMetadataInterceptor(grpc_support.bearer_metadata(lgrep_server.token))
+    )
     assert "lgrep.v1.SearchService" in set(ProtoReflectionDescriptorDatabase(intercepted).get_services())
 
 
@@ -489,103 +491,6 @@ def test_a_large_file_read_fits_in_a_message(lgrep_server: RunningServer, unix_c
             search_pb2.GetFileRequest(project_root="/p", path="big.txt"), timeout=30
         )
     assert len(reply.content) == len(big)
-
-
-# --- grpc.aio servers -----------------------------------------------------------------------------
-
-
-class _AsyncFake:
-    """Async handlers that fail the ways the sync fake does."""
-
-    async def Search(self, request: Any, context: Any) -> Any:
-        req = wire.search_request_from_proto(request)
-        if req.project_root == BUSY_ROOT:
-            raise errors.IndexBusyError("busy")
-        if req.query == "boom":
-            raise ZeroDivisionError("division by zero")
-        return search_pb2.SearchResponse(query_kind="natural")
-
-    async def IndexProject(self, request: Any, context: Any) -> Any:
-        yield index_pb2.IndexProjectResponse(progress=index_pb2.IndexProgress(phase=index_pb2.INDEX_PHASE_WALK))
-        raise errors.NotFoundError(f"{request.project_root} is not a directory")
-
-
-def _async_server(token: str) -> grpc.aio.Server:
-    server = grpc.aio.server(
-        interceptors=[grpc_support.AsyncTokenAuthInterceptor(token), grpc_support.AsyncErrorInterceptor()],
-        options=grpc_support.server_options(),
-    )
-    fake = _AsyncFake()
-    search = search_pb2_grpc.SearchServiceServicer()
-    search.Search = fake.Search  # type: ignore[method-assign]
-    index = index_pb2_grpc.IndexServiceServicer()
-    index.IndexProject = fake.IndexProject  # type: ignore[method-assign]
-    search_pb2_grpc.add_SearchServiceServicer_to_server(search, server)
-    index_pb2_grpc.add_IndexServiceServicer_to_server(index, server)
-    grpc_support.add_standard_services(server, (grpc_support.SEARCH_SERVICE_NAME, grpc_support.INDEX_SERVICE_NAME))
-    return server
-
-
-def test_async_server_errors_auth_and_standard_services(short_dir: Path) -> None:
-    token = grpc_support.new_token()
-
-    async def scenario() -> None:
-        server = _async_server(token)
-        socket_target = grpc_support.add_unix_port(server, short_dir / "aio.sock")
-        port = grpc_support.add_tcp_port(server, 0)
-        await server.start()
-        try:
-            async with grpc.aio.insecure_channel(socket_target) as channel:
-                search = search_pb2_grpc.SearchServiceStub(channel)
-                reply = await search.Search(search_pb2.SearchRequest(project_root="/p", query="q"), timeout=10)
-                assert reply.query_kind == "natural"
-                with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await search.Search(search_pb2.SearchRequest(project_root=BUSY_ROOT, query="q"), timeout=10)
-                assert caught.value.code() == grpc.StatusCode.ABORTED
-                assert type(grpc_support.error_from_rpc(caught.value)) is errors.IndexBusyError
-                with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await search.Search(search_pb2.SearchRequest(project_root="/p", query="boom"), timeout=10)
-                assert caught.value.code() == grpc.StatusCode.INTERNAL
-                assert "ZeroDivisionError: division by zero" in grpc_support.error_from_rpc(caught.value).message
-                with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await search.Search(search_pb2.SearchRequest(project_root="rel", query="q"), timeout=10)
-                assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-
-                stream = index_pb2_grpc.IndexServiceStub(channel).IndexProject(
-                    index_pb2.IndexProjectRequest(project_root="/nowhere"), timeout=10
-                )
-                first = await stream.read()
-                assert first.progress.phase == index_pb2.INDEX_PHASE_WALK
-                with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await stream.read()
-                error = grpc_support.error_from_rpc(caught.value)
-                assert type(error) is errors.NotFoundError and error.message == "/nowhere is not a directory"
-
-                health = health_pb2_grpc.HealthStub(channel)
-                watch = health.Watch(health_pb2.HealthCheckRequest(service=grpc_support.SEARCH_SERVICE_NAME))
-                assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVING  # a context.write stream
-                watch.cancel()
-
-            async with grpc.aio.insecure_channel(grpc_support.tcp_target(port)) as channel:
-                search = search_pb2_grpc.SearchServiceStub(channel)
-                with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await search.Search(search_pb2.SearchRequest(project_root="/p", query="q"), timeout=10)
-                assert type(grpc_support.error_from_rpc(caught.value)) is errors.AuthenticationError
-                reply = await search.Search(
-                    search_pb2.SearchRequest(project_root="/p", query="q"),
-                    metadata=grpc_support.bearer_metadata(token),
-                    timeout=10,
-                )
-                assert reply.query_kind == "natural"
-                health = health_pb2_grpc.HealthStub(channel)
-                check = await health.Check(
-                    health_pb2.HealthCheckRequest(), metadata=grpc_support.bearer_metadata(token), timeout=10
-                )
-                assert check.status == health_pb2.HealthCheckResponse.SERVING
-        finally:
-            await server.stop(None)
-
-    asyncio.run(scenario())
 
 
 def test_the_fake_services_cover_every_rpc_of_the_contract() -> None:

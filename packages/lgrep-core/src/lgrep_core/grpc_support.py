@@ -2,12 +2,12 @@
 
 - Errors: one table maps each LgrepError class to a gRPC status code (`STATUS_CODES`); the status
   message is the error's message and the serialized `lgrep.v1.ErrorDetail` rides in the trailing
-  metadata entry `lgrep-error-bin`. Servers abort with `abort_with_error` (sync) or
-  `abort_with_error_async` (grpc.aio), or let `ErrorInterceptor` / `AsyncErrorInterceptor` do it for
-  every handler; clients turn any `grpc.RpcError` back into the same LgrepError with `error_from_rpc`.
+  metadata entry `lgrep-error-bin`. Servers abort with `abort_with_error`, or let `ErrorInterceptor`
+  do it for every handler; clients turn any `grpc.RpcError` back into the same LgrepError with
+  `error_from_rpc`.
 - Auth: unix-socket peers are trusted (the socket is 0600: only its owner can connect); TCP peers must
-  send `authorization: Bearer <token>` (`TokenAuthInterceptor`, `AsyncTokenAuthInterceptor`). Clients
-  send it with `BearerTokenInterceptor` or `bearer_metadata`. Tokens live in a 0600 file
+  send `authorization: Bearer <token>` (`TokenAuthInterceptor`). Clients send it with
+  `bearer_metadata` (on every call: `CallMetadataInterceptor`). Tokens live in a 0600 file
   (`new_token`, `write_token_file`, `read_token_file`).
 - Endpoints: `unix_target` / `tcp_target` for clients, `add_unix_port` / `add_tcp_port` for servers,
   `channel_options` / `server_options` that agree with each other (message sizes, keepalive).
@@ -22,8 +22,6 @@ import collections
 import contextlib
 import errno
 import hmac
-import importlib
-import inspect
 import ipaddress
 import logging
 import os
@@ -33,12 +31,11 @@ import socket
 import stat
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import grpc
-import grpc.aio
 from google.protobuf.message import DecodeError
 from lgrep.v1 import common_pb2, index_pb2, search_pb2, server_pb2
 
@@ -58,15 +55,11 @@ __all__ = [
     "SOCKET_FILE_NAME",
     "STATUS_CODES",
     "TOKEN_FILE_NAME",
-    "AsyncErrorInterceptor",
-    "AsyncTokenAuthInterceptor",
-    "BearerTokenInterceptor",
     "CallMetadataInterceptor",
     "ErrorInterceptor",
     "StreamLimitInterceptor",
     "TokenAuthInterceptor",
     "abort_with_error",
-    "abort_with_error_async",
     "add_standard_services",
     "add_tcp_port",
     "add_unix_port",
@@ -140,11 +133,6 @@ def abort_with_error(context: grpc.ServicerContext, error: errors.LgrepError) ->
     context.abort(status_code_for(error), error.message)
 
 
-async def abort_with_error_async(context: grpc.aio.ServicerContext[Any, Any], error: errors.LgrepError) -> NoReturn:
-    """End a call of a grpc.aio server with `error`: its status code, its message, its ErrorDetail."""
-    await context.abort(status_code_for(error), error.message, trailing_metadata=error_trailing_metadata(error))
-
-
 def _internal_error_message(exc: BaseException) -> str:
     return f"internal error in the lgrep server ({type(exc).__name__}: {exc}); the server's log has the details"
 
@@ -154,14 +142,6 @@ def _abort_internal(context: grpc.ServicerContext, exc: Exception) -> NoReturn:
     log.error("unexpected error in an lgrep gRPC handler", exc_info=exc)
     context.set_trailing_metadata(error_trailing_metadata(errors.LgrepError(_internal_error_message(exc))))
     context.abort(grpc.StatusCode.INTERNAL, _internal_error_message(exc))
-
-
-async def _abort_internal_async(context: grpc.aio.ServicerContext[Any, Any], exc: Exception) -> NoReturn:
-    log.error("unexpected error in an lgrep gRPC handler", exc_info=exc)
-    message = _internal_error_message(exc)
-    await context.abort(
-        grpc.StatusCode.INTERNAL, message, trailing_metadata=error_trailing_metadata(errors.LgrepError(message))
-    )
 
 
 def _error_detail(metadata: Any) -> common_pb2.ErrorDetail | None:
@@ -290,50 +270,6 @@ def _sync_wrapper(check: _Check | None, translate: bool) -> Callable[[Callable[.
     return wrap
 
 
-def _async_wrapper(check: _Check | None, translate: bool) -> Callable[[Callable[..., Any], bool], Any]:
-    async def fail(context: grpc.aio.ServicerContext[Any, Any], exc: Exception) -> NoReturn:
-        if isinstance(exc, grpc.aio.AbortError) or not translate:
-            raise exc
-        if isinstance(exc, errors.LgrepError):
-            await abort_with_error_async(context, exc)
-        await _abort_internal_async(context, exc)
-
-    async def refuse(context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        if check is not None and (refusal := check(context)) is not None:
-            await abort_with_error_async(context, refusal)
-
-    def wrap(behavior: Callable[..., Any], streams: bool) -> Any:
-        if streams and not inspect.iscoroutinefunction(behavior):
-            # An async generator (or a plain iterator) of responses.
-            async def stream_behavior(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
-                await refuse(context)
-                try:
-                    result = behavior(request, context)
-                    if hasattr(result, "__aiter__"):
-                        async for item in result:
-                            yield item
-                    else:
-                        for item in result:
-                            yield item
-                except Exception as exc:
-                    await fail(context, exc)
-
-            return stream_behavior
-
-        # A coroutine: it returns the response, or writes a stream with context.write().
-        async def unary_behavior(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            await refuse(context)
-            try:
-                result = behavior(request, context)
-                return await result if inspect.isawaitable(result) else result
-            except Exception as exc:
-                await fail(context, exc)
-
-        return unary_behavior
-
-    return wrap
-
-
 class ErrorInterceptor(grpc.ServerInterceptor):
     """Sync servers: an LgrepError raised by a handler ends the call with its status code, message and
     ErrorDetail; any other exception is logged (with its traceback, on the server) and ends the call
@@ -348,21 +284,6 @@ class ErrorInterceptor(grpc.ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = continuation(handler_call_details)
-        return None if handler is None else _rebuild(handler, self._wrap)
-
-
-class AsyncErrorInterceptor(grpc.aio.ServerInterceptor):
-    """ErrorInterceptor for grpc.aio servers."""
-
-    def __init__(self) -> None:
-        self._wrap = _async_wrapper(None, translate=True)
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Any],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        handler = await continuation(handler_call_details)
         return None if handler is None else _rebuild(handler, self._wrap)
 
 
@@ -523,21 +444,6 @@ class TokenAuthInterceptor(grpc.ServerInterceptor):
         return None if handler is None else _rebuild(handler, self._wrap)
 
 
-class AsyncTokenAuthInterceptor(grpc.aio.ServerInterceptor):
-    """TokenAuthInterceptor for grpc.aio servers."""
-
-    def __init__(self, token: str, *, token_file: str | os.PathLike[str] | None = None) -> None:
-        self._wrap = _async_wrapper(_authenticator(token, token_file), translate=False)
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Any],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        handler = await continuation(handler_call_details)
-        return None if handler is None else _rebuild(handler, self._wrap)
-
-
 def bearer_metadata(token: str) -> tuple[tuple[str, str]]:
     """The call metadata that carries `token` (pass as `metadata=` to a stub call)."""
     return ((AUTHORIZATION_KEY, f"Bearer {_check_token(token)}"),)
@@ -585,15 +491,6 @@ class CallMetadataInterceptor(
 
     def intercept_stream_stream(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
         return continuation(self._details(client_call_details), request_iterator)
-
-
-class BearerTokenInterceptor(CallMetadataInterceptor):
-    """Adds `authorization: Bearer <token>` to every call of a sync channel:
-    `grpc.intercept_channel(channel, BearerTokenInterceptor(token))`. (gRPC's own call credentials
-    need a TLS or local-credentials channel; lgrep's loopback TCP endpoint is plaintext.)"""
-
-    def __init__(self, token: str) -> None:
-        super().__init__(bearer_metadata(token))
 
 
 # --- token files ---------------------------------------------------------------------------------
@@ -758,7 +655,7 @@ def channel_options() -> list[tuple[str, int]]:
 
 
 def server_options() -> list[tuple[str, int]]:
-    """Options for every lgrep server (sync or aio)."""
+    """Options for every lgrep server."""
     return [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -782,7 +679,7 @@ def _socket_in_use(path: Path) -> bool:
     return True
 
 
-def add_unix_port(server: grpc.Server | grpc.aio.Server, path: str | os.PathLike[str]) -> str:
+def add_unix_port(server: grpc.Server, path: str | os.PathLike[str]) -> str:
     """Listen on a unix socket that only this user can connect to (mode 0600 from its creation on);
     returns its target. Raises ConfigError, naming the path, when it is too long, when its folder is
     missing, when something other than a socket is there, or when a server already answers on it (a
@@ -817,10 +714,10 @@ def add_unix_port(server: grpc.Server | grpc.aio.Server, path: str | os.PathLike
     return target
 
 
-def add_tcp_port(server: grpc.Server | grpc.aio.Server, port: int = 0, host: str = "127.0.0.1") -> int:
+def add_tcp_port(server: grpc.Server, port: int = 0, host: str = "127.0.0.1") -> int:
     """Listen on a loopback TCP port (0: any free port); returns the port. Raises ConfigError for a
     host that is not loopback or a port that is taken. Calls over TCP need the token: give the server
-    a TokenAuthInterceptor / AsyncTokenAuthInterceptor."""
+    a TokenAuthInterceptor."""
     address = f"{_loopback_host(host)}:{_check_port(port, allow_zero=True)}"
     try:
         bound = server.add_insecure_port(address)
@@ -834,30 +731,21 @@ def add_tcp_port(server: grpc.Server | grpc.aio.Server, port: int = 0, host: str
 # --- standard services ---------------------------------------------------------------------------
 
 
-def add_standard_services(server: grpc.Server | grpc.aio.Server, service_names: Iterable[str]) -> HealthServicer:
+def add_standard_services(server: grpc.Server, service_names: Iterable[str]) -> HealthServicer:
     """Register gRPC health checking (every name in `service_names`, and "" for the whole server,
     SERVING) and server reflection (those services, health and reflection itself) on `server`.
 
     Returns the health servicer, so that the server can report NOT_SERVING when it shuts down:
-    `servicer.enter_graceful_shutdown()` on a sync server, `await servicer.enter_graceful_shutdown()`
-    on a grpc.aio one (whose servicer is grpc_health's aio HealthServicer).
+    `servicer.enter_graceful_shutdown()`.
     """
     from grpc_health.v1 import health, health_pb2, health_pb2_grpc
     from grpc_reflection.v1alpha import reflection
 
     names: Sequence[str] = list(dict.fromkeys(service_names))
     serving = health_pb2.HealthCheckResponse.SERVING
-    servicer: Any
-    if isinstance(server, grpc.aio.Server):
-        # grpc_health.v1.health.aio, which the type checker cannot see (health.py imports it in a branch).
-        servicer = importlib.import_module("grpc_health.v1._async").HealthServicer()
-        # No call can watch before the server starts, so the statuses are set directly (the aio
-        # servicer's own setter is a coroutine).
-        servicer._server_status.update(dict.fromkeys(names, serving))  # pyright: ignore[reportPrivateUsage]
-    else:
-        servicer = health.HealthServicer()
-        for name in names:
-            servicer.set(name, serving)
+    servicer = health.HealthServicer()
+    for name in names:
+        servicer.set(name, serving)
     health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
     reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
     return servicer
