@@ -1,5 +1,6 @@
-"""lgrep_core.grpc_support: status codes and error details, auth, token files, endpoints, health and
-reflection, on real gRPC servers over unix sockets and loopback TCP."""
+"""lgrep_core's gRPC plumbing (grpc_support, grpc_tokens, grpc_interceptors, grpc_server_setup): status
+codes and error details, auth, token files, endpoints, health and reflection, on real gRPC servers over
+unix sockets and loopback TCP."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 from lgrep.v1 import common_pb2, index_pb2, index_pb2_grpc, search_pb2, search_pb2_grpc, server_pb2, server_pb2_grpc
-from lgrep_core import errors, grpc_support, wire
+from lgrep_core import errors, grpc_interceptors, grpc_server_setup, grpc_support, grpc_tokens, wire
 from lgrep_core.testing.grpc_fakes import BOOM_PATH, BUSY_ROOT, SERVICE_NAMES, FakeLgrep, RunningServer
 
 # --- the status table -----------------------------------------------------------------------------
@@ -208,12 +209,12 @@ def test_tcp_with_the_token_is_served(lgrep_server: RunningServer, tcp_channel: 
     stub = search_pb2_grpc.SearchServiceStub(tcp_channel)
     reply = stub.Search(
         search_pb2.SearchRequest(project_root="/p", query="q"),
-        metadata=grpc_support.bearer_metadata(lgrep_server.token),
+        metadata=grpc_tokens.bearer_metadata(lgrep_server.token),
         timeout=10,
     )
     assert [h.location.path for h in reply.results] == ["src/auth.py", "src/session.py"]
     intercepted = grpc.intercept_channel(
-        tcp_channel, grpc_support.CallMetadataInterceptor(grpc_support.bearer_metadata(lgrep_server.token))
+        tcp_channel, grpc_support.CallMetadataInterceptor(grpc_tokens.bearer_metadata(lgrep_server.token))
     )
     events = list(
         index_pb2_grpc.IndexServiceStub(intercepted).IndexProject(index_pb2.IndexProjectRequest(project_root="/p"))
@@ -224,17 +225,17 @@ def test_tcp_with_the_token_is_served(lgrep_server: RunningServer, tcp_channel: 
 def test_a_token_the_interceptor_cannot_send_is_refused_up_front() -> None:
     for token in ("", "short", "has space in it and is long", "ünïcode-token-0123456789"):
         with pytest.raises(errors.ConfigError, match="16 to 512 characters"):
-            grpc_support.TokenAuthInterceptor(token)
+            grpc_interceptors.TokenAuthInterceptor(token)
         with pytest.raises(errors.ConfigError):
-            grpc_support.bearer_metadata(token)
+            grpc_tokens.bearer_metadata(token)
 
 
 def test_peers_trusted_without_a_token() -> None:
-    assert grpc_support.is_trusted_peer("unix:")
-    assert grpc_support.is_trusted_peer("unix:/home/dev/.cache/lgrep/lgrep.sock")
-    assert not grpc_support.is_trusted_peer("unix-abstract:lgrep")
-    assert not grpc_support.is_trusted_peer("ipv4:127.0.0.1:5555")
-    assert not grpc_support.is_trusted_peer("ipv6:[::1]:5555")
+    assert grpc_interceptors.is_trusted_peer("unix:")
+    assert grpc_interceptors.is_trusted_peer("unix:/home/dev/.cache/lgrep/lgrep.sock")
+    assert not grpc_interceptors.is_trusted_peer("unix-abstract:lgrep")
+    assert not grpc_interceptors.is_trusted_peer("ipv4:127.0.0.1:5555")
+    assert not grpc_interceptors.is_trusted_peer("ipv6:[::1]:5555")
 
 
 def test_health_reports_each_service_and_the_shutdown(lgrep_server: RunningServer, unix_channel: grpc.Channel) -> None:
@@ -300,7 +301,7 @@ def test_reflection_over_tcp_needs_the_token(lgrep_server: RunningServer, tcp_ch
     with pytest.raises(grpc.RpcError):
         list(ProtoReflectionDescriptorDatabase(tcp_channel).get_services())
     intercepted = grpc.intercept_channel(
-        tcp_channel, grpc_support.CallMetadataInterceptor(grpc_support.bearer_metadata(lgrep_server.token))
+        tcp_channel, grpc_support.CallMetadataInterceptor(grpc_tokens.bearer_metadata(lgrep_server.token))
     )
     assert "lgrep.v1.SearchService" in set(ProtoReflectionDescriptorDatabase(intercepted).get_services())
 
@@ -309,31 +310,31 @@ def test_reflection_over_tcp_needs_the_token(lgrep_server: RunningServer, tcp_ch
 
 
 def test_token_file_round_trip_is_private(tmp_path: Path) -> None:
-    token = grpc_support.new_token()
-    assert len(token) >= 43 and token != grpc_support.new_token()
-    path = grpc_support.write_token_file(tmp_path / "lgrep.token", token)
+    token = grpc_tokens.new_token()
+    assert len(token) >= 43 and token != grpc_tokens.new_token()
+    path = grpc_tokens.write_token_file(tmp_path / "lgrep.token", token)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert grpc_support.read_token_file(path) == token
-    newer = grpc_support.new_token()
-    grpc_support.write_token_file(path, newer)  # a restarted server replaces it
-    assert grpc_support.read_token_file(path) == newer
+    assert grpc_tokens.read_token_file(path) == token
+    newer = grpc_tokens.new_token()
+    grpc_tokens.write_token_file(path, newer)  # a restarted server replaces it
+    assert grpc_tokens.read_token_file(path) == newer
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lgrep.token"]  # no temporary file left
 
 
 def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
-    path = grpc_support.write_token_file(tmp_path / "lgrep.token", grpc_support.new_token())
+    path = grpc_tokens.write_token_file(tmp_path / "lgrep.token", grpc_tokens.new_token())
     for mode in (0o640, 0o604, 0o620):
         path.chmod(mode)
         with pytest.raises(errors.ConfigError, match=rf"mode 0{mode:o}\): run `chmod 600 {path}`"):
-            grpc_support.read_token_file(path)
+            grpc_tokens.read_token_file(path)
 
 
 def test_a_symlinked_token_file_is_refused(tmp_path: Path) -> None:
-    real = grpc_support.write_token_file(tmp_path / "real.token", grpc_support.new_token())
+    real = grpc_tokens.write_token_file(tmp_path / "real.token", grpc_tokens.new_token())
     link = tmp_path / "lgrep.token"
     link.symlink_to(real)
     with pytest.raises(errors.ConfigError, match="is a symbolic link"):
-        grpc_support.read_token_file(link)
+        grpc_tokens.read_token_file(link)
 
 
 def test_writing_over_a_symlink_replaces_the_link_not_its_target(tmp_path: Path) -> None:
@@ -341,10 +342,10 @@ def test_writing_over_a_symlink_replaces_the_link_not_its_target(tmp_path: Path)
     victim.write_text("keep me\n")
     link = tmp_path / "lgrep.token"
     link.symlink_to(victim)
-    token = grpc_support.new_token()
-    grpc_support.write_token_file(link, token)
+    token = grpc_tokens.new_token()
+    grpc_tokens.write_token_file(link, token)
     assert victim.read_text() == "keep me\n"
-    assert not link.is_symlink() and grpc_support.read_token_file(link) == token
+    assert not link.is_symlink() and grpc_tokens.read_token_file(link) == token
 
 
 @pytest.mark.parametrize(
@@ -357,21 +358,21 @@ def test_a_missing_or_empty_token_file_is_refused(tmp_path: Path, content: str |
         path.write_text(content)
         path.chmod(0o600)
     with pytest.raises(errors.ConfigError, match=words):
-        grpc_support.read_token_file(path)
+        grpc_tokens.read_token_file(path)
 
 
 def test_a_token_folder_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "lgrep.token"
     folder.mkdir(mode=0o700)
     with pytest.raises(errors.ConfigError, match="not a regular file"):
-        grpc_support.read_token_file(folder)
+        grpc_tokens.read_token_file(folder)
 
 
 def test_a_token_file_of_another_user_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = grpc_support.write_token_file(tmp_path / "lgrep.token", grpc_support.new_token())
+    path = grpc_tokens.write_token_file(tmp_path / "lgrep.token", grpc_tokens.new_token())
     monkeypatch.setattr(os, "geteuid", lambda: path.stat().st_uid + 1)
     with pytest.raises(errors.ConfigError, match="belongs to user id"):
-        grpc_support.read_token_file(path)
+        grpc_tokens.read_token_file(path)
 
 
 # --- endpoints ------------------------------------------------------------------------------------
@@ -427,7 +428,7 @@ def test_a_second_server_on_a_live_socket_is_refused(lgrep_server: RunningServer
     other = _bare_server()
     try:
         with pytest.raises(errors.ConfigError, match="another server is listening on it"):
-            grpc_support.add_unix_port(other, lgrep_server.socket_path)
+            grpc_server_setup.add_unix_port(other, lgrep_server.socket_path)
     finally:
         other.stop(None)
     with grpc.insecure_channel(grpc_support.unix_target(lgrep_server.socket_path)) as channel:  # still served
@@ -445,11 +446,11 @@ def test_a_stale_socket_is_replaced_and_other_files_are_not(short_dir: Path) -> 
     regular.write_text("not a socket\n")
     server = _bare_server()
     try:
-        assert grpc_support.add_unix_port(server, stale) == f"unix:{stale}"
+        assert grpc_server_setup.add_unix_port(server, stale) == f"unix:{stale}"
         with pytest.raises(errors.ConfigError, match="something other than a socket is there"):
-            grpc_support.add_unix_port(server, regular)
+            grpc_server_setup.add_unix_port(server, regular)
         with pytest.raises(errors.ConfigError, match="its folder does not exist"):
-            grpc_support.add_unix_port(server, short_dir / "missing" / "lgrep.sock")
+            grpc_server_setup.add_unix_port(server, short_dir / "missing" / "lgrep.sock")
     finally:
         server.stop(None)
     assert regular.read_text() == "not a socket\n"
@@ -459,9 +460,9 @@ def test_a_taken_tcp_port_is_refused(lgrep_server: RunningServer) -> None:
     other = _bare_server()
     try:
         with pytest.raises(errors.ConfigError, match=rf"127.0.0.1:{lgrep_server.port}: the port is in use"):
-            grpc_support.add_tcp_port(other, lgrep_server.port)
+            grpc_server_setup.add_tcp_port(other, lgrep_server.port)
         with pytest.raises(errors.ConfigError, match="for this machine only"):
-            grpc_support.add_tcp_port(other, 0, "0.0.0.0")
+            grpc_server_setup.add_tcp_port(other, 0, "0.0.0.0")
     finally:
         other.stop(None)
 
