@@ -1,9 +1,9 @@
-"""lgrep_core.grpc_support: status codes and error details, auth, token files, endpoints, health and
-reflection, on real gRPC servers (sync and grpc.aio) over unix sockets and loopback TCP."""
+"""lgrep_core's gRPC plumbing (grpc_support, grpc_tokens, grpc_interceptors, grpc_server_setup): status
+codes and error details, auth, token files, endpoints, health and reflection, on real gRPC servers over
+unix sockets and loopback TCP."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
 from collections.abc import Iterator
@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import grpc.aio
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 from lgrep.v1 import common_pb2, index_pb2, index_pb2_grpc, search_pb2, search_pb2_grpc, server_pb2, server_pb2_grpc
-from lgrep_core import errors, grpc_support, wire
+from lgrep_core import errors, grpc_interceptors, grpc_server_setup, grpc_support, grpc_tokens, wire
 from lgrep_core.testing.grpc_fakes import BOOM_PATH, BUSY_ROOT, SERVICE_NAMES, FakeLgrep, RunningServer
 
 # --- the status table -----------------------------------------------------------------------------
@@ -210,11 +209,13 @@ def test_tcp_with_the_token_is_served(lgrep_server: RunningServer, tcp_channel: 
     stub = search_pb2_grpc.SearchServiceStub(tcp_channel)
     reply = stub.Search(
         search_pb2.SearchRequest(project_root="/p", query="q"),
-        metadata=grpc_support.bearer_metadata(lgrep_server.token),
+        metadata=grpc_tokens.bearer_metadata(lgrep_server.token),
         timeout=10,
     )
     assert [h.location.path for h in reply.results] == ["src/auth.py", "src/session.py"]
-    intercepted = grpc.intercept_channel(tcp_channel, grpc_support.BearerTokenInterceptor(lgrep_server.token))
+    intercepted = grpc.intercept_channel(
+        tcp_channel, grpc_support.CallMetadataInterceptor(grpc_tokens.bearer_metadata(lgrep_server.token))
+    )
     events = list(
         index_pb2_grpc.IndexServiceStub(intercepted).IndexProject(index_pb2.IndexProjectRequest(project_root="/p"))
     )
@@ -224,17 +225,17 @@ def test_tcp_with_the_token_is_served(lgrep_server: RunningServer, tcp_channel: 
 def test_a_token_the_interceptor_cannot_send_is_refused_up_front() -> None:
     for token in ("", "short", "has space in it and is long", "ünïcode-token-0123456789"):
         with pytest.raises(errors.ConfigError, match="16 to 512 characters"):
-            grpc_support.TokenAuthInterceptor(token)
+            grpc_interceptors.TokenAuthInterceptor(token)
         with pytest.raises(errors.ConfigError):
-            grpc_support.bearer_metadata(token)
+            grpc_tokens.bearer_metadata(token)
 
 
 def test_peers_trusted_without_a_token() -> None:
-    assert grpc_support.is_trusted_peer("unix:")
-    assert grpc_support.is_trusted_peer("unix:/home/dev/.cache/lgrep/lgrep.sock")
-    assert not grpc_support.is_trusted_peer("unix-abstract:lgrep")
-    assert not grpc_support.is_trusted_peer("ipv4:127.0.0.1:5555")
-    assert not grpc_support.is_trusted_peer("ipv6:[::1]:5555")
+    assert grpc_interceptors.is_trusted_peer("unix:")
+    assert grpc_interceptors.is_trusted_peer("unix:/home/dev/.cache/lgrep/lgrep.sock")
+    assert not grpc_interceptors.is_trusted_peer("unix-abstract:lgrep")
+    assert not grpc_interceptors.is_trusted_peer("ipv4:127.0.0.1:5555")
+    assert not grpc_interceptors.is_trusted_peer("ipv6:[::1]:5555")
 
 
 def test_health_reports_each_service_and_the_shutdown(lgrep_server: RunningServer, unix_channel: grpc.Channel) -> None:
@@ -299,7 +300,9 @@ def test_reflection_lists_and_describes_the_services(unix_channel: grpc.Channel)
 def test_reflection_over_tcp_needs_the_token(lgrep_server: RunningServer, tcp_channel: grpc.Channel) -> None:
     with pytest.raises(grpc.RpcError):
         list(ProtoReflectionDescriptorDatabase(tcp_channel).get_services())
-    intercepted = grpc.intercept_channel(tcp_channel, grpc_support.BearerTokenInterceptor(lgrep_server.token))
+    intercepted = grpc.intercept_channel(
+        tcp_channel, grpc_support.CallMetadataInterceptor(grpc_tokens.bearer_metadata(lgrep_server.token))
+    )
     assert "lgrep.v1.SearchService" in set(ProtoReflectionDescriptorDatabase(intercepted).get_services())
 
 
@@ -307,31 +310,31 @@ def test_reflection_over_tcp_needs_the_token(lgrep_server: RunningServer, tcp_ch
 
 
 def test_token_file_round_trip_is_private(tmp_path: Path) -> None:
-    token = grpc_support.new_token()
-    assert len(token) >= 43 and token != grpc_support.new_token()
-    path = grpc_support.write_token_file(tmp_path / "lgrep.token", token)
+    token = grpc_tokens.new_token()
+    assert len(token) >= 43 and token != grpc_tokens.new_token()
+    path = grpc_tokens.write_token_file(tmp_path / "lgrep.token", token)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert grpc_support.read_token_file(path) == token
-    newer = grpc_support.new_token()
-    grpc_support.write_token_file(path, newer)  # a restarted server replaces it
-    assert grpc_support.read_token_file(path) == newer
+    assert grpc_tokens.read_token_file(path) == token
+    newer = grpc_tokens.new_token()
+    grpc_tokens.write_token_file(path, newer)  # a restarted server replaces it
+    assert grpc_tokens.read_token_file(path) == newer
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lgrep.token"]  # no temporary file left
 
 
 def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
-    path = grpc_support.write_token_file(tmp_path / "lgrep.token", grpc_support.new_token())
+    path = grpc_tokens.write_token_file(tmp_path / "lgrep.token", grpc_tokens.new_token())
     for mode in (0o640, 0o604, 0o620):
         path.chmod(mode)
         with pytest.raises(errors.ConfigError, match=rf"mode 0{mode:o}\): run `chmod 600 {path}`"):
-            grpc_support.read_token_file(path)
+            grpc_tokens.read_token_file(path)
 
 
 def test_a_symlinked_token_file_is_refused(tmp_path: Path) -> None:
-    real = grpc_support.write_token_file(tmp_path / "real.token", grpc_support.new_token())
+    real = grpc_tokens.write_token_file(tmp_path / "real.token", grpc_tokens.new_token())
     link = tmp_path / "lgrep.token"
     link.symlink_to(real)
     with pytest.raises(errors.ConfigError, match="is a symbolic link"):
-        grpc_support.read_token_file(link)
+        grpc_tokens.read_token_file(link)
 
 
 def test_writing_over_a_symlink_replaces_the_link_not_its_target(tmp_path: Path) -> None:
@@ -339,10 +342,10 @@ def test_writing_over_a_symlink_replaces_the_link_not_its_target(tmp_path: Path)
     victim.write_text("keep me\n")
     link = tmp_path / "lgrep.token"
     link.symlink_to(victim)
-    token = grpc_support.new_token()
-    grpc_support.write_token_file(link, token)
+    token = grpc_tokens.new_token()
+    grpc_tokens.write_token_file(link, token)
     assert victim.read_text() == "keep me\n"
-    assert not link.is_symlink() and grpc_support.read_token_file(link) == token
+    assert not link.is_symlink() and grpc_tokens.read_token_file(link) == token
 
 
 @pytest.mark.parametrize(
@@ -355,21 +358,21 @@ def test_a_missing_or_empty_token_file_is_refused(tmp_path: Path, content: str |
         path.write_text(content)
         path.chmod(0o600)
     with pytest.raises(errors.ConfigError, match=words):
-        grpc_support.read_token_file(path)
+        grpc_tokens.read_token_file(path)
 
 
 def test_a_token_folder_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "lgrep.token"
     folder.mkdir(mode=0o700)
     with pytest.raises(errors.ConfigError, match="not a regular file"):
-        grpc_support.read_token_file(folder)
+        grpc_tokens.read_token_file(folder)
 
 
 def test_a_token_file_of_another_user_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = grpc_support.write_token_file(tmp_path / "lgrep.token", grpc_support.new_token())
+    path = grpc_tokens.write_token_file(tmp_path / "lgrep.token", grpc_tokens.new_token())
     monkeypatch.setattr(os, "geteuid", lambda: path.stat().st_uid + 1)
     with pytest.raises(errors.ConfigError, match="belongs to user id"):
-        grpc_support.read_token_file(path)
+        grpc_tokens.read_token_file(path)
 
 
 # --- endpoints ------------------------------------------------------------------------------------
@@ -425,7 +428,7 @@ def test_a_second_server_on_a_live_socket_is_refused(lgrep_server: RunningServer
     other = _bare_server()
     try:
         with pytest.raises(errors.ConfigError, match="another server is listening on it"):
-            grpc_support.add_unix_port(other, lgrep_server.socket_path)
+            grpc_server_setup.add_unix_port(other, lgrep_server.socket_path)
     finally:
         other.stop(None)
     with grpc.insecure_channel(grpc_support.unix_target(lgrep_server.socket_path)) as channel:  # still served
@@ -443,11 +446,11 @@ def test_a_stale_socket_is_replaced_and_other_files_are_not(short_dir: Path) -> 
     regular.write_text("not a socket\n")
     server = _bare_server()
     try:
-        assert grpc_support.add_unix_port(server, stale) == f"unix:{stale}"
+        assert grpc_server_setup.add_unix_port(server, stale) == f"unix:{stale}"
         with pytest.raises(errors.ConfigError, match="something other than a socket is there"):
-            grpc_support.add_unix_port(server, regular)
+            grpc_server_setup.add_unix_port(server, regular)
         with pytest.raises(errors.ConfigError, match="its folder does not exist"):
-            grpc_support.add_unix_port(server, short_dir / "missing" / "lgrep.sock")
+            grpc_server_setup.add_unix_port(server, short_dir / "missing" / "lgrep.sock")
     finally:
         server.stop(None)
     assert regular.read_text() == "not a socket\n"
@@ -457,9 +460,9 @@ def test_a_taken_tcp_port_is_refused(lgrep_server: RunningServer) -> None:
     other = _bare_server()
     try:
         with pytest.raises(errors.ConfigError, match=rf"127.0.0.1:{lgrep_server.port}: the port is in use"):
-            grpc_support.add_tcp_port(other, lgrep_server.port)
+            grpc_server_setup.add_tcp_port(other, lgrep_server.port)
         with pytest.raises(errors.ConfigError, match="for this machine only"):
-            grpc_support.add_tcp_port(other, 0, "0.0.0.0")
+            grpc_server_setup.add_tcp_port(other, 0, "0.0.0.0")
     finally:
         other.stop(None)
 
@@ -489,103 +492,6 @@ def test_a_large_file_read_fits_in_a_message(lgrep_server: RunningServer, unix_c
             search_pb2.GetFileRequest(project_root="/p", path="big.txt"), timeout=30
         )
     assert len(reply.content) == len(big)
-
-
-# --- grpc.aio servers -----------------------------------------------------------------------------
-
-
-class _AsyncFake:
-    """Async handlers that fail the ways the sync fake does."""
-
-    async def Search(self, request: Any, context: Any) -> Any:
-        req = wire.search_request_from_proto(request)
-        if req.project_root == BUSY_ROOT:
-            raise errors.IndexBusyError("busy")
-        if req.query == "boom":
-            raise ZeroDivisionError("division by zero")
-        return search_pb2.SearchResponse(query_kind="natural")
-
-    async def IndexProject(self, request: Any, context: Any) -> Any:
-        yield index_pb2.IndexProjectResponse(progress=index_pb2.IndexProgress(phase=index_pb2.INDEX_PHASE_WALK))
-        raise errors.NotFoundError(f"{request.project_root} is not a directory")
-
-
-def _async_server(token: str) -> grpc.aio.Server:
-    server = grpc.aio.server(
-        interceptors=[grpc_support.AsyncTokenAuthInterceptor(token), grpc_support.AsyncErrorInterceptor()],
-        options=grpc_support.server_options(),
-    )
-    fake = _AsyncFake()
-    search = search_pb2_grpc.SearchServiceServicer()
-    search.Search = fake.Search  # type: ignore[method-assign]
-    index = index_pb2_grpc.IndexServiceServicer()
-    index.IndexProject = fake.IndexProject  # type: ignore[method-assign]
-    search_pb2_grpc.add_SearchServiceServicer_to_server(search, server)
-    index_pb2_grpc.add_IndexServiceServicer_to_server(index, server)
-    grpc_support.add_standard_services(server, (grpc_support.SEARCH_SERVICE_NAME, grpc_support.INDEX_SERVICE_NAME))
-    return server
-
-
-def test_async_server_errors_auth_and_standard_services(short_dir: Path) -> None:
-    token = grpc_support.new_token()
-
-    async def scenario() -> None:
-        server = _async_server(token)
-        socket_target = grpc_support.add_unix_port(server, short_dir / "aio.sock")
-        port = grpc_support.add_tcp_port(server, 0)
-        await server.start()
-        try:
-            async with grpc.aio.insecure_channel(socket_target) as channel:
-                search = search_pb2_grpc.SearchServiceStub(channel)
-                reply = await search.Search(search_pb2.SearchRequest(project_root="/p", query="q"), timeout=10)
-                assert reply.query_kind == "natural"
-                with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await search.Search(search_pb2.SearchRequest(project_root=BUSY_ROOT, query="q"), timeout=10)
-                assert caught.value.code() == grpc.StatusCode.ABORTED
-                assert type(grpc_support.error_from_rpc(caught.value)) is errors.IndexBusyError
-                with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await search.Search(search_pb2.SearchRequest(project_root="/p", query="boom"), timeout=10)
-                assert caught.value.code() == grpc.StatusCode.INTERNAL
-                assert "ZeroDivisionError: division by zero" in grpc_support.error_from_rpc(caught.value).message
-                with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await search.Search(search_pb2.SearchRequest(project_root="rel", query="q"), timeout=10)
-                assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-
-                stream = index_pb2_grpc.IndexServiceStub(channel).IndexProject(
-                    index_pb2.IndexProjectRequest(project_root="/nowhere"), timeout=10
-                )
-                first = await stream.read()
-                assert first.progress.phase == index_pb2.INDEX_PHASE_WALK
-                with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await stream.read()
-                error = grpc_support.error_from_rpc(caught.value)
-                assert type(error) is errors.NotFoundError and error.message == "/nowhere is not a directory"
-
-                health = health_pb2_grpc.HealthStub(channel)
-                watch = health.Watch(health_pb2.HealthCheckRequest(service=grpc_support.SEARCH_SERVICE_NAME))
-                assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVING  # a context.write stream
-                watch.cancel()
-
-            async with grpc.aio.insecure_channel(grpc_support.tcp_target(port)) as channel:
-                search = search_pb2_grpc.SearchServiceStub(channel)
-                with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await search.Search(search_pb2.SearchRequest(project_root="/p", query="q"), timeout=10)
-                assert type(grpc_support.error_from_rpc(caught.value)) is errors.AuthenticationError
-                reply = await search.Search(
-                    search_pb2.SearchRequest(project_root="/p", query="q"),
-                    metadata=grpc_support.bearer_metadata(token),
-                    timeout=10,
-                )
-                assert reply.query_kind == "natural"
-                health = health_pb2_grpc.HealthStub(channel)
-                check = await health.Check(
-                    health_pb2.HealthCheckRequest(), metadata=grpc_support.bearer_metadata(token), timeout=10
-                )
-                assert check.status == health_pb2.HealthCheckResponse.SERVING
-        finally:
-            await server.stop(None)
-
-    asyncio.run(scenario())
 
 
 def test_the_fake_services_cover_every_rpc_of_the_contract() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from lgrep_core.client import LgrepClient
 from lgrep_core.errors import AuthenticationError, ConfigError, ServerUnavailableError
-from lgrep_core.grpc_support import read_token_file
+from lgrep_core.grpc_tokens import read_token_file
 from lgrep_core.models import SearchRequest
 from lgrep_core.storage.layout import project_dir, writer_pid
 from lgrep_core.testing.standins import EmbeddingStandIn

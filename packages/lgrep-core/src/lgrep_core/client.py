@@ -29,7 +29,7 @@ from typing import Any, Self
 import grpc
 from lgrep.v1 import index_pb2, index_pb2_grpc, search_pb2, search_pb2_grpc, server_pb2, server_pb2_grpc
 
-from lgrep_core import grpc_support, wire
+from lgrep_core import grpc_support, grpc_tokens, wire
 from lgrep_core.errors import ConfigError, ContractMismatchError, InvalidRequestError, LgrepError
 from lgrep_core.models import (
     CancelResult,
@@ -86,10 +86,10 @@ class LgrepClient:
         self._channel = channel
         self._closed = False
         # Every call names this process, so the server's stream allowance is this process's own
-        # (grpc_support.StreamLimitInterceptor), and carries the token when there is one.
+        # (lgrep_core.grpc_interceptors.StreamLimitInterceptor), and carries the token when there is one.
         metadata = [(grpc_support.CLIENT_ID_KEY, str(os.getpid()))]
         if token is not None:
-            metadata += grpc_support.bearer_metadata(token)
+            metadata += grpc_tokens.bearer_metadata(token)
         calls = grpc.intercept_channel(channel, grpc_support.CallMetadataInterceptor(metadata))
         self._server = server_pb2_grpc.ServerServiceStub(calls)
         self._index = index_pb2_grpc.IndexServiceStub(calls)
@@ -117,7 +117,7 @@ class LgrepClient:
         if (socket_path is None) == (port is None):
             raise ConfigError("connect to an lgrep server through either socket_path or port (with a token)")
         if token is None and token_file is not None:
-            token = grpc_support.read_token_file(token_file)
+            token = grpc_tokens.read_token_file(token_file)
         if socket_path is not None:
             target = grpc_support.unix_target(socket_path)
         else:
@@ -129,7 +129,7 @@ class LgrepClient:
                     "(or connect through its unix socket)"
                 )
         if token is not None:
-            grpc_support.bearer_metadata(token)  # a malformed token is a ConfigError now, not at the first call
+            grpc_tokens.bearer_metadata(token)  # a malformed token is a ConfigError now, not at the first call
         channel = grpc.insecure_channel(target, options=grpc_support.channel_options())
         return cls(channel, target=target, timeout=timeout, token=token)
 

@@ -39,7 +39,7 @@ from typing import Any
 import grpc
 from lgrep.v1 import server_pb2, server_pb2_grpc
 
-from lgrep_core import grpc_support, wire
+from lgrep_core import grpc_interceptors, grpc_server_setup, grpc_support, grpc_tokens, wire
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, declared_dimension, model_label
 from lgrep_core.errors import IndexBusyError, StorageError
@@ -178,10 +178,10 @@ class ServerRuntime:
             options=grpc_support.server_options(),
         )
         names = list(install(server))
-        self._health = grpc_support.add_standard_services(server, names)
-        grpc_support.add_unix_port(server, self.socket_path)
+        self._health = grpc_server_setup.add_standard_services(server, names)
+        grpc_server_setup.add_unix_port(server, self.socket_path)
         if self.tcp_port:
-            self.bound_tcp_port = grpc_support.add_tcp_port(server, self.tcp_port)
+            self.bound_tcp_port = grpc_server_setup.add_tcp_port(server, self.tcp_port)
         server.start()
         self._server = server
         log.info("%s listening on %s (pid %d)", self.what, self.socket_path, os.getpid())
@@ -303,19 +303,19 @@ def server_interceptors(settings: LgrepSettings, activity: ActivityInterceptor) 
     """Token check first (TCP only), then the stream allowance, the activity note, the error mapping."""
     interceptors: list[grpc.ServerInterceptor] = []
     if settings.server.tcp_port:
-        interceptors.append(grpc_support.TokenAuthInterceptor(tcp_token(settings), token_file=settings.token_path))
-    streams = grpc_support.StreamLimitInterceptor(total=MAX_STREAMS, per_client=MAX_STREAMS_PER_CLIENT)
-    return [*interceptors, streams, activity, grpc_support.ErrorInterceptor()]
+        interceptors.append(grpc_interceptors.TokenAuthInterceptor(tcp_token(settings), token_file=settings.token_path))
+    streams = grpc_interceptors.StreamLimitInterceptor(total=MAX_STREAMS, per_client=MAX_STREAMS_PER_CLIENT)
+    return [*interceptors, streams, activity, grpc_interceptors.ErrorInterceptor()]
 
 
 def tcp_token(settings: LgrepSettings) -> str:
     """The token TCP clients must send: the one in the token file, or a new one written there (0600)."""
     path = settings.token_path
     if path.exists() or path.is_symlink():
-        return grpc_support.read_token_file(path)
-    token = grpc_support.new_token()
+        return grpc_tokens.read_token_file(path)
+    token = grpc_tokens.new_token()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    grpc_support.write_token_file(path, token)
+    grpc_tokens.write_token_file(path, token)
     return token
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import onnx
 import pytest
-from lgrep_core.embeddings import local
+from lgrep_core.embeddings import _onnx_graph, local
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.local import LocalMiniLMProvider
 from lgrep_core.errors import ProviderUnavailableError
@@ -90,7 +90,7 @@ def test_invalid_arguments(tmp_path: Path, kwargs: dict[str, Any]) -> None:
 
 
 def test_missing_weights_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local, "_WEIGHTS_PACKAGE", "lgrep_test_no_such_weights_package")
+    monkeypatch.setattr(_onnx_graph, "_WEIGHTS_PACKAGE", "lgrep_test_no_such_weights_package")
     with pytest.raises(ProviderUnavailableError, match="weights are not installed"):
         LocalMiniLMProvider(tmp_path).embed_query("x")
 
@@ -99,7 +99,7 @@ def test_graph_build_failure_is_a_provider_error(tmp_path: Path, monkeypatch: py
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("no such tensor")
 
-    monkeypatch.setattr(local, "_build_graph", broken)
+    monkeypatch.setattr(_onnx_graph, "_build_graph", broken)
     with pytest.raises(ProviderUnavailableError, match=r"cannot build .*no such tensor"):
         LocalMiniLMProvider(tmp_path).embed_query("x")
     leftovers = [p.name for p in (tmp_path / "minilm-l6-v2").iterdir() if p.name != ".build.lock"]
@@ -107,11 +107,11 @@ def test_graph_build_failure_is_a_provider_error(tmp_path: Path, monkeypatch: py
 
 
 def test_cache_key_follows_the_graph_format(monkeypatch: pytest.MonkeyPatch) -> None:
-    weights = local._weights_dir()
-    before = local._cache_key(weights)
-    assert before == local._cache_key(weights)
-    monkeypatch.setattr(local, "_GRAPH_FORMAT", local._GRAPH_FORMAT + 1)
-    assert local._cache_key(weights) != before
+    weights = _onnx_graph.weights_dir()
+    before = _onnx_graph._cache_key(weights)
+    assert before == _onnx_graph._cache_key(weights)
+    monkeypatch.setattr(_onnx_graph, "_GRAPH_FORMAT", _onnx_graph._GRAPH_FORMAT + 1)
+    assert _onnx_graph._cache_key(weights) != before
 
 
 def _check_plan(lengths: list[int], batch_tokens: int) -> list[list[int]]:
@@ -145,7 +145,7 @@ def test_a_text_longer_than_the_budget_gets_a_batch_of_its_own() -> None:
 
 @pytest.mark.model
 def test_tokenizer_matches_the_reference(int8: LocalMiniLMProvider) -> None:
-    tokenizer = local._load_tokenizer(local._weights_dir(), int8.max_tokens)
+    tokenizer = _onnx_graph.load_tokenizer(_onnx_graph.weights_dir(), int8.max_tokens)
     for case, encoding in zip(CASES, tokenizer.encode_batch(TEXTS), strict=True):
         assert len(encoding.ids) == case["n_tokens"], case["text"][:40]
         assert encoding.ids[: len(case["input_ids"])] == case["input_ids"], case["text"][:40]
@@ -221,7 +221,7 @@ def test_cache_holds_both_graphs_written_once(
     fp32.embed_query("x")
     model_dir = cache_dir / "minilm-l6-v2"
     files = sorted(p.name for p in model_dir.iterdir() if p.name != ".build.lock")
-    key = local._cache_key(local._weights_dir())
+    key = _onnx_graph._cache_key(_onnx_graph.weights_dir())
     assert files == [f"minilm-l6-v2-{key}-fp32.onnx", f"minilm-l6-v2-{key}-int8.onnx"]
     mtimes = {name: (model_dir / name).stat().st_mtime_ns for name in files}
 

@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 from lgrep.v1 import index_pb2_grpc, search_pb2_grpc, server_pb2_grpc
 
-from lgrep_core import errors, grpc_support, wire
+from lgrep_core import errors, grpc_interceptors, grpc_server_setup, grpc_support, grpc_tokens, wire
 from lgrep_core.models import (
     CancelResult,
     ChunkKind,
@@ -276,7 +276,7 @@ class FakeLgrep:
         try:
             root = self._seen("UnwatchProject", wire.unwatch_project_request_from_proto(request))
         except errors.LgrepError as exc:
-            grpc_support.abort_with_error(context, exc)
+            grpc_interceptors.abort_with_error(context, exc)
         was = root in self.watched
         self.watched.discard(root)
         return wire.unwatch_result_to_proto(was)
@@ -395,18 +395,21 @@ def serve_fakes(directory: Path, fake: FakeLgrep | None = None) -> Iterator[Runn
     port, with its token in `directory`/lgrep.token; stopped (blocked handlers released) on exit.
     Keep `directory` short: unix socket paths are limited to about 107 bytes."""
     fake = fake or FakeLgrep()
-    token = grpc_support.new_token()
-    token_file = grpc_support.write_token_file(grpc_support.default_token_path(directory), token)
+    token = grpc_tokens.new_token()
+    token_file = grpc_tokens.write_token_file(grpc_support.default_token_path(directory), token)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=8),
-        interceptors=[grpc_support.TokenAuthInterceptor(token, token_file=token_file), grpc_support.ErrorInterceptor()],
+        interceptors=[
+            grpc_interceptors.TokenAuthInterceptor(token, token_file=token_file),
+            grpc_interceptors.ErrorInterceptor(),
+        ],
         options=grpc_support.server_options(),
     )
     add_fake_services(server, fake)
-    health = grpc_support.add_standard_services(server, SERVICE_NAMES)
+    health = grpc_server_setup.add_standard_services(server, SERVICE_NAMES)
     socket_path = grpc_support.default_socket_path(directory)
-    grpc_support.add_unix_port(server, socket_path)
-    port = grpc_support.add_tcp_port(server, 0)
+    grpc_server_setup.add_unix_port(server, socket_path)
+    port = grpc_server_setup.add_tcp_port(server, 0)
     server.start()
     try:
         yield RunningServer(fake, server, health, socket_path, port, token, token_file)
