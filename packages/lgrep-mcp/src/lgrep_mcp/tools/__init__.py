@@ -1,0 +1,1 @@
+"""lgrep's MCP tools, one module per job, each a `Unit` whose methods `server.py` registers."""

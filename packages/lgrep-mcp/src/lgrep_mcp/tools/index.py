@@ -1,0 +1,86 @@
+"""lgrep_index, lgrep_status, lgrep_watch_start and lgrep_watch_stop: a project's index, built,
+described and kept fresh."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from lgrep_core.models import IndexSummary
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from lgrep_mcp.answers import IndexAnswer, StatusAnswer, UnwatchAnswer, WatchAnswer
+from lgrep_mcp.app import Unit
+from lgrep_mcp.indexing import index_for, progress_json, progress_words
+from lgrep_mcp.shaping import plain_json, tool_errors
+from lgrep_mcp.tools.params import ProjectPath
+
+__all__ = ["IndexTools"]
+
+# How long lgrep_index waits for a run by default before answering with its progress: an agent's
+# tool call should not hang on a first index of a large repository (minutes); 30 s covers a first
+# index of a few thousand files here and every incremental update.
+INDEX_WAIT_S = 30.0
+
+
+class IndexTools(Unit):
+    @tool_errors
+    async def lgrep_index(
+        self,
+        path: ProjectPath = None,
+        force: Annotated[bool, Field(description="Rebuild the index from scratch")] = False,
+        wait: Annotated[
+            float,
+            Field(ge=0, le=600, description="Seconds to wait for the run before returning with its progress"),
+        ] = INDEX_WAIT_S,
+        ctx: Context | None = None,
+    ) -> Annotated[CallToolResult, IndexAnswer]:
+        """Index a project, or bring its index up to date (only changed files are redone). Waits
+        until the project is searchable by words and names, at most `wait` seconds (progress is
+        reported meanwhile); a longer first index goes on in the lgrep daemon and the answer says
+        how far it is (lgrep_status follows it). Vectors are filled in behind either way."""
+        project = self.app.roots.project(path)
+        outcome = await index_for(self.app, project, ctx, force=force, wait_s=wait)
+        data: dict[str, Any] = {"project": str(project), "done": isinstance(outcome, IndexSummary)}
+        if isinstance(outcome, IndexSummary):
+            summary = plain_json(outcome)
+            summary.pop("root", None)
+            data["summary"] = summary
+        else:
+            data["progress"] = progress_json(outcome)
+            data["note"] = f"still indexing after {wait:g} s ({progress_words(outcome)}); it goes on in the daemon"
+        return self.app.plain(IndexAnswer, data)
+
+    @tool_errors
+    def lgrep_status(self, path: ProjectPath = None) -> Annotated[CallToolResult, StatusAnswer]:
+        """Where the project's index stands: files, chunks, vectors still pending, model, when it
+        was last indexed, whether it is watched, and how many files changed since (stale); with a
+        cloud embedding provider, what it has cost and any spend warnings (tell the user)."""
+        project = self.app.roots.project(path)
+        status = self.app.link.call(lambda c: c.status(project))
+        data = plain_json(status)
+        changes = data.pop("changes", None)
+        data["files_changed_since"] = (
+            None
+            if changes is None
+            else {**changes, "total": changes["added"] + changes["modified"] + changes["deleted"]}
+        )
+        data["stale"] = bool(changes and data["files_changed_since"]["total"])
+        return self.app.plain(StatusAnswer, data)
+
+    @tool_errors
+    def lgrep_watch_start(self, path: ProjectPath = None) -> Annotated[CallToolResult, WatchAnswer]:
+        """Keep the project's index fresh as files change (a saved file is searchable within ~2 s).
+        The daemon runs one watcher per project however many agents ask."""
+        project = self.app.roots.project(path)
+        result = self.app.link.call(lambda c: c.watch(project))
+        return self.app.plain(WatchAnswer, {"project": str(project), **plain_json(result)})
+
+    @tool_errors
+    def lgrep_watch_stop(self, path: ProjectPath = None) -> Annotated[CallToolResult, UnwatchAnswer]:
+        """Stop keeping the project's index fresh (for every agent: the watcher is shared)."""
+        project = self.app.roots.project(path)
+        return self.app.plain(
+            UnwatchAnswer, {"project": str(project), "was_watched": self.app.link.call(lambda c: c.unwatch(project))}
+        )

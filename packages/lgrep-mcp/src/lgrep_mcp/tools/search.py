@@ -1,0 +1,154 @@
+"""lgrep_search: the project's code by meaning and by name, indexing a project that has no index
+first, or a released version's code."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import anyio.to_thread
+from lgrep_core.errors import NotFoundError
+from lgrep_core.models import ContentType, IndexSummary, SearchRequest, SearchType
+from lgrep_core.serialize import release_json
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from lgrep_mcp.answers import SearchAnswer
+from lgrep_mcp.app import Unit
+from lgrep_mcp.budget import DEFAULT_MAX_TOKENS
+from lgrep_mcp.indexing import index_for, progress_json, progress_words
+from lgrep_mcp.shaping import tool_errors
+from lgrep_mcp.tools.params import Component, MaxTokens, VersionSpec
+from lgrep_mcp.tools.releases import release_path
+
+__all__ = ["SearchTools"]
+
+# How long a search of a project without an index waits for its first index to reach BM25.
+FIRST_INDEX_WAIT_S = 20.0
+
+
+class SearchTools(Unit):
+    @tool_errors
+    async def lgrep_search(
+        self,
+        query: Annotated[
+            str, Field(description="What to find, in words or names: 'where are JWTs verified', 'parseConfig'")
+        ],
+        limit: Annotated[int, Field(ge=1, le=50, description="Results to return")] = 10,
+        search_type: Annotated[
+            Literal["hybrid", "vector", "bm25", "fuzzy"],
+            Field(description="hybrid (default) combines meaning, words and names"),
+        ] = "hybrid",
+        path: Annotated[
+            str | None, Field(description="Only under this folder or file, or matching this glob (src/auth, **/*.py)")
+        ] = None,
+        language: Annotated[str | None, Field(description="Only this language (python, go, typescript, ...)")] = None,
+        content: Annotated[
+            Literal["code", "docs", "config", "text"] | None, Field(description="Only this kind of file")
+        ] = None,
+        component: Component = None,
+        version: VersionSpec = None,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+        ctx: Context | None = None,
+    ) -> Annotated[CallToolResult, SearchAnswer]:
+        """Search the project's code by meaning and by name. Each result has the file, the line
+        range, the symbol, a snippet (its first lines; lgrep_get_file reads the rest), a score and
+        why it matched; `stale_files` lists result files that changed since they were indexed
+        (re-read them with lgrep_get_file). The answer stays within max_tokens (default 4000): lower
+        results are shortened, then left out, and `note` says so. With `component` (and `version`),
+        it searches that released version instead (search_type bm25 for full-text only)."""
+        if component:
+            return await self._release_search(
+                query, limit, search_type, path, language, content, component, version, max_tokens
+            )
+        project, path_glob = self.app.scope(path)
+        request = SearchRequest(
+            query,
+            project_root=str(project),
+            limit=limit,
+            search_type=SearchType(search_type),
+            path_glob=path_glob,
+            languages=(language,) if language else (),
+            content_types=(ContentType(content),) if content else (),
+        )
+        notes: list[str] = []
+
+        def search() -> Any:
+            return self.app.link.call(lambda c: c.search(request))
+
+        data: dict[str, Any] = {"project": str(project), "results": [], "stale_files": []}
+        try:
+            response = await anyio.to_thread.run_sync(search, abandon_on_cancel=True)
+        except NotFoundError:
+            # No index yet (or an interrupted or outdated one): build it up to BM25 search, which the
+            # daemon does once however many agents ask, and answer; vectors are filled in behind. A
+            # large project's first index takes longer than an agent should wait: then the answer
+            # says how far it is, and the index goes on.
+            outcome = await index_for(self.app, project, ctx, wait_s=FIRST_INDEX_WAIT_S)
+            if not isinstance(outcome, IndexSummary):
+                data["indexing"] = progress_json(outcome)
+                data["note"] = (
+                    f"{project} is being indexed for the first time ({progress_words(outcome)}); it is "
+                    "searchable by words and names once its files are chunked: search again shortly, or follow "
+                    "it with lgrep_status"
+                )
+                return self.app.budgeted(SearchAnswer, data, "results", max_tokens)
+            notes.append(f"indexed {project} first ({outcome.files_seen} files, {outcome.chunks_total} chunks)")
+            response = await anyio.to_thread.run_sync(search, abandon_on_cancel=True)
+        data["results"] = self.app.hit_items(response.results, project)
+        data["stale_files"] = sorted({h.path for h in response.results if h.stale})
+        data["files_changed"] = response.files_changed
+        data["vectors_pending"] = response.vectors_pending
+        notes.extend(response.notes)
+        if response.vectors_pending:
+            notes.append(
+                f"{response.vectors_pending} chunks are still waiting for their vectors: results lean on words "
+                "and names until they are in"
+            )
+        if data["stale_files"]:
+            shown = ", ".join(data["stale_files"][:5])
+            notes.append(
+                f"{len(data['stale_files'])} result file(s) changed since indexing ({shown}): their snippets may "
+                "be out of date, lgrep_get_file shows them as they are now"
+            )
+        if notes:
+            data["note"] = "; ".join(notes)
+        return self.app.budgeted(SearchAnswer, data, "results", max_tokens)
+
+    async def _release_search(
+        self,
+        query: str,
+        limit: int,
+        search_type: str,
+        path: str | None,
+        language: str | None,
+        content: str | None,
+        component: str,
+        version: str | None,
+        max_tokens: int,
+    ) -> CallToolResult:
+        """lgrep_search at a released version: no file on disk is involved, `path` is a glob or
+        folder inside the repository."""
+        project = self.app.roots.default
+        request = SearchRequest(
+            query,
+            project_root=str(project),
+            limit=limit,
+            search_type=SearchType(search_type),
+            path_glob=release_path(path) or None,
+            languages=(language,) if language else (),
+            content_types=(ContentType(content),) if content else (),
+            component=component,
+            version=version or "",
+        )
+        response = await anyio.to_thread.run_sync(
+            lambda: self.app.link.call(lambda c: c.search(request)), abandon_on_cancel=True
+        )
+        results = self.app.hit_items(response.results, None)  # no lgrep://file resource: not a file on disk
+        data: dict[str, Any] = {"project": str(project), "results": results, "stale_files": []}
+        if response.release is not None:
+            data["release"] = release_json(response.release)
+        data["vectors_pending"] = response.vectors_pending
+        if response.notes:
+            data["note"] = "; ".join(response.notes)
+        return self.app.budgeted(SearchAnswer, data, "results", max_tokens)

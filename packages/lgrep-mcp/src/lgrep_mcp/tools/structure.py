@@ -1,0 +1,138 @@
+"""lgrep_trace, lgrep_find_symbol and lgrep_find_related: the code's structure, as call edges, symbol
+definitions and code related to a place."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from lgrep_core.serialize import location_json, symbol_match_json, trace_json
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from lgrep_mcp.answers import RelatedAnswer, SymbolAnswer, TraceAnswer
+from lgrep_mcp.app import Unit
+from lgrep_mcp.budget import DEFAULT_MAX_TOKENS
+from lgrep_mcp.shaping import tool_errors
+from lgrep_mcp.tools.params import MaxTokens, ProjectPath
+
+__all__ = ["StructureTools"]
+
+
+class StructureTools(Unit):
+    @tool_errors
+    def lgrep_trace(
+        self,
+        symbol: Annotated[str, Field(description="A function, method or class: verify, Auth.verify")],
+        direction: Annotated[
+            Literal["both", "callers", "callees"], Field(description="Who calls it, what it calls, or both")
+        ] = "both",
+        depth: Annotated[int, Field(ge=1, le=3, description="Hops to follow (2: callers of callers)")] = 1,
+        path: Annotated[
+            str | None, Field(description="The file that defines it, when the name has several definitions")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="Edges to return")] = 30,
+        offset: Annotated[int, Field(ge=0, description="Skip this many edges (a previous answer's next_offset)")] = 0,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+    ) -> Annotated[CallToolResult, TraceAnswer]:
+        """Callers and callees of a symbol, each edge with the call site (path, line), the calling
+        definition and how it was resolved: import (through the file's imports), local (same file,
+        class or package) or name (the name alone; a name with several definitions lists them as
+        candidates and is not followed). A name defined in several places is listed, not guessed:
+        ask again with `path`."""
+        from lgrep_core.models import TraceDirection
+
+        if path:
+            project, rel = self.app.locate(path)
+        else:
+            project, rel = self.app.roots.default, ""
+        result = self.app.link.call(
+            lambda c: c.trace(
+                project,
+                symbol,
+                path=rel,
+                depth=depth,
+                direction=TraceDirection(direction),
+                limit=limit,
+                offset=offset,
+            )
+        )
+        data = trace_json(result, root=str(project))
+        data["edges"] = [_compact_edge(e) for e in data["edges"]]
+        if result.next_offset:
+            data["note"] = (
+                f"{result.total - result.next_offset} more edges: call again with offset={result.next_offset}"
+            )
+        elif result.ambiguous:
+            data["note"] = "several definitions: call again with path= the file of the one you mean"
+        return self.app.budgeted(TraceAnswer, data, "edges", max_tokens, snippet_field=None)
+
+    @tool_errors
+    def lgrep_find_symbol(
+        self,
+        name: Annotated[str, Field(description="A name, typos allowed: getUserById, Auth.verify")],
+        kind: Annotated[str | None, Field(description="Only this kind: function, method, class, ...")] = None,
+        path: ProjectPath = None,
+        limit: Annotated[int, Field(ge=1, le=100, description="Matches to return")] = 20,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+    ) -> Annotated[CallToolResult, SymbolAnswer]:
+        """Where a symbol is defined: exact names first, then typo-tolerant and partial matches,
+        each with its file, lines, scope and signature."""
+        from lgrep_core.models import ChunkKind
+
+        project = self.app.roots.project(path)
+        try:
+            kinds = (ChunkKind(kind),) if kind else ()
+        except ValueError:
+            raise ToolError(f"unknown kind {kind!r}; one of {', '.join(k.value for k in ChunkKind)}") from None
+        matches = self.app.link.call(lambda c: c.find_symbol(project, name, kinds=kinds, limit=limit))
+        rows = []
+        for match in matches:
+            rows.append({**symbol_match_json(match), "uri": self.app.file_uri(project, match.location.path)})
+        return self.app.budgeted(
+            SymbolAnswer, {"project": str(project), "matches": rows}, "matches", max_tokens, snippet_field=None
+        )
+
+    @tool_errors
+    def lgrep_find_related(
+        self,
+        path: Annotated[str, Field(description="A file of the project")],
+        line: Annotated[int, Field(ge=1, description="A line in it, 1-based")],
+        limit: Annotated[int, Field(ge=1, le=50, description="Results to return")] = 10,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+    ) -> Annotated[CallToolResult, RelatedAnswer]:
+        """Code related to a place: the chunk spanning `line`, its callers and callees, and the
+        chunks nearest in meaning or referencing the same names; each result's `match` says which."""
+        project, rel = self.app.locate(path)
+        related = self.app.link.call(lambda c: c.find_related(project, rel, line, limit=limit))
+        hits = self.app.hit_items(related.related, project)
+        data = {"project": str(project), "anchor": location_json(related.anchor), "related": hits}
+        return self.app.budgeted(RelatedAnswer, data, "related", max_tokens)
+
+
+def _where(loc: dict[str, Any] | None) -> str | None:
+    """A location as agents read it: `path:line Class.method`."""
+    if loc is None:
+        return None
+    name = ".".join(loc["scope"]) or loc["symbol"]
+    return f"{loc['path']}:{loc['start_line']} {name}" if name else f"{loc['path']} (top level)"
+
+
+def _compact_edge(edge: dict[str, Any]) -> dict[str, Any]:
+    """A trace edge in a few dozen tokens: locations as `path:line name`; a caller edge whose name
+    is ambiguous counts the other definitions instead of listing them again on every edge."""
+    candidates = edge.get("candidates") or []
+    out: dict[str, Any] = {
+        "direction": edge["direction"],
+        "depth": edge["depth"],
+        "caller": _where(edge["caller"]),
+        "callee": _where(edge["callee"]),
+        "site": f"{edge['path']}:{edge['line']}",
+        "resolution": edge["resolution"],
+        "sites": edge["sites"],
+    }
+    if candidates and edge["callee"] is None:
+        out["candidates"] = [_where(c) for c in candidates[:5]]
+    elif candidates:
+        out["others"] = len(candidates) - 1
+    return out
