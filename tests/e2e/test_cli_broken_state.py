@@ -222,7 +222,7 @@ def test_a_full_disk_is_not_called_damage(
     how much the index takes, that nothing was lost, and never advises `--force` (a rebuild needs more
     space). The fault is injected where chunks are handed to LanceDB, in an in-process `lgrep index`."""
     from lgrep_cli.cli import main
-    from lgrep_core.storage import store as store_module
+    from lgrep_core.storage import _chunks
 
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -240,7 +240,7 @@ def test_a_full_disk_is_not_called_damage(
     def no_space(*_args: object, **_kwargs: object) -> None:
         raise failure
 
-    monkeypatch.setattr(store_module, "_chunk_table", no_space)
+    monkeypatch.setattr(_chunks, "_chunk_table", no_space)
     assert main(["index", "-q", str(mini_repo)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("lgrep: error: the disk holding the index at ") and "is full" in err, err

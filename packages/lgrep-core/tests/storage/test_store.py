@@ -196,13 +196,13 @@ def test_path_keys_with_chunks(tmp_path: Path) -> None:
 
 
 def test_tables_are_compacted_after_many_rows_or_many_small_commits(tmp_path: Path) -> None:
-    from lgrep_core.storage import store as store_module
+    from lgrep_core.storage import _compaction
 
     store = _store(tmp_path)
     for i in range(3):  # several small fragments in each table: something to compact
         store.append_chunks(_rows([f"f{i}.py"], f"t{i}"))
         store.add_vectors([f"t{i}0"], np.eye(4, dtype=np.float32)[:1])
-    limit = store_module.COMPACT_AFTER_COMMITS
+    limit = _compaction.COMPACT_AFTER_COMMITS
     for _ in range(limit - 1):
         store.note_chunk_writes(3)
         store.note_vector_writes(1)
@@ -216,7 +216,7 @@ def test_tables_are_compacted_after_many_rows_or_many_small_commits(tmp_path: Pa
     meta = store.read_meta()
     assert meta["commits_since_compaction"] == meta["vector_commits_since_compaction"] == 0
     assert store.chunks.version > versions[0] and store.vectors.version > versions[1]  # optimize committed
-    store.note_vector_writes(store_module.COMPACT_AFTER_ROWS)  # one large commit compacts at once
+    store.note_vector_writes(_compaction.COMPACT_AFTER_ROWS)  # one large commit compacts at once
     assert store.read_meta()["vector_rows_since_compaction"] == 0
 
 
