@@ -9,11 +9,10 @@ what a command needs is imported inside it.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import math
-import signal
+import queue
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -22,7 +21,7 @@ from typing import Any
 
 import click
 from lgrep_core.cli_support import EXIT_ERROR, EXIT_OK, group, run_command, setup_logging
-from lgrep_core.errors import IndexBusyError, LgrepError, NotFoundError
+from lgrep_core.errors import IndexBusyError, NotFoundError
 
 __all__ = ["main"]
 
@@ -245,17 +244,11 @@ def index(
                 with client:
                     stream = client.index(root, force=force, wait_vectors=not no_wait)
                     try:
-                        with _ctrl_c_cancels(stream) as interrupted:
-                            try:
-                                for event in stream:
-                                    if isinstance(event, IndexProgress):
-                                        on_progress(event)
-                                    else:
-                                        summary = event
-                            except LgrepError:
-                                if interrupted.is_set():
-                                    raise KeyboardInterrupt from None
-                                raise
+                        for event in _off_the_main_thread(stream):
+                            if isinstance(event, IndexProgress):
+                                on_progress(event)
+                            else:
+                                summary = event
                     finally:
                         stream.cancel()  # at once, before the channel closes: the daemon sees this command leave
             else:
@@ -288,32 +281,30 @@ def index(
 EXIT_INTERRUPTED = 130
 
 
-@contextlib.contextmanager
-def _ctrl_c_cancels(stream: Any) -> Iterator[threading.Event]:
-    """While a daemon's stream is read, Ctrl-C cancels the stream instead of raising
-    KeyboardInterrupt wherever the main thread happens to be: an exception raised inside gRPC's
-    own locking can leave its channel unable to close, and the command then hangs instead of
-    exiting (grpc/grpc#19973). The reading loop ends with the call's cancellation; the event says
-    it was the user. A second Ctrl-C raises at once. A SIGINT the shell told us to ignore (a
-    background job) stays ignored."""
-    interrupted = threading.Event()
-    if threading.current_thread() is not threading.main_thread() or (
-        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
-        yield interrupted
-        return
+def _off_the_main_thread(stream: Iterator[Any]) -> Iterator[Any]:
+    """The events of a daemon's stream, read by a worker thread and handed over through a queue.
+    Ctrl-C raises KeyboardInterrupt wherever the main thread is; were that inside gRPC's own
+    locking, its channel could be left unable to close and the command would hang instead of
+    exiting (grpc/grpc#19973). Here the main thread only ever waits on the queue. The caller cancels
+    the stream when it stops reading, which ends the worker's read."""
+    events: queue.Queue[tuple[str, Any]] = queue.Queue()
 
-    def on_sigint(_signum: int, _frame: Any) -> None:
-        if interrupted.is_set():
-            raise KeyboardInterrupt
-        interrupted.set()
-        stream.cancel()
+    def pump() -> None:
+        try:
+            for event in stream:
+                events.put(("event", event))
+            events.put(("end", None))
+        except BaseException as exc:  # handed to the main thread, which raises it
+            events.put(("error", exc))
 
-    signal.signal(signal.SIGINT, on_sigint)
-    try:
-        yield interrupted
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    threading.Thread(target=pump, name="lgrep-stream-reader", daemon=True).start()
+    while True:
+        kind, value = events.get()
+        if kind == "end":
+            return
+        if kind == "error":
+            raise value
+        yield value
 
 
 def _interrupted(root: Path, *, through_daemon: bool, no_wait: bool) -> str:
