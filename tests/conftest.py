@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -60,6 +61,15 @@ class Lgrep:
             text=True,
             env=self.env,
         )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A suite started as a background job (`nohup uv run pytest &`) has Ctrl-C (SIGINT) ignored, and
+    # every command it starts would inherit that and be deaf to the interrupt a test sends, as no
+    # user's terminal is. Python's own handler is reset to the default in a child, so commands get
+    # SIGINT as in a terminal.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
