@@ -120,13 +120,10 @@ def _sync_wrapper(check: _Check | None, translate: bool) -> Callable[[Callable[.
     return wrap
 
 
-class ErrorInterceptor(grpc.ServerInterceptor):
-    """Sync servers: an LgrepError raised by a handler ends the call with its status code, message and
-    ErrorDetail; any other exception is logged (with its traceback, on the server) and ends the call
-    as INTERNAL with a one-line message. Handlers then simply raise."""
+class _WrappingInterceptor(grpc.ServerInterceptor):
+    """Every handler of the service rebuilt around `self._wrap` (set by the subclass)."""
 
-    def __init__(self) -> None:
-        self._wrap = _sync_wrapper(None, translate=True)
+    _wrap: Any
 
     def intercept_service(
         self,
@@ -135,6 +132,15 @@ class ErrorInterceptor(grpc.ServerInterceptor):
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = continuation(handler_call_details)
         return None if handler is None else _rebuild(handler, self._wrap)
+
+
+class ErrorInterceptor(_WrappingInterceptor):
+    """Sync servers: an LgrepError raised by a handler ends the call with its status code, message and
+    ErrorDetail; any other exception is logged (with its traceback, on the server) and ends the call
+    as INTERNAL with a one-line message. Handlers then simply raise."""
+
+    def __init__(self) -> None:
+        self._wrap = _sync_wrapper(None, translate=True)
 
 
 # --- streams -------------------------------------------------------------------------------------
@@ -258,18 +264,10 @@ def _authenticator(token: str, token_file: str | os.PathLike[str] | None) -> _Ch
     return check
 
 
-class TokenAuthInterceptor(grpc.ServerInterceptor):
+class TokenAuthInterceptor(_WrappingInterceptor):
     """Sync servers: calls over TCP must carry `authorization: Bearer <token>`; unix-socket calls are
     trusted. Others end as UNAUTHENTICATED (with an ErrorDetail) before any handler runs.
     `token_file` only makes the refusal say where the token is. Put it first in the interceptor list."""
 
     def __init__(self, token: str, *, token_file: str | os.PathLike[str] | None = None) -> None:
         self._wrap = _sync_wrapper(_authenticator(token, token_file), translate=False)
-
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        handler = continuation(handler_call_details)
-        return None if handler is None else _rebuild(handler, self._wrap)
