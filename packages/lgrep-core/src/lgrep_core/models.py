@@ -245,9 +245,11 @@ class SearchResponse:
     vectors_pending: int
     query_kind: str = ""  # "symbol" or "natural": how the query was read (it sets the channel weights)
     search_type: SearchType | None = None  # None only when a newer server named channels this version does not know
-    files_changed: int = 0  # files changed on disk since the index was last updated (0 when not checked)
+    files_changed: int = 0  # on the wire only: no server sets it (GetStatus counts changed files)
     notes: tuple[str, ...] = ()  # what made the answer less than asked for (the query could not be embedded)
     release: Release | None = None  # the version searched, when the request named a component
+    project_root: str = ""  # the project whose index answered ("" from a server before revision 7)
+    scope: str = ""  # the folder inside it the search kept to ("" for the whole project)
 
 
 # --- checks every request shares -------------------------------------------------------------------

@@ -1,6 +1,8 @@
-"""One JSON shape for search results, shared by every front end that prints or returns JSON: the
-CLI's `--json` today, the MCP server's structured content next. The shape is the stable interface
-the README documents: fields may be added, none removed or renamed.
+"""One JSON vocabulary for every answer, shared by every front end that prints or returns JSON: the
+CLI's `--json`, the MCP server's structured content (its compact answers derive from these), and the
+names of the gRPC contract's fields (`project_root`, `files_seen`, `chunks_total`, ...), so a field
+has one name wherever an agent or a script meets it. docs/json.md lists them. Fields may be added,
+none removed or renamed.
 """
 
 from __future__ import annotations
@@ -11,30 +13,42 @@ from lgrep_core.models import (
     ComponentInfo,
     FileList,
     FileSlice,
+    IndexProgress,
+    IndexSummary,
     Location,
+    ProjectState,
+    ProjectStatus,
     RelatedResult,
     Release,
     SearchHit,
     SearchResponse,
     Skeleton,
+    SpendTotals,
     SymbolMatch,
     TraceEdge,
     TraceResult,
+    WatchResult,
 )
 
 __all__ = [
     "component_json",
     "file_list_json",
     "file_slice_json",
+    "index_progress_json",
+    "index_summary_json",
     "location_json",
+    "project_status_json",
     "related_json",
     "release_json",
     "search_hit_json",
     "search_response_json",
     "skeleton_json",
+    "spend_json",
     "symbol_match_json",
     "trace_edge_json",
     "trace_json",
+    "unwatch_json",
+    "watch_json",
 ]
 
 
@@ -61,10 +75,12 @@ def search_hit_json(hit: SearchHit, *, explain: bool = False) -> dict[str, Any]:
 
 
 def search_response_json(response: SearchResponse, *, query: str, root: str, explain: bool = False) -> dict[str, Any]:
-    """A whole answer: the query, the project root, the results, and how the search went."""
+    """A whole answer: the query, the project that answered (and the folder in it the search kept
+    to, `scope`), the results, and how the search went."""
     return {
         "query": query,
-        "root": root,
+        "project_root": response.project_root or root,
+        "scope": response.scope,
         "results": [search_hit_json(hit, explain=explain) for hit in response.results],
         "query_kind": response.query_kind,
         "search_type": response.search_type.value if response.search_type is not None else "",
@@ -98,7 +114,7 @@ def symbol_match_json(match: SymbolMatch) -> dict[str, Any]:
 def related_json(result: RelatedResult, *, root: str) -> dict[str, Any]:
     """The chunk at a place (`anchor`) and the chunks related to it, best first."""
     return {
-        "project": root,
+        "project_root": root,
         "anchor": location_json(result.anchor),
         "related": [{**search_hit_json(h), "why": list(h.why)} for h in result.related],
     }
@@ -139,7 +155,7 @@ def component_json(component: ComponentInfo) -> dict[str, Any]:
 def file_list_json(listed: FileList, *, root: str) -> dict[str, Any]:
     """The files of an index (or of a released version), by path."""
     return {
-        "project": root,
+        "project_root": root,
         "total": listed.total,
         "files": [
             {
@@ -188,7 +204,7 @@ def trace_edge_json(edge: TraceEdge) -> dict[str, Any]:
 def trace_json(result: TraceResult, *, root: str) -> dict[str, Any]:
     """Callers and callees of a symbol, breadth first, with how to ask for more."""
     return {
-        "project": root,
+        "project_root": root,
         "symbol": result.symbol,
         "definitions": [location_json(d) for d in result.definitions],
         "ambiguous": result.ambiguous,
@@ -197,3 +213,94 @@ def trace_json(result: TraceResult, *, root: str) -> dict[str, Any]:
         "next_offset": result.next_offset,
         "resolve_imports": result.resolve_imports,
     }
+
+
+def index_summary_json(summary: IndexSummary) -> dict[str, Any]:
+    """What an index run did (the fields of lgrep.v1.IndexSummary; seconds as numbers)."""
+    return {
+        "project_root": summary.root,
+        "files_seen": summary.files_seen,
+        "files_indexed": summary.files_indexed,
+        "files_unchanged": summary.files_unchanged,
+        "files_deleted": summary.files_deleted,
+        "files_skipped": dict(summary.skipped),
+        "chunks_written": summary.chunks_written,
+        "chunks_total": summary.chunks_total,
+        "vectors_embedded": summary.vectors_embedded,
+        "vectors_pending": summary.vectors_pending,
+        "seconds_bm25": round(summary.seconds_bm25, 3),
+        "seconds_vectors": round(summary.seconds_vectors, 3),
+        "created": summary.created,
+        "tokens_billed": summary.tokens_billed,
+    }
+
+
+def index_progress_json(event: IndexProgress | None) -> dict[str, Any]:
+    """How far an index run is (None: queued, nothing reported yet)."""
+    if event is None:
+        return {"phase": "queued", "files_done": 0, "files_total": 0, "chunks_done": 0, "chunks_total": 0}
+    return {
+        "phase": event.phase.value if event.phase is not None else "working",
+        "files_done": event.files_done,
+        "files_total": event.files_total,
+        "chunks_done": event.chunks_done,
+        "chunks_total": event.chunks_total,
+        "eta_seconds": event.eta_seconds,
+    }
+
+
+def spend_json(totals: SpendTotals | None) -> dict[str, Any] | None:
+    """Cloud embedding spend (None: nothing in the ledger, as with the local model)."""
+    if totals is None:
+        return None
+    return {
+        "tokens": totals.tokens,
+        "requests": totals.requests,
+        "cost_usd": round(totals.cost_usd, 6),
+        "cost_known": totals.cost_known,
+        "unpriced_models": list(totals.unpriced_models),
+    }
+
+
+def project_status_json(status: ProjectStatus) -> dict[str, Any]:
+    """Where a project's index stands (the fields of lgrep.v1.GetStatusResponse). When the index is
+    not ready, only where it is, its state and `detail` (why, and what to run)."""
+    common = {
+        "project_root": status.project_root,
+        "state": status.state.value if status.state is not None else "",
+        "index_dir": status.index_dir,
+        "watched": status.watched,
+        "detail": status.detail,
+    }
+    spend = {
+        "project_spend": spend_json(status.project_spend),
+        "total_spend": spend_json(status.total_spend),
+        "spend_warnings": list(status.spend_warnings),
+    }
+    if status.state is not ProjectState.READY:
+        return {**common, **spend}
+    changes = status.changes
+    return {
+        **common,
+        "files": status.files,
+        "chunks": status.chunks,
+        "vectors_pending": status.vectors_pending,
+        "languages": dict(status.languages),
+        "provider": status.provider,
+        "model": status.model,
+        "dimension": status.dimension,
+        "chunker_version": status.chunker_version,
+        "last_indexed": status.last_indexed.isoformat() if status.last_indexed else None,
+        "changes": None
+        if changes is None
+        else {"added": changes.added, "modified": changes.modified, "deleted": changes.deleted, "total": changes.total},
+        **spend,
+    }
+
+
+def watch_json(result: WatchResult, *, root: str) -> dict[str, Any]:
+    return {"project_root": root, "watched": result.watched, "already_watched": result.already_watched}
+
+
+def unwatch_json(was_watched: bool, *, root: str) -> dict[str, Any]:
+    return {"project_root": root, "was_watched": was_watched}

@@ -174,7 +174,7 @@ __all__ = [
     "watch_result_to_proto",
 ]
 
-CONTRACT_REVISION = 6
+CONTRACT_REVISION = 7
 """The revision of the lgrep.v1 contract this code was generated from and speaks.
 
 Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.client` refuses a server
@@ -423,6 +423,8 @@ def search_response_to_proto(response: SearchResponse) -> search_pb2.SearchRespo
         search_type=search_type_to_proto(response.search_type),
         notes=list(response.notes),
         release=release_to_proto(response.release) if response.release is not None else None,
+        project_root=response.project_root,
+        scope=response.scope,
     )
 
 
@@ -438,6 +440,8 @@ def search_response_from_proto(message: search_pb2.SearchResponse) -> SearchResp
         files_changed=message.files_changed,
         notes=tuple(message.notes),
         release=release_from_proto(message.release) if message.HasField("release") else None,
+        project_root=message.project_root,
+        scope=message.scope,
     )
 
 

@@ -19,7 +19,8 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.errors import IndexBusyError, NotFoundError
 from lgrep_core.models import CancelResult, ProjectInfo, ProjectState, ProjectStatus, WatchResult
 from lgrep_core.pathnames import existing_project_root
-from lgrep_core.storage.layout import project_dir, project_for
+from lgrep_core.scope import resolve_project
+from lgrep_core.storage.layout import project_dir
 
 from .jobs import IndexJobs
 from .projects import list_projects, project_status, remove_project
@@ -72,7 +73,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         self, request: index_pb2.IndexProjectRequest, context: Any
     ) -> Iterator[index_pb2.IndexProjectResponse]:
         req = wire.index_project_request_from_proto(request)
-        root = existing_root(req.project_root)
+        root = self._project(req.project_root)  # the summary's root says which project was indexed
         self._check_writer()
         stream = self.jobs.index(root, force=req.force, wait_vectors=req.wait_for_vectors)
         if context is not None:
@@ -89,7 +90,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
             yield wire.index_event_to_proto(event)
 
     def GetStatus(self, request: index_pb2.GetStatusRequest, context: Any) -> index_pb2.GetStatusResponse:
-        root = existing_root(wire.get_status_request_from_proto(request))
+        root = self._project(wire.get_status_request_from_proto(request))
         try:
             status = project_status(self.settings, root)
         except NotFoundError:
@@ -111,7 +112,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         self._check_writer()
         # A folder inside a watched or indexed project is watched as part of it: one watcher and one
         # index, however many of its folders clients name.
-        root = project_for(self.settings.cache_dir, existing_root(req.project_root), self.watches.watched())
+        root = self._project(req.project_root)
         return wire.watch_result_to_proto(self.watches.watch(root, req.debounce_ms))
 
     def UnwatchProject(
@@ -146,6 +147,12 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         root = root.resolve() if root.is_dir() else root
         cancelled, stopped = self.jobs.cancel(root, "asked to stop by `lgrep index --cancel`", wait_s=CANCEL_WAIT_S)
         return wire.cancel_result_to_proto(CancelResult(cancelled=cancelled, stopped=stopped))
+
+    def _project(self, text: str) -> Path:
+        """The project a request's root names (lgrep_core.scope.resolve_project): a folder inside a
+        watched or indexed project is that project, so one index and one watcher serve it however
+        many of its folders clients name."""
+        return resolve_project(self.settings.cache_dir, existing_root(text), self.watches.watched()).project
 
     def _check_writer(self) -> None:
         reason = self.not_writer()

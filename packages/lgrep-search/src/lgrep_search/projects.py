@@ -12,8 +12,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from lgrep_core.config import LgrepSettings, SearchSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label, token_counter
@@ -38,7 +40,9 @@ from lgrep_core.models import (
     TraceResult,
 )
 from lgrep_core.pathnames import existing_project_root
+from lgrep_core.scope import Scope, resolve_project, scoped_glob
 from lgrep_core.storage.reader import ProjectReader
+from lgrep_core.storage.schema import IndexIdentity
 from lgrep_core.storage.versions import VersionStore, is_remote_location, store_location
 from lgrep_core.structure import Outliner
 
@@ -76,6 +80,12 @@ class _Project:
     searcher: Searcher
     settings: LgrepSettings
     settings_key: tuple[int, int] | None
+    notes: tuple[str, ...] = ()  # what every answer says about this index (built by an older chunker)
+
+
+# What this lgrep would build an index with, for a project's settings and embedding model
+# (lgrep_index.pipeline.identity_for, handed over by the process that has both).
+Identity = Callable[[LgrepSettings, EmbeddingProvider], IndexIdentity]
 
 
 class ProjectSearchers:
@@ -88,11 +98,15 @@ class ProjectSearchers:
         *,
         background: bool = True,
         outliner: Outliner | None = None,
+        identity: Identity | None = None,
     ) -> None:
         """`outliner` parses a file for its skeleton (lgrep_index.outline.outline_file, handed over
-        by the process that has both); without one, skeletons are unavailable."""
+        by the process that has both); without one, skeletons are unavailable. `identity` says what
+        an index built now would be (lgrep_index.pipeline.identity_for): an index built otherwise is
+        an error when its vectors cannot be compared with the query's, else answered with a note."""
         self.settings = settings
         self.outliner = outliner
+        self.identity = identity
         # One provider, or one per project (a project opted out of a cloud provider uses the local model).
         self.embedders = as_embedders(embedder)
         self.embedder = self.embedders.primary
@@ -123,38 +137,64 @@ class ProjectSearchers:
                     bm25_weight=request.bm25_weight if request.bm25_weight is not None else search.bm25_weight,
                 )
             )
-        root = project_root(request.project_root)
+        scope = self.resolve(request.project_root)
+        root = scope.project
         project = self._project(root)
         search = project.settings.search
+        glob = relative_to_root(request.path_glob, scope.folder) if request.path_glob else None
         request = replace(
             request,
             project_root=str(root),
+            path_glob=scoped_glob(scope.within, glob or None),
             limit=request.limit if request.limit is not None else search.limit,
             bm25_weight=request.bm25_weight if request.bm25_weight is not None else search.bm25_weight,
         )
-        return project.searcher.search(request)
+        response = project.searcher.search(request)
+        return replace(
+            response, project_root=str(root), scope=scope.within or "", notes=(*response.notes, *project.notes)
+        )
+
+    def resolve(self, text: str) -> Scope:
+        """The project a request's root names (lgrep_core.scope.resolve_project): a folder inside an
+        indexed project is that project, kept to the folder.
+
+        Raises:
+            InvalidRequestError: not an absolute path.
+            NotFoundError: not an existing folder.
+        """
+        root = project_root(text)
+        with self._lock:
+            if root in self._projects:
+                return Scope(root)
+        return resolve_project(self.settings.cache_dir, root)
+
+    def _inside(self, scope: Scope, path: str) -> str:
+        """A path relative to the folder a request named, relative to its project."""
+        return f"{scope.within}/{path}" if scope.within and path else path
 
     def get_file(self, request: GetFileRequest) -> FileSlice:
         """Lines of an indexed file (reads.get_file), or of a file at a released version."""
         request.validate()
         if request.component:
             return self.releases(self._release_root(request.project_root)).get_file(request)
-        project = self._project(project_root(request.project_root))
+        scope = self.resolve(request.project_root)
+        project = self._project(scope.project)
+        request = replace(request, project_root=str(scope.project), path=self._inside(scope, request.path))
         return reads.get_file(project.snapshots.reader, project.snapshots.current(), request)
 
     def find_symbol(self, request: FindSymbolRequest) -> list[SymbolMatch]:
         """Definitions by name (reads.find_symbol); the project's search.limit when the request sets none."""
         request.validate()
-        root = project_root(request.project_root)
-        project = self._project(root)
-        glob = relative_to_root(request.path_glob, root) if request.path_glob else None
+        scope = self.resolve(request.project_root)
+        project = self._project(scope.project)
+        glob = relative_to_root(request.path_glob, scope.folder) if request.path_glob else None
         return reads.find_symbol(
             project.snapshots.current(),
             request.name,
             limit=request.limit or project.settings.search.limit or DEFAULT_LIMIT,
             kinds=request.kinds,
             languages=request.languages,
-            path_glob=glob or None,
+            path_glob=scoped_glob(scope.within, glob or None),
         )
 
     def list_files(self, request: ListFilesRequest) -> FileList:
@@ -162,20 +202,25 @@ class ProjectSearchers:
         request.validate()
         if request.component:
             return self.releases(self._release_root(request.project_root)).list_files(request)
-        root = project_root(request.project_root)
-        project = self._project(root)
-        glob = relative_to_root(request.path_glob, root) if request.path_glob else None
+        scope = self.resolve(request.project_root)
+        project = self._project(scope.project)
+        glob = relative_to_root(request.path_glob, scope.folder) if request.path_glob else None
         return reads.list_files(
-            project.snapshots.current(), path_glob=glob or None, languages=request.languages, limit=request.limit
+            project.snapshots.current(),
+            path_glob=scoped_glob(scope.within, glob or None),
+            languages=request.languages,
+            limit=request.limit,
         )
 
     def find_related(self, request: FindRelatedRequest) -> RelatedResult:
         """Code related to a place (reads.find_related)."""
         request.validate()
-        project = self._project(project_root(request.project_root))
+        scope = self.resolve(request.project_root)
+        project = self._project(scope.project)
         limit = request.limit or project.settings.search.limit or DEFAULT_LIMIT
         corpus = project.snapshots.current()
-        return reads.find_related(corpus, request.path, request.line, limit=limit, graph=_graph_or_none(corpus))
+        path = self._inside(scope, request.path)
+        return reads.find_related(corpus, path, request.line, limit=limit, graph=_graph_or_none(corpus))
 
     def skeleton(self, request: SkeletonRequest) -> Skeleton:
         """A file's skeleton, from the file as it is on disk now (lgrep_search.skeleton).
@@ -188,9 +233,11 @@ class ProjectSearchers:
         request.validate()
         if self.outliner is None:
             raise InvalidRequestError("this search reader cannot parse files; ask the lgrep daemon (`lgrep serve`)")
-        root = project_root(request.project_root)
+        scope = self.resolve(request.project_root)
+        root = scope.project
         project = self._project(root)
         corpus = project.snapshots.current()
+        request = replace(request, project_root=str(root), path=self._inside(scope, request.path))
         text = reads.indexed_text(root, corpus, request.path)
         outline = self.outliner(request.path, text)
         if outline is None:
@@ -219,10 +266,10 @@ class ProjectSearchers:
 
         Raises NotFoundError when nothing of that name is defined, or the index has no structure yet."""
         request.validate()
-        root = project_root(request.project_root)
-        project = self._project(root)
+        scope = self.resolve(request.project_root)
+        project = self._project(scope.project)
         corpus = project.snapshots.current()
-        path = relative_to_root(request.path, root) if request.path else ""
+        path = self._inside(scope, relative_to_root(request.path, scope.folder)) if request.path else ""
         return structure.trace(corpus, structure.graph_of(corpus), replace(request, path=path))
 
     def list_components(self, project_root_text: str) -> list[ComponentInfo]:
@@ -298,19 +345,41 @@ class ProjectSearchers:
         settings = load_settings(root).settings
         reader = ProjectReader(self.settings.cache_dir, root)
         embedder = self.embedders.for_project(root)
-        self._check_model(reader, embedder)
+        notes = self._check_identity(reader, settings, embedder)
         with self._lock:
             project = self._projects.get(root)
             if project is None:
                 snapshots = Snapshots(reader, background=self.background)
-                project = _Project(snapshots, Searcher(snapshots, embedder), settings, key)
+                project = _Project(snapshots, Searcher(snapshots, embedder), settings, key, notes)
                 self._projects[root] = project
             else:
-                project.settings, project.settings_key = settings, key
+                project.settings, project.settings_key, project.notes = settings, key, notes
             return project
 
-    def _check_model(self, reader: ProjectReader, embedder: EmbeddingProvider) -> None:
-        identity = reader.meta(reader.version()).get("identity") or {}
+    def _check_identity(
+        self, reader: ProjectReader, settings: LgrepSettings, embedder: EmbeddingProvider
+    ) -> tuple[str, ...]:
+        """The one identity check of every read (the daemon's and a command's in this process): an
+        index whose vectors another model made is an error; one chunked by another lgrep or other
+        chunking settings is answered, with a note saying how to bring it up to date."""
+        stored = reader.meta(reader.version()).get("identity") or {}
+        self._check_model(reader, stored, embedder)
+        if self.identity is None:
+            return ()
+        expected = self.identity(settings, embedder)
+        differs = [
+            f"{what} {stored.get(key)} (this lgrep: {getattr(expected, key)})"
+            for key, what in (("chunker_version", "chunker"), ("chunking", "chunking"), ("schema_version", "schema"))
+            if str(stored.get(key)) != str(getattr(expected, key))
+        ]
+        if not differs:
+            return ()
+        return (
+            f"the index of {reader.root} was built with {', '.join(differs)}: `lgrep index {reader.root}` "
+            "brings it up to date and keeps its vectors",
+        )
+
+    def _check_model(self, reader: ProjectReader, identity: dict[str, Any], embedder: EmbeddingProvider) -> None:
         model = str(identity.get("model", ""))
         served = model_label(embedder)
         same = (

@@ -1,10 +1,12 @@
 """The `lgrep` command: index, search, status, clean, watch, serve, config.
 
-Commands that do the work (index, search, watch) go through the daemon (`lgrep serve`), starting it
-when it is not running, so the model and the project's snapshot stay warm between commands; status
-and clean use it only when it runs. Every command also works in this process (`--no-daemon`, or
-`server.autostart: false`, or when no daemon can be started). This module imports nothing heavy:
-what a command needs is imported inside it.
+Each command parses its arguments, calls lgrep's application API (lgrep_core.api.Lgrep) and renders
+the answer (.output); the policy (which project a folder belongs to, building an index first, asking
+before a cloud provider spends money) lives in the API, shared with the MCP server. A command picks
+the engine only: the daemon (`lgrep serve`, started when it is not running for the commands that do
+work; status and clean use it only when it runs), so the model and the project's snapshot stay warm
+between commands, or this process (`--no-daemon`, `server.autostart: false`, or when no daemon can
+be started). This module imports nothing heavy: what a command needs is imported inside it.
 """
 
 from __future__ import annotations
@@ -12,16 +14,22 @@ from __future__ import annotations
 import gc
 import json
 import math
-import queue
 import sys
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from lgrep_core.cli_support import EXIT_ERROR, EXIT_OK, group, run_command, setup_logging
-from lgrep_core.errors import IndexBusyError, NotFoundError
+from lgrep_core.cli_support import EXIT_OK, group, run_command, setup_logging
+from lgrep_core.endpoints import ClientSettings
+from lgrep_core.errors import IndexBusyError, LgrepError, NotFoundError
+
+from .shell import ask_to_spend, connect, make_app, note, settings_for
+
+if TYPE_CHECKING:
+    from lgrep_core.api import Lgrep
+    from lgrep_core.config import LgrepSettings
+    from lgrep_core.models import TagsSummary
 
 __all__ = ["main"]
 
@@ -69,33 +77,29 @@ def _root(path: Path) -> Path:
     return root.resolve()
 
 
-def _project(cs: Any, folder: Path, doing: str) -> Path:
-    """The project a folder belongs to: itself if it has an index, else the nearest indexed folder
-    above it (said on stderr), else itself (a new project)."""
-    from lgrep_core.storage.layout import project_for
+def _scope(cs: ClientSettings, folder: Path, doing: str) -> Path:
+    """The project a folder belongs to (lgrep_core.scope.resolve_project), said on stderr when it is
+    not the folder itself."""
+    from lgrep_core.scope import resolve_project
 
     from .output import printable
 
-    project = project_for(Path(cs.cache_dir), folder)
-    if project != folder:
-        _note(f"{printable(str(folder))} is inside the indexed project {printable(str(project))}: {doing} that one")
-    return project
+    scope = resolve_project(Path(cs.cache_dir), folder)
+    if scope.within:
+        _note(f"{printable(str(folder))} is inside the project {printable(str(scope.project))}: {doing} that one")
+    return scope.project
 
 
-def _release_root(cs: Any, path: Path) -> Path:
+def _release_root(cs: ClientSettings, path: Path) -> Path:
     """The repository a release command names. With versions on object storage (versions.store) the
     folder need not exist here: its name picks the repository's folder in the store."""
     given = path.expanduser()
-    if not given.is_dir() and _settings(None).versions.store.startswith(("s3://", "gs://", "az://")):
+    if not given.is_dir() and settings_for(None).versions.store.startswith(("s3://", "gs://", "az://")):
         return given.absolute()
     return _root(path)
 
 
-def _note(text: str) -> None:
-    from .output import printable
-
-    print(f"lgrep: {printable(text)}", file=sys.stderr)
-
+_note = note
 
 no_daemon_option = click.option(
     "--no-daemon", is_flag=True, help="work in this process instead of through the lgrep daemon"
@@ -158,7 +162,7 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 @no_daemon_option
 @click.pass_obj
 def index(
-    cs: Any,
+    cs: ClientSettings,
     path: Path,
     force: bool,
     no_wait: bool,
@@ -185,47 +189,25 @@ def index(
     Ctrl-C stops waiting and cancels the daemon's run unless another command waits for it too (a
     --no-wait run goes on in the background); --cancel cancels the daemon's runs of the project from
     any terminal. A cancelled run keeps what it committed: the next `lgrep index` goes on from there."""
-    from lgrep_core.models import IndexProgress, IndexSummary
+    from lgrep_core.serialize import index_summary_json
     from lgrep_core.storage.layout import project_dir
 
     from . import output
 
-    root = _root(path) if tags else _project(cs, _root(path), "indexing")
+    root = _root(path) if tags else _scope(cs, _root(path), "indexing")
     if cancel:
         if force or no_wait or show_plan or tags or vectors_only:
             raise click.UsageError("--cancel goes alone (with PATH)")
         return _cancel_index(cs, root, no_daemon=no_daemon)
-    settings = _settings(root)
+    settings = settings_for(root)
     if tag_patterns and not tags:
         raise click.UsageError("--tag-pattern goes with --tags")
     if tags:
         if show_plan or no_wait or vectors_only:
             raise click.UsageError("--tags indexes releases in this process; --plan and --no-wait do not apply")
-        from . import local
-
-        show_progress = not quiet and not as_json and sys.stderr.isatty()
-
-        def approve(estimate: Any) -> bool:
-            return yes or _spend_approved(
-                settings,
-                estimate.provider,
-                estimate.model,
-                estimate.chunks,
-                estimate.tokens,
-                estimate.cost_usd,
-                command="lgrep index --tags",
-            )
-
-        with output.progress_bar(show_progress) as on_progress:
-            tag_summary = local.index_tags(
-                settings,
-                root,
-                force=force,
-                tag_patterns=tag_patterns,
-                lock_timeout_s=wait,
-                progress=on_progress,
-                approve=approve,
-            )
+        tag_summary = _index_tags(
+            settings, root, force=force, tag_patterns=tag_patterns, wait=wait, yes=yes, quiet=quiet or as_json
+        )
         output.print_tags_summary(tag_summary, as_json=as_json)
         return EXIT_OK
     if show_plan:
@@ -233,44 +215,26 @@ def index(
 
         output.print_plan(local.plan(settings, root, force=force), as_json=as_json)
         return EXIT_OK
-    if not (yes or vectors_only) and not _spend_agreed(settings, root, force=force):
-        return EXIT_ERROR
     show_progress = not quiet and not as_json and sys.stderr.isatty()
-    client = None if (no_daemon or vectors_only) else _daemon(cs, start=True)
-    summary: IndexSummary | None = None
-    try:
-        with output.progress_bar(show_progress) as on_progress:
-            if client is not None:
-                with client:
-                    stream = client.index(root, force=force, wait_vectors=not no_wait)
-                    try:
-                        for event in _off_the_main_thread(stream):
-                            if isinstance(event, IndexProgress):
-                                on_progress(event)
-                            else:
-                                summary = event
-                    finally:
-                        stream.cancel()  # at once, before the channel closes: the daemon sees this command leave
-            else:
-                from . import local
-
-                summary = local.index(
-                    settings,
-                    root,
-                    force=force,
-                    wait_vectors=not no_wait,
-                    lock_timeout_s=wait if wait is not None else (3600.0 if vectors_only else None),
-                    progress=on_progress,
-                )
-                if no_wait and summary.vectors_pending:
-                    local.spawn_vector_filler(settings, root)
-    except KeyboardInterrupt:
-        _note(_interrupted(root, through_daemon=client is not None, no_wait=no_wait))
-        return EXIT_INTERRUPTED
-    assert summary is not None
+    app = make_app(
+        cs,
+        no_daemon=no_daemon or vectors_only,
+        start=True,
+        lock_timeout_s=wait if wait is not None else (3600.0 if vectors_only else None),
+        fill_behind=not vectors_only,
+    )
+    with app, output.progress_bar(show_progress) as on_progress:
+        try:
+            summary = app.index(
+                root, force=force, wait_vectors=not no_wait, progress=on_progress, approved=yes or vectors_only
+            )
+        except KeyboardInterrupt:
+            _note(_interrupted(root, through_daemon=_through_daemon(app), no_wait=no_wait))
+            _finish_local_runs(app)
+            return EXIT_INTERRUPTED
     warnings = _spend_warnings(settings, root)
     if as_json:
-        payload = output.summary_json(summary, str(project_dir(cs.cache_dir, root)))
+        payload = {**index_summary_json(summary), "index_dir": str(project_dir(cs.cache_dir, root))}
         print(json.dumps({**payload, "spend_warnings": list(warnings)}, indent=2))
     elif not vectors_only:
         output.print_summary(summary, background=no_wait)
@@ -281,30 +245,60 @@ def index(
 EXIT_INTERRUPTED = 130
 
 
-def _off_the_main_thread(stream: Iterator[Any]) -> Iterator[Any]:
-    """The events of a daemon's stream, read by a worker thread and handed over through a queue.
-    Ctrl-C raises KeyboardInterrupt wherever the main thread is; were that inside gRPC's own
-    locking, its channel could be left unable to close and the command would hang instead of
-    exiting (grpc/grpc#19973). Here the main thread only ever waits on the queue. The caller cancels
-    the stream when it stops reading, which ends the worker's read."""
-    events: queue.Queue[tuple[str, Any]] = queue.Queue()
+def _index_tags(
+    settings: LgrepSettings,
+    root: Path,
+    *,
+    force: bool,
+    tag_patterns: tuple[str, ...],
+    wait: float | None,
+    yes: bool,
+    quiet: bool,
+) -> TagsSummary:
+    """`lgrep index --tags`: the releases, indexed in this process (the caller prints the summary)."""
+    from . import local, output
 
-    def pump() -> None:
+    def approve(estimate: Any) -> bool:
+        if yes:
+            return True
         try:
-            for event in stream:
-                events.put(("event", event))
-            events.put(("end", None))
-        except BaseException as exc:  # handed to the main thread, which raises it
-            events.put(("error", exc))
+            ask_to_spend(
+                settings,
+                estimate.provider,
+                estimate.model,
+                estimate.chunks,
+                estimate.tokens,
+                estimate.cost_usd,
+                command="lgrep index --tags",
+            )
+        except LgrepError as exc:
+            _note(f"error: {exc.message}")
+            return False
+        return True
 
-    threading.Thread(target=pump, name="lgrep-stream-reader", daemon=True).start()
-    while True:
-        kind, value = events.get()
-        if kind == "end":
-            return
-        if kind == "error":
-            raise value
-        yield value
+    with output.progress_bar(not quiet and sys.stderr.isatty()) as on_progress:
+        return local.index_tags(
+            settings,
+            root,
+            force=force,
+            tag_patterns=tag_patterns,
+            lock_timeout_s=wait,
+            progress=on_progress,
+            approve=approve,
+        )
+
+
+def _through_daemon(app: Lgrep) -> bool:
+    from .local import LocalEngine
+
+    return not isinstance(app.engine, LocalEngine)
+
+
+def _finish_local_runs(app: Lgrep) -> None:
+    """After Ctrl-C in this process: an index run stops at its next commit boundary, and the process
+    waits for that (a second Ctrl-C ends it at once)."""
+    if not _through_daemon(app):
+        _note("stopping at the next commit (Ctrl-C again to quit at once)")
 
 
 def _interrupted(root: Path, *, through_daemon: bool, no_wait: bool) -> str:
@@ -323,14 +317,14 @@ def _interrupted(root: Path, *, through_daemon: bool, no_wait: bool) -> str:
     )
 
 
-def _cancel_index(cs: Any, root: Path, *, no_daemon: bool) -> int:
+def _cancel_index(cs: ClientSettings, root: Path, *, no_daemon: bool) -> int:
     """`lgrep index --cancel PATH`: cancel the daemon's runs of a project and say what happened."""
     from lgrep_core.storage.layout import project_dir, writer_pid
 
     from .output import printable
 
     where = printable(str(root))
-    client = None if no_daemon else _daemon(cs, start=False)
+    client = None if no_daemon else connect(cs, start=False)
     result = None
     daemon_pid = None
     if client is not None:
@@ -359,58 +353,7 @@ def _cancel_index(cs: Any, root: Path, *, no_daemon: bool) -> int:
     return EXIT_OK
 
 
-def _spend_agreed(settings: Any, root: Path, *, force: bool) -> bool:
-    """Whether indexing may go ahead: always with the local model; with a cloud provider, when the
-    plan's estimate is within spend.confirm_above_usd, or the user says yes at the terminal. Without
-    a terminal to ask, a run above it is refused (an agent or a script never hangs on a prompt)."""
-    if settings.embedding.provider == "local":
-        return True
-
-    from . import local, output
-
-    the_plan = local.plan(settings, root, force=force, remote_only=True)
-    if the_plan is None or not the_plan.tokens:
-        return True
-    cost = the_plan.cost_usd
-    if cost is not None and cost <= settings.spend.confirm_above_usd:
-        return True
-    output.print_plan(the_plan, as_json=False, file=sys.stderr)
-    chunks = the_plan.chunks_to_embed - the_plan.chunks_withheld
-    return _spend_approved(settings, the_plan.provider, the_plan.model, chunks, the_plan.tokens, cost)
-
-
-def _spend_approved(
-    settings: Any,
-    provider: str,
-    model: str,
-    chunks: int,
-    tokens: int,
-    cost: float | None,
-    *,
-    command: str = "lgrep index",
-) -> bool:
-    """The question `_spend_agreed` asks (and `lgrep index --tags` before it embeds): yes within
-    spend.confirm_above_usd, else the user's answer at a terminal; without one, no."""
-    from lgrep_core.spend import format_usd
-
-    limit = settings.spend.confirm_above_usd
-    if cost is not None and cost <= limit:
-        return True
-    what = f"about {format_usd(cost)}" if cost is not None else f"an unknown cost (no price for {model})"
-    ask = f"send {chunks:,} chunks (~{tokens:,} tokens, {what}) to {provider}"
-    if not sys.stdin.isatty():
-        _note(
-            f"error: this run would {ask}, above spend.confirm_above_usd ({format_usd(limit)}), and there is "
-            f"no terminal to ask: run `{command} --yes` to go ahead (`lgrep index --plan` shows the estimate)"
-        )
-        return False
-    if click.confirm(f"{ask[0].upper()}{ask[1:]}?", default=False, err=True):
-        return True
-    _note("nothing was sent")
-    return False
-
-
-def _spend_warnings(settings: Any, root: Path) -> tuple[str, ...]:
+def _spend_warnings(settings: LgrepSettings, root: Path) -> tuple[str, ...]:
     """The spend warnings after a run with a cloud provider (none with the local model)."""
     if settings.embedding.provider == "local":
         return ()
@@ -446,7 +389,7 @@ def _spend_warnings(settings: Any, root: Path) -> tuple[str, ...]:
 @no_daemon_option
 @click.pass_obj
 def search(
-    cs: Any,
+    cs: ClientSettings,
     query: str,
     path: Path,
     limit: int | None,
@@ -462,23 +405,16 @@ def search(
     no_daemon: bool,
 ) -> int:
     """Search a project's index (built first if there is none), or a released version of it."""
-    from lgrep_core.models import ContentType, ProjectState, SearchRequest, SearchType
-    from lgrep_core.storage.layout import index_state, project_dir
+    from lgrep_core.models import ContentType, SearchRequest, SearchType
 
     from . import output
 
     if version_spec and not component:
         raise click.UsageError("--version needs --component (lgrep components lists them)")
-    root = _release_root(cs, path) if component else _root(path)
-    if not component:
-        project = _project(cs, root, "searching")
-        if project != root:  # only the folder's files, from the enclosing project's index
-            rel = root.relative_to(project).as_posix()
-            path_glob = f"{rel}/{path_glob.strip().removeprefix('./')}" if path_glob else rel
-            root = project
+    folder = _release_root(cs, path) if component else _root(path)
     request = SearchRequest(
         query=query,
-        project_root=str(root),
+        project_root=str(folder),
         limit=limit,
         search_type=SearchType(search_type),
         path_glob=path_glob,
@@ -489,69 +425,33 @@ def search(
         component=component or "",
         version=version_spec or "",
     ).validate()
-    if component:
-        with _reader(cs, root, no_daemon) as reader:
-            response = reader.search(request)
-        output.print_search(response, query=query, root=str(root), as_json=as_json, explain=explain)
-        return EXIT_OK
-    state = index_state(project_dir(cs.cache_dir, root))
-    building = state is not ProjectState.READY and state is not ProjectState.BUILDING
-    # Building the index first: with a cloud provider, that spends money as `lgrep index` does.
-    if building and not _spend_agreed(_settings(root), root, force=False):
-        return EXIT_ERROR
-    client = None if no_daemon else _daemon(cs, start=True)
-    if client is not None:
-        with client:
-            if state is not ProjectState.READY and state is not ProjectState.BUILDING:
-                _note(f"{root} has no searchable index yet; building it first")
-                with output.progress_bar(sys.stderr.isatty()) as on_progress:
-                    for event in client.index(root):
-                        if not hasattr(event, "files_seen"):
-                            on_progress(event)  # type: ignore[arg-type]
-            response = client.search(request)
-    else:
-        from dataclasses import replace
-
-        from . import local
-
-        settings = _settings(root)
-        request = replace(
-            request,
-            limit=limit if limit is not None else settings.search.limit,
-            bm25_weight=bm25_weight if bm25_weight is not None else settings.search.bm25_weight,
-        )
-        response = local.search(settings, root, request, notice=_note)
-    output.print_search(response, query=query, root=str(root), as_json=as_json, explain=explain)
+    with make_app(cs, no_daemon=no_daemon, start=True, lock_timeout_s=_search_build_wait()) as app:
+        scope = app.scope(folder, doing="searching") if not component else None
+        with output.progress_bar(sys.stderr.isatty()) as on_progress:
+            outcome = app.search(request, progress=on_progress)
+    assert outcome.response is not None  # no wait bound: the index was built first
+    root = str(scope.project) if scope is not None else str(folder)
+    output.print_search(outcome.response, query=query, root=root, as_json=as_json, explain=explain)
     return EXIT_OK
+
+
+def _search_build_wait() -> float:
+    """How long a search that has to build the index first queues behind another process building
+    it (in this process; the daemon queues its own runs)."""
+    return 3600.0
 
 
 # ------------------------------------------------------------------------- file, symbol, related
 # The MCP tools lgrep_get_file, lgrep_find_symbol and lgrep_find_related, as commands.
 
 
-def _reader(cs: Any, root: Path, no_daemon: bool) -> Any:
-    """Something with get_file/find_symbol/find_related for `root`: the daemon's client (started
-    if needed), or this process's searchers."""
-    client = None if no_daemon else _daemon(cs, start=True)
-    if client is not None:
-        return client
-    from . import local
-
-    return local.Reads(_settings(root), root)
-
-
-def _project_of(cs: Any, target: Path, project: Path | None) -> Path:
-    """The project a file belongs to: `--project`, else the nearest folder above it with an index,
-    else the current folder."""
+def _project_of(cs: ClientSettings, target: Path, project: Path | None) -> Path:
+    """The project a file belongs to: `--project`, else lgrep_core.scope.project_of_file."""
     if project is not None:
         return _root(project)
-    from lgrep_core.models import ProjectState
-    from lgrep_core.storage.layout import index_state, project_dir
+    from lgrep_core.scope import project_of_file
 
-    for folder in target.parents:
-        if index_state(project_dir(cs.cache_dir, folder)) is not ProjectState.ABSENT:
-            return folder
-    return _root(Path())
+    return project_of_file(Path(cs.cache_dir), target)
 
 
 def _lines(text: str | None) -> tuple[int, int]:
@@ -574,7 +474,7 @@ def _lines(text: str | None) -> tuple[int, int]:
 @no_daemon_option
 @click.pass_obj
 def file_command(
-    cs: Any,
+    cs: ClientSettings,
     file: Path,
     lines: str | None,
     project: Path | None,
@@ -594,17 +494,17 @@ def file_command(
     start, end = _lines(lines)
     if component:
         root = _release_root(cs, project or Path())
-        reader = _reader(cs, root, no_daemon)
-        with reader:
-            piece = reader.get_file(root, file.as_posix(), start, end, component=component, version=version_spec or "")
+        with make_app(cs, no_daemon=no_daemon, start=True) as app:
+            piece = app.engine.get_file(
+                root, file.as_posix(), start, end, component=component, version=version_spec or ""
+            )
     else:
         target = file.expanduser().absolute()
         root = _project_of(cs, target, project)
-        reader = _reader(cs, root, no_daemon)
-        with reader:
-            piece = reader.get_file(root, target, start, end)
+        with make_app(cs, no_daemon=no_daemon, start=True) as app:
+            piece = app.engine.get_file(root, target, start, end)
     if as_json:
-        print(json.dumps({"project": str(root), **file_slice_json(piece)}, indent=2, ensure_ascii=False))
+        print(json.dumps({"project_root": str(root), **file_slice_json(piece)}, indent=2, ensure_ascii=False))
         return EXIT_OK
     width = len(str(piece.end_line))
     text = piece.content[:-1] if piece.content.endswith("\n") else piece.content
@@ -628,7 +528,7 @@ def file_command(
 @no_daemon_option
 @click.pass_obj
 def files(
-    cs: Any,
+    cs: ClientSettings,
     path: Path,
     path_glob: str | None,
     lang: tuple[str, ...],
@@ -646,9 +546,8 @@ def files(
     if version_spec and not component:
         raise click.UsageError("--version needs --component (lgrep components lists them)")
     root = _release_root(cs, path) if component else _root(path)
-    reader = _reader(cs, root, no_daemon)
-    with reader:
-        listed = reader.list_files(
+    with make_app(cs, no_daemon=no_daemon, start=True) as app:
+        listed = app.engine.list_files(
             root,
             path_glob=path_glob,
             languages=lang,
@@ -673,17 +572,17 @@ def files(
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @no_daemon_option
 @click.pass_obj
-def components(cs: Any, path: Path, as_json: bool, no_daemon: bool) -> int:
+def components(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -> int:
     """List the components of a repository's indexed releases (lgrep index --tags), with version counts."""
     from lgrep_core.serialize import component_json
 
     from .output import printable
 
     root = _release_root(cs, path)
-    with _reader(cs, root, no_daemon) as reader:
-        found = reader.list_components(root)
+    with make_app(cs, no_daemon=no_daemon, start=True) as app:
+        found = app.engine.list_components(root)
     if as_json:
-        payload = {"project": str(root), "components": [component_json(c) for c in found]}
+        payload = {"project_root": str(root), "components": [component_json(c) for c in found]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return EXIT_OK
     for c in found:
@@ -697,17 +596,17 @@ def components(cs: Any, path: Path, as_json: bool, no_daemon: bool) -> int:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @no_daemon_option
 @click.pass_obj
-def versions(cs: Any, component: str, path: Path, as_json: bool, no_daemon: bool) -> int:
+def versions(cs: ClientSettings, component: str, path: Path, as_json: bool, no_daemon: bool) -> int:
     """List the indexed versions of a component, newest first."""
     from lgrep_core.serialize import release_json
 
     from .output import printable
 
     root = _release_root(cs, path)
-    with _reader(cs, root, no_daemon) as reader:
-        found = reader.list_versions(root, component)
+    with make_app(cs, no_daemon=no_daemon, start=True) as app:
+        found = app.engine.list_versions(root, component)
     if as_json:
-        payload = {"project": str(root), "component": component, "versions": [release_json(r) for r in found]}
+        payload = {"project_root": str(root), "component": component, "versions": [release_json(r) for r in found]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return EXIT_OK
     for r in found:
@@ -724,7 +623,9 @@ def versions(cs: Any, component: str, path: Path, as_json: bool, no_daemon: bool
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @no_daemon_option
 @click.pass_obj
-def symbol(cs: Any, name: str, path: Path, kind: str | None, limit: int, as_json: bool, no_daemon: bool) -> int:
+def symbol(
+    cs: ClientSettings, name: str, path: Path, kind: str | None, limit: int, as_json: bool, no_daemon: bool
+) -> int:
     """Where a symbol is defined (exact names first, then typo-tolerant matches: getUsrByld)."""
     from lgrep_core.errors import InvalidRequestError
     from lgrep_core.models import ChunkKind
@@ -737,11 +638,10 @@ def symbol(cs: Any, name: str, path: Path, kind: str | None, limit: int, as_json
         kinds = (ChunkKind(kind),) if kind else ()
     except ValueError:
         raise InvalidRequestError(f"unknown kind {kind!r}; one of {', '.join(k.value for k in ChunkKind)}") from None
-    reader = _reader(cs, root, no_daemon)
-    with reader:
-        matches = reader.find_symbol(root, name, kinds=kinds, limit=limit)
+    with make_app(cs, no_daemon=no_daemon, start=True) as app:
+        matches = app.engine.find_symbol(root, name, kinds=kinds, limit=limit)
     if as_json:
-        payload = {"project": str(root), "query": name, "matches": [symbol_match_json(m) for m in matches]}
+        payload = {"project_root": str(root), "query": name, "matches": [symbol_match_json(m) for m in matches]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return EXIT_OK
     if not matches:
@@ -765,7 +665,9 @@ def symbol(cs: Any, name: str, path: Path, kind: str | None, limit: int, as_json
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @no_daemon_option
 @click.pass_obj
-def related(cs: Any, file: Path, line: int, project: Path | None, limit: int, as_json: bool, no_daemon: bool) -> int:
+def related(
+    cs: ClientSettings, file: Path, line: int, project: Path | None, limit: int, as_json: bool, no_daemon: bool
+) -> int:
     """Code related to a place: the chunks nearest by meaning to the one spanning LINE of FILE."""
     from lgrep_core.models import SearchResponse
     from lgrep_core.serialize import location_json, related_json
@@ -774,9 +676,8 @@ def related(cs: Any, file: Path, line: int, project: Path | None, limit: int, as
 
     target = file.expanduser().absolute()
     root = _project_of(cs, target, project)
-    reader = _reader(cs, root, no_daemon)
-    with reader:
-        result = reader.find_related(root, target, line, limit=limit)
+    with make_app(cs, no_daemon=no_daemon, start=True) as app:
+        result = app.engine.find_related(root, target, line, limit=limit)
     if as_json:
         print(json.dumps(related_json(result, root=str(root)), indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -793,7 +694,7 @@ def related(cs: Any, file: Path, line: int, project: Path | None, limit: int, as
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @no_daemon_option
 @click.pass_obj
-def skeleton(cs: Any, file: Path, project: Path | None, as_json: bool, no_daemon: bool) -> int:
+def skeleton(cs: ClientSettings, file: Path, project: Path | None, as_json: bool, no_daemon: bool) -> int:
     """A file's structure: imports and signatures with their docstrings' first lines, bodies elided
     (each `⋯ N lines (Lstart-end)` says which lines to read for it). Built from the file as it is now."""
     from lgrep_core.serialize import skeleton_json
@@ -802,11 +703,10 @@ def skeleton(cs: Any, file: Path, project: Path | None, as_json: bool, no_daemon
 
     target = file.expanduser().absolute()
     root = _project_of(cs, target, project)
-    reader = _reader(cs, root, no_daemon)
-    with reader:
-        result = reader.skeleton(root, target)
+    with make_app(cs, no_daemon=no_daemon, start=True) as app:
+        result = app.engine.skeleton(root, target)
     if as_json:
-        print(json.dumps({"project": str(root), **skeleton_json(result)}, indent=2, ensure_ascii=False))
+        print(json.dumps({"project_root": str(root), **skeleton_json(result)}, indent=2, ensure_ascii=False))
         return EXIT_OK
     for line in result.content.splitlines():
         print(printable(line))
@@ -834,7 +734,7 @@ def skeleton(cs: Any, file: Path, project: Path | None, as_json: bool, no_daemon
 @no_daemon_option
 @click.pass_obj
 def trace(
-    cs: Any,
+    cs: ClientSettings,
     symbol: str,
     path: Path,
     depth: int,
@@ -859,9 +759,8 @@ def trace(
     if in_file:
         where = Path(in_file).expanduser()
         target = str(where.absolute()) if where.is_absolute() or where.exists() else in_file
-    reader = _reader(cs, root, no_daemon)
-    with reader:
-        result = reader.trace(
+    with make_app(cs, no_daemon=no_daemon, start=True) as app:
+        result = app.engine.trace(
             root,
             symbol,
             path=target,
@@ -886,19 +785,13 @@ def trace(
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @no_daemon_option
 @click.pass_obj
-def status(cs: Any, path: Path, as_json: bool, no_daemon: bool) -> int:
-    """What the index of a project holds and how fresh it is."""
+def status(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -> int:
+    """What the index of a project holds and how fresh it is (a folder inside a project: that project's)."""
     from . import output
 
-    root = _root(path)
-    client = None if no_daemon else _daemon(cs, start=False)
-    if client is not None:
-        with client:
-            result = client.status(root)
-    else:
-        from . import local
-
-        result = local.status(_settings(root), root)
+    root = _scope(cs, _root(path), "showing")
+    with make_app(cs, no_daemon=no_daemon, start=False) as app:
+        result = app.engine.status(root)
     output.print_status(result, as_json=as_json)
     return EXIT_OK
 
@@ -907,7 +800,7 @@ def status(cs: Any, path: Path, as_json: bool, no_daemon: bool) -> int:
 @click.argument("path", default=".", type=click.Path(path_type=Path))
 @no_daemon_option
 @click.pass_obj
-def clean(cs: Any, path: Path, no_daemon: bool) -> int:
+def clean(cs: ClientSettings, path: Path, no_daemon: bool) -> int:
     """Delete the index of a project."""
     from lgrep_core.storage.layout import project_dir
 
@@ -918,14 +811,8 @@ def clean(cs: Any, path: Path, no_daemon: bool) -> int:
     if not folder.exists():
         print(f"no index for {printable(str(root))}", file=sys.stderr)
         return EXIT_OK
-    client = None if no_daemon else _daemon(cs, start=False)
-    if client is not None:
-        with client:
-            client.remove(root)
-    else:
-        from . import local
-
-        local.remove(_settings(None), root)
+    with make_app(cs, no_daemon=no_daemon, start=False) as app:
+        app.engine.remove(root)
     print(f"removed the index of {printable(str(root))} ({printable(str(folder))})", file=sys.stderr)
     return EXIT_OK
 
@@ -937,19 +824,18 @@ def clean(cs: Any, path: Path, no_daemon: bool) -> int:
 @click.argument("path", default=".", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.pass_obj
-def watch(cs: Any, path: Path, as_json: bool) -> int:
+def watch(cs: ClientSettings, path: Path, as_json: bool) -> int:
     """Keep a project's index fresh as its files change (the daemon watches it). A folder inside an
     indexed or watched project is watched as part of that project."""
+    from lgrep_core.serialize import watch_json
+
     from .output import printable
 
-    root = _project(cs, _root(path), "watching")
-    client = _daemon(cs, start=True)
-    if client is None:
-        raise NotFoundError("watching needs the lgrep daemon, and it could not be started (see serve.log)")
-    with client:
-        result = client.watch(root)
+    root = _scope(cs, _root(path), "watching")
+    with make_app(cs, no_daemon=False, start=True) as app:
+        result = app.engine.watch(root)
     if as_json:
-        print(json.dumps({"project": str(root), "watched": result.watched, "already_watched": result.already_watched}))
+        print(json.dumps(watch_json(result, root=str(root))))
         return EXIT_OK
     what = "already watched" if result.already_watched else "now watched"
     print(f"{printable(str(root))} is {what}: saved changes are searchable within seconds", file=sys.stderr)
@@ -960,22 +846,17 @@ def watch(cs: Any, path: Path, as_json: bool) -> int:
 @click.argument("path", default=".", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.pass_obj
-def unwatch(cs: Any, path: Path, as_json: bool) -> int:
+def unwatch(cs: ClientSettings, path: Path, as_json: bool) -> int:
     """Stop watching a project."""
+    from lgrep_core.serialize import unwatch_json
+
     from .output import printable
 
     root = path.expanduser().resolve()
-    client = _daemon(cs, start=False)
-    if client is not None:
-        with client:
-            was = client.unwatch(root)
-    else:
-        # No daemon: the list it would watch again when it starts is the truth to edit.
-        from .local import unwatch_saved
-
-        was = unwatch_saved(cs.cache_dir, root)
+    with make_app(cs, no_daemon=False, start=False) as app:
+        was = app.engine.unwatch(root)
     if as_json:
-        print(json.dumps({"project": str(root), "was_watched": was}))
+        print(json.dumps(unwatch_json(was, root=str(root))))
         return EXIT_OK
     print(f"{printable(str(root))} {'is no longer watched' if was else 'was not watched'}", file=sys.stderr)
     return EXIT_OK
@@ -1030,7 +911,7 @@ def mcp(project: Path, roots: tuple[Path, ...], http_port: int | None, token_fil
 @click.option("--ready-fd", type=int, hidden=True)
 @click.pass_obj
 def serve(
-    cs: Any,
+    cs: ClientSettings,
     socket_path: Path | None,
     tcp_port: int | None,
     stop: bool,
@@ -1061,7 +942,7 @@ def serve(
 
     from .daemon import serve_both
 
-    settings = _settings(None)
+    settings = settings_for(None)
     if tcp_port is not None:
         settings.server.tcp_port = tcp_port
     try:
@@ -1072,12 +953,12 @@ def serve(
     return EXIT_OK
 
 
-def _serve_status(cs: Any, socket_path: Path, *, as_json: bool) -> int:
+def _serve_status(cs: ClientSettings, socket_path: Path, *, as_json: bool) -> int:
     from dataclasses import asdict, replace
 
     from .output import printable
 
-    client = _daemon(replace(cs, socket_path=socket_path, autostart=False), start=False)
+    client = connect(replace(cs, socket_path=socket_path, autostart=False), start=False)
     if client is None:
         if as_json:
             print(json.dumps({"running": False, "socket": str(socket_path)}))
@@ -1137,18 +1018,6 @@ def config_show(path: Path, as_json: bool) -> int:
 
 
 # ---------------------------------------------------------------------------------- helpers
-
-
-def _settings(root: Path | None) -> Any:
-    from lgrep_core.config import load_settings
-
-    return load_settings(root).settings
-
-
-def _daemon(cs: Any, *, start: bool) -> Any:
-    from lgrep_core.daemon_client import connect_daemon
-
-    return connect_daemon(cs, start=start, notice=_note)
 
 
 # ------------------------------------------------------------------- agents: install, uninstall, init

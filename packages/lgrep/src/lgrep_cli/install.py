@@ -12,11 +12,15 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from lgrep_core.cli_support import EXIT_OK
-from lgrep_core.errors import ConfigError, NotFoundError
+from lgrep_core.endpoints import ClientSettings
+from lgrep_core.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from lgrep_core.models import IndexSummary
 
 __all__ = ["init", "install", "uninstall"]
 
@@ -173,7 +177,7 @@ def detect_clients(where: Any) -> list[str]:
 @click.option("--dry-run", is_flag=True, help="print what would change and do nothing")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.pass_obj
-def init(cs: Any, path: Path, no_index: bool, dry_run: bool, as_json: bool) -> int:
+def init(cs: ClientSettings, path: Path, no_index: bool, dry_run: bool, as_json: bool) -> int:
     """Index a project and add lgrep's MCP server to the project settings of the agent clients
     found here (OpenCode, Claude Code)."""
     from lgrep_skill import plan_install
@@ -191,13 +195,12 @@ def init(cs: Any, path: Path, no_index: bool, dry_run: bool, as_json: bool) -> i
     if not dry_run:
         for plan in plans:
             plan.apply()
-    extra: dict[str, Any] = {"root": str(root), "clients": clients}
+    extra: dict[str, Any] = {"project_root": str(root), "clients": clients}
     if summary is not None:
+        from lgrep_core.serialize import index_summary_json
         from lgrep_core.storage.layout import project_dir
 
-        from .output import summary_json
-
-        extra["index"] = summary_json(summary, str(project_dir(cs.cache_dir, root)))
+        extra["index"] = {**index_summary_json(summary), "index_dir": str(project_dir(cs.cache_dir, root))}
     _report(plans, dry_run=dry_run, as_json=as_json, extra=extra if as_json else None)
     if not as_json:
         if summary is not None:
@@ -213,28 +216,10 @@ def init(cs: Any, path: Path, no_index: bool, dry_run: bool, as_json: bool) -> i
     return EXIT_OK
 
 
-def _index(cs: Any, root: Path) -> Any:
+def _index(cs: ClientSettings, root: Path) -> IndexSummary:
     """Index `root` until BM25 search works, through the daemon when it runs or can start (vectors
     follow there), else in this process with a background vector filler, like `lgrep index --no-wait`."""
-    from lgrep_core.daemon_client import connect_daemon
-    from lgrep_core.models import IndexSummary
+    from .shell import make_app
 
-    client = connect_daemon(cs, start=True, notice=lambda text: print(f"lgrep: {text}", file=sys.stderr))
-    summary = None
-    if client is not None:
-        with client:
-            for event in client.index(root, wait_vectors=False):
-                if isinstance(event, IndexSummary):
-                    summary = event
-    else:
-        from lgrep_core.config import load_settings
-
-        from . import local
-
-        settings = load_settings(root).settings
-        summary = local.index(settings, root, wait_vectors=False)
-        if summary.vectors_pending:
-            local.spawn_vector_filler(settings, root)
-    if summary is None:
-        raise ConfigError(f"indexing {root} ended without a summary")
-    return summary
+    with make_app(cs, no_daemon=False, start=True) as app:
+        return app.index(root, wait_vectors=False)

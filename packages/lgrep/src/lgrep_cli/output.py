@@ -19,11 +19,10 @@ from lgrep_core.models import (
     ProjectState,
     ProjectStatus,
     SearchResponse,
-    SpendTotals,
     TagsSummary,
     TraceResult,
 )
-from lgrep_core.serialize import search_response_json
+from lgrep_core.serialize import project_status_json, search_response_json
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,9 +39,6 @@ __all__ = [
     "print_trace",
     "printable",
     "progress_bar",
-    "spend_json",
-    "status_json",
-    "summary_json",
 ]
 
 # Human search output: the first lines of each result, each cut to a terminal's width.
@@ -93,25 +89,6 @@ def print_search(response: SearchResponse, *, query: str, root: str, as_json: bo
 # ------------------------------------------------------------------------------------ indexing
 
 
-def summary_json(summary: IndexSummary, index_dir: str) -> dict[str, Any]:
-    return {
-        "root": summary.root,
-        "files": summary.files_seen,
-        "files_indexed": summary.files_indexed,
-        "files_unchanged": summary.files_unchanged,
-        "files_deleted": summary.files_deleted,
-        "files_skipped": dict(summary.skipped),
-        "chunks_written": summary.chunks_written,
-        "chunks": summary.chunks_total,
-        "vectors_embedded": summary.vectors_embedded,
-        "vectors_pending": summary.vectors_pending,
-        "seconds_bm25": round(summary.seconds_bm25, 3),
-        "seconds_vectors": round(summary.seconds_vectors, 3),
-        "tokens_billed": summary.tokens_billed,
-        "index_dir": index_dir,
-    }
-
-
 def print_summary(summary: IndexSummary, *, background: bool) -> None:
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.skipped.items()))
     lines = [
@@ -153,7 +130,7 @@ def print_tags_summary(summary: TagsSummary, *, as_json: bool) -> None:
 
 def plan_json(plan: IndexPlan) -> dict[str, Any]:
     return {
-        "root": plan.root,
+        "project_root": plan.root,
         "provider": plan.provider,
         "model": plan.model,
         "remote": plan.remote,
@@ -263,66 +240,9 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[IndexProgress], None]]:
 # -------------------------------------------------------------------------------------- status
 
 
-def spend_json(totals: SpendTotals | None) -> dict[str, Any] | None:
-    if totals is None:
-        return None
-    return {
-        "tokens": totals.tokens,
-        "requests": totals.requests,
-        "cost_usd": round(totals.cost_usd, 6),
-        "cost_known": totals.cost_known,
-        "unpriced_models": list(totals.unpriced_models),
-    }
-
-
-def _spend_fields(status: ProjectStatus) -> dict[str, Any]:
-    return {
-        "spend": spend_json(status.project_spend),
-        "spend_total": spend_json(status.total_spend),
-        "spend_warnings": list(status.spend_warnings),
-    }
-
-
-def status_json(status: ProjectStatus) -> dict[str, Any]:
-    state = status.state.value if status.state is not None else ""
-    if status.state is not ProjectState.READY:
-        return {
-            "root": status.project_root,
-            "state": state,
-            "index_dir": status.index_dir,
-            "detail": status.detail,
-            **_spend_fields(status),
-        }
-    changes = status.changes
-    return {
-        "root": status.project_root,
-        "state": state,
-        "index_dir": status.index_dir,
-        "files": status.files,
-        "chunks": status.chunks,
-        "vectors_pending": status.vectors_pending,
-        "languages": dict(status.languages),
-        "provider": status.provider,
-        "model": status.model,
-        "dimension": status.dimension,
-        "chunker_version": status.chunker_version,
-        "last_indexed": status.last_indexed.isoformat() if status.last_indexed else None,
-        "files_changed_since": None
-        if changes is None
-        else {
-            "added": changes.added,
-            "modified": changes.modified,
-            "deleted": changes.deleted,
-            "total": changes.total,
-        },
-        "watched": status.watched,
-        **_spend_fields(status),
-    }
-
-
 def print_status(status: ProjectStatus, *, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(status_json(status), indent=2))
+        print(json.dumps(project_status_json(status), indent=2))
         return
     print(printable(status.project_root))
     if status.state is not ProjectState.READY:

@@ -391,16 +391,26 @@ class SearchResponse(_message.Message):
     SEARCH_TYPE_FIELD_NUMBER: _builtins.int
     NOTES_FIELD_NUMBER: _builtins.int
     RELEASE_FIELD_NUMBER: _builtins.int
+    PROJECT_ROOT_FIELD_NUMBER: _builtins.int
+    SCOPE_FIELD_NUMBER: _builtins.int
     chunks_searched: _builtins.int
     """Chunks the query ran against."""
     vectors_pending: _builtins.int
     """Chunks not yet searchable by vector because their embedding is pending."""
     files_changed: _builtins.int
-    """Files changed on disk since the index was last updated."""
+    """Not set by any lgrep server (always 0); `GetStatus` counts the files changed since indexing."""
     query_kind: _builtins.str
     """How the query was read: "symbol" (a bare or qualified identifier) or "natural"."""
     search_type: Global___SearchType.ValueType
     """The channels that ran."""
+    project_root: _builtins.str
+    """The project whose index answered: the request's project_root, or, when that folder lies inside
+    an indexed project, that project (since revision 7).
+    """
+    scope: _builtins.str
+    """The folder inside project_root the search kept to ("" for the whole project): the request's
+    folder when it lies inside an indexed project (since revision 7).
+    """
     @_builtins.property
     def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchHit]:
         """Hits, best first."""
@@ -431,10 +441,12 @@ class SearchResponse(_message.Message):
         search_type: Global___SearchType.ValueType = ...,
         notes: _abc.Iterable[_builtins.str] | None = ...,
         release: Global___Release | None = ...,
+        project_root: _builtins.str = ...,
+        scope: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["release", b"release", "timings", b"timings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks_searched", b"chunks_searched", "files_changed", b"files_changed", "notes", b"notes", "query_kind", b"query_kind", "release", b"release", "results", b"results", "search_type", b"search_type", "timings", b"timings", "vectors_pending", b"vectors_pending"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks_searched", b"chunks_searched", "files_changed", b"files_changed", "notes", b"notes", "project_root", b"project_root", "query_kind", b"query_kind", "release", b"release", "results", b"results", "scope", b"scope", "search_type", b"search_type", "timings", b"timings", "vectors_pending", b"vectors_pending"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,328 @@
+"""The application API: lgrep's use cases as one typed interface, under every shell.
+
+    engine = connect_daemon(client_settings())      # the daemon (lgrep_core.client.LgrepClient), or
+    engine = LocalEngine(...)                       # this process (lgrep_cli.local)
+    app = Lgrep(engine, cache_dir)
+    outcome = app.search(SearchRequest("where are tokens verified?", project_root="/repo/src"))
+
+`Engine` is what serves the calls: the daemon's client and the in-process engine both implement it,
+with the same signatures, domain types in and out, and the same answers (both read through
+lgrep_search.projects.ProjectSearchers, which fills a request's defaults from the project's settings
+and makes the one identity check). `Lgrep` holds the policy every shell shares, written once:
+
+- project resolution (lgrep_core.scope): a folder inside an indexed project is that project, kept
+  to the folder; else its git root; else the folder;
+- building the index first when a search finds none (or an interrupted or outdated one), queueing
+  behind a build already running, with progress, for as long as the caller waits;
+- asking before a cloud provider spends money (the shell says how: a terminal prompt, or no);
+- reading an index stream off the caller's thread, so Ctrl-C is never raised inside gRPC's locks.
+
+The CLI and the MCP server parse, call this, and render; they choose the engine, nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+from lgrep_core.errors import DeadlineExceededError, LgrepError
+from lgrep_core.models import (
+    CancelResult,
+    ChunkKind,
+    ComponentInfo,
+    FileList,
+    FileSlice,
+    IndexProgress,
+    IndexSummary,
+    ProjectState,
+    ProjectStatus,
+    RelatedResult,
+    Release,
+    RemoveResult,
+    SearchRequest,
+    SearchResponse,
+    Skeleton,
+    SymbolMatch,
+    TraceDirection,
+    TraceResult,
+    WatchResult,
+)
+from lgrep_core.scope import Scope, project_of_file, resolve_project, scoped_glob
+from lgrep_core.storage.layout import index_state, project_dir
+
+__all__ = ["Engine", "IndexRun", "Lgrep", "SearchOutcome", "SpendDeclinedError", "SpendGate"]
+
+PathText = str | os.PathLike[str]
+
+
+class IndexRun(Protocol):
+    """The events of one index run, the summary last; `cancel()` (from any thread) ends it for
+    this caller: the run stops unless someone else waits for it."""
+
+    def __iter__(self) -> Iterator[IndexProgress | IndexSummary]: ...
+    def __next__(self) -> IndexProgress | IndexSummary: ...
+    def cancel(self) -> None: ...
+
+
+class Engine(Protocol):
+    """What serves lgrep's use cases: the daemon's client (lgrep_core.client.LgrepClient) or this
+    process (lgrep_cli.local.LocalEngine). Paths are absolute, or relative to the working directory."""
+
+    def search(self, request: SearchRequest) -> SearchResponse: ...
+
+    def index(
+        self, project_root: PathText, *, force: bool = False, wait_vectors: bool = True, timeout: float | None = None
+    ) -> IndexRun: ...
+
+    def status(self, project_root: PathText) -> ProjectStatus: ...
+    def watch(self, project_root: PathText, *, debounce_ms: int | None = None) -> WatchResult: ...
+    def unwatch(self, project_root: PathText) -> bool: ...
+    def remove(self, project_root: PathText) -> RemoveResult: ...
+    def cancel_index(self, project_root: PathText) -> CancelResult: ...
+
+    def get_file(
+        self,
+        project_root: PathText,
+        path: PathText,
+        start_line: int = 0,
+        end_line: int = 0,
+        *,
+        component: str = "",
+        version: str = "",
+    ) -> FileSlice: ...
+
+    def find_symbol(
+        self,
+        project_root: PathText,
+        name: str,
+        *,
+        limit: int | None = None,
+        kinds: Sequence[ChunkKind] = (),
+        languages: Sequence[str] = (),
+        path_glob: str | None = None,
+    ) -> list[SymbolMatch]: ...
+
+    def find_related(
+        self, project_root: PathText, path: PathText, line: int, *, limit: int | None = None
+    ) -> RelatedResult: ...
+
+    def skeleton(self, project_root: PathText, path: PathText) -> Skeleton: ...
+
+    def trace(
+        self,
+        project_root: PathText,
+        symbol: str,
+        *,
+        path: PathText = "",
+        depth: int = 1,
+        direction: TraceDirection = TraceDirection.BOTH,
+        limit: int | None = None,
+        offset: int = 0,
+        resolve_imports: bool = True,
+    ) -> TraceResult: ...
+
+    def list_files(
+        self,
+        project_root: PathText,
+        *,
+        path_glob: str | None = None,
+        languages: Sequence[str] = (),
+        limit: int | None = None,
+        component: str = "",
+        version: str = "",
+    ) -> FileList: ...
+
+    def list_components(self, project_root: PathText) -> list[ComponentInfo]: ...
+    def list_versions(self, project_root: PathText, component: str) -> list[Release]: ...
+    def close(self) -> None: ...
+
+
+class SpendDeclinedError(LgrepError):
+    """A cloud provider would have been paid for a run nobody approved (nothing was sent)."""
+
+
+# Asked before a run that may send the project's code to a cloud provider: returns when it may go
+# ahead, raises SpendDeclinedError (saying why and what to run) when not.
+SpendGate = Callable[[Path, bool], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOutcome:
+    """A search's answer, with the project that gave it and the index it built first, if any."""
+
+    scope: Scope
+    response: SearchResponse | None  # None: the first index was still running when the wait ran out
+    built: IndexSummary | None = None  # the index this search built (or waited for) before searching
+    progress: IndexProgress | None = None  # how far that index was when the wait ran out (None: queued)
+
+
+class Lgrep:
+    """The use cases with the policy every shell shares, over one engine (see the module docstring).
+    Reads that need no policy are the engine's own: `app.engine.find_symbol(...)`."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        cache_dir: Path,
+        *,
+        spend_gate: SpendGate | None = None,
+        notice: Callable[[str], None] | None = None,
+    ) -> None:
+        """`spend_gate` is asked before a run that may spend money (None: never asked, the engine's
+        own limits apply); `notice` hears what the user should know (a folder answered by the project
+        around it, an index built first)."""
+        self.engine = engine
+        self.cache_dir = cache_dir
+        self.spend_gate = spend_gate
+        self.notice = notice or (lambda _text: None)
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def __enter__(self) -> Lgrep:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ projects
+
+    def scope(self, folder: Path, *, doing: str | None = None) -> Scope:
+        """The project an existing, resolved folder belongs to (lgrep_core.scope.resolve_project);
+        with `doing`, a folder inside a project is said ("searching that one")."""
+        scope = resolve_project(self.cache_dir, folder)
+        if scope.within and doing:
+            self.notice(f"{folder} is inside the project {scope.project}: {doing} that one")
+        return scope
+
+    def project_of_file(self, file: Path) -> Path:
+        """The project a file (absolute) belongs to (lgrep_core.scope.project_of_file)."""
+        return project_of_file(self.cache_dir, file)
+
+    def state(self, project: Path) -> ProjectState:
+        return index_state(project_dir(self.cache_dir, project))
+
+    # ------------------------------------------------------------------ use cases with policy
+
+    def search(
+        self,
+        request: SearchRequest,
+        *,
+        progress: Callable[[IndexProgress], None] | None = None,
+        wait_s: float | None = None,
+    ) -> SearchOutcome:
+        """Search the project the request's root is in, kept to that folder. A project without a
+        searchable index is indexed first (up to BM25 search; vectors follow) after the spend gate
+        agrees; `wait_s` bounds that wait (None: as long as it takes), after which the outcome has no
+        response and says how far the index is, which goes on. A released version (`component`) is
+        searched as named, with no index built."""
+        request.validate()
+        if request.component:
+            return SearchOutcome(Scope(Path(request.project_root)), self.engine.search(request))
+        scope = self.scope(Path(request.project_root))
+        request = replace(
+            request, project_root=str(scope.project), path_glob=scoped_glob(scope.within, request.path_glob)
+        )
+        built: IndexSummary | None = None
+        state = self.state(scope.project)
+        if state is not ProjectState.READY:
+            self._approve(scope.project, force=False)
+            self.notice(f"{scope.project} {_BUILDING_FIRST.get(state, 'has no index yet; building it first')}")
+            last: list[IndexProgress] = []
+
+            def seen(event: IndexProgress) -> None:
+                last[:] = [event]
+                if progress is not None:
+                    progress(event)
+
+            try:
+                built = self.run_index(scope.project, wait_vectors=False, progress=seen, timeout=wait_s)
+            except DeadlineExceededError:
+                return SearchOutcome(scope, None, progress=last[0] if last else None)
+        response = self.engine.search(request)
+        return SearchOutcome(scope, replace(response, scope=scope.within or response.scope), built)
+
+    def index(
+        self,
+        project: Path,
+        *,
+        force: bool = False,
+        wait_vectors: bool = True,
+        progress: Callable[[IndexProgress], None] | None = None,
+        timeout: float | None = None,
+        approved: bool = False,
+    ) -> IndexSummary:
+        """Index a project (`approved`: the user already agreed to what it may cost)."""
+        if not approved:
+            self._approve(project, force=force)
+        return self.run_index(project, force=force, wait_vectors=wait_vectors, progress=progress, timeout=timeout)
+
+    def run_index(
+        self,
+        project: Path,
+        *,
+        force: bool = False,
+        wait_vectors: bool = True,
+        progress: Callable[[IndexProgress], None] | None = None,
+        timeout: float | None = None,
+    ) -> IndexSummary:
+        """One index run to its summary, its events read on a worker thread: the caller's thread only
+        waits on a queue, so Ctrl-C (KeyboardInterrupt) is raised there and never inside gRPC's own
+        locking, where it could leave the channel unable to close (grpc/grpc#19973). Leaving early
+        (an exception, Ctrl-C) cancels the run for this caller.
+
+        Raises DeadlineExceededError past `timeout` (the run goes on), and the run's own errors."""
+        run = self.engine.index(project, force=force, wait_vectors=wait_vectors, timeout=timeout)
+        summary: IndexSummary | None = None
+        try:
+            for event in _off_this_thread(run):
+                if isinstance(event, IndexSummary):
+                    summary = event
+                elif progress is not None:
+                    progress(event)
+        finally:
+            run.cancel()  # a no-op once it ended; else the engine sees this caller leave, now
+        if summary is None:
+            raise LgrepError(f"indexing {project} ended without its summary")
+        return summary
+
+    def _approve(self, project: Path, *, force: bool) -> None:
+        if self.spend_gate is not None:
+            self.spend_gate(project, force)
+
+
+_BUILDING_FIRST = {
+    ProjectState.BUILDING: "is being indexed; waiting for that index first",
+    ProjectState.INTERRUPTED: "its first index did not finish; finishing it first",
+    ProjectState.OUTDATED: "its index was written by an older lgrep; rebuilding it first",
+}
+
+
+def _off_this_thread(run: IndexRun) -> Iterator[IndexProgress | IndexSummary]:
+    """The events of `run`, read by a worker thread and handed over through a queue (see
+    Lgrep.run_index). The caller cancels the run when it stops reading, which ends the worker's read."""
+    events: queue.Queue[tuple[str, object]] = queue.Queue()
+
+    def pump() -> None:
+        try:
+            for event in run:
+                events.put(("event", event))
+            events.put(("end", None))
+        except BaseException as exc:  # handed to the caller's thread, which raises it
+            events.put(("error", exc))
+
+    threading.Thread(target=pump, name="lgrep-index-reader", daemon=True).start()
+    while True:
+        kind, value = events.get()
+        if kind == "end":
+            return
+        if kind == "error":
+            assert isinstance(value, BaseException)
+            raise value
+        assert isinstance(value, IndexProgress | IndexSummary)
+        yield value
