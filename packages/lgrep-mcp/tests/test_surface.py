@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 
 import anyio
 from lgrep_core.errors import NotFoundError
-from lgrep_mcp.daemon_link import DaemonLink
 from lgrep_mcp.roots import AllowedRoots
 from lgrep_mcp.server import build_server
 from mcp.client.client import Client
@@ -25,8 +24,8 @@ SURFACE = Path(__file__).with_name("surface.json")
 T = TypeVar("T")
 
 
-class FakeDaemon:
-    """The client calls the tools make: unwatch answers, status finds no index."""
+class FakeEngine:
+    """The engine calls the tools make (lgrep_core.api.Engine): unwatch answers, status finds no index."""
 
     def unwatch(self, project: Path) -> bool:
         return True
@@ -34,10 +33,8 @@ class FakeDaemon:
     def status(self, project: Path) -> Any:
         raise NotFoundError(f"{project} has no index \x1b[31m")
 
-
-class FakeLink(DaemonLink):
-    def call(self, fn: Callable[[Any], T]) -> T:
-        return fn(FakeDaemon())
+    def close(self) -> None:
+        return None
 
 
 def _dump(model: Any) -> Any:
@@ -45,7 +42,7 @@ def _dump(model: Any) -> Any:
 
 
 def _with_client(tmp_path: Path, steps: Callable[[Client], Awaitable[T]]) -> T:
-    server = build_server(AllowedRoots(tmp_path, []), link=FakeLink())
+    server = build_server(AllowedRoots(tmp_path, []), FakeEngine(), cache_dir=tmp_path / "cache")  # type: ignore[arg-type]
 
     async def main() -> T:
         async with Client(server, mode="legacy") as client:
@@ -83,6 +80,6 @@ def test_a_unit_answers_with_its_app_and_errors_are_tool_errors(tmp_path: Path) 
 
     stopped, status = _with_client(tmp_path, steps)
     assert not stopped.is_error
-    assert stopped.structured_content == {"project": str(tmp_path), "was_watched": True}
+    assert stopped.structured_content == {"project_root": str(tmp_path), "was_watched": True}
     assert status.is_error
     assert status.content[0].text.endswith(f": {tmp_path} has no index \\x1b[31m")

@@ -215,10 +215,12 @@ class Lgrep:
         *,
         progress: Callable[[IndexProgress], None] | None = None,
         wait_s: float | None = None,
+        wait_vectors: bool = True,
     ) -> SearchOutcome:
         """Search the project the request's root is in, kept to that folder. A project without a
         searchable index is indexed first (up to BM25 search; vectors follow) after the spend gate
-        agrees; `wait_s` bounds that wait (None: as long as it takes), after which the outcome has no
+        agrees, with its vectors unless `wait_vectors` is False (then they are filled in behind);
+        `wait_s` bounds that wait (None: as long as it takes), after which the outcome has no
         response and says how far the index is, which goes on. A released version (`component`) is
         searched as named, with no index built."""
         request.validate()
@@ -241,7 +243,7 @@ class Lgrep:
                     progress(event)
 
             try:
-                built = self.run_index(scope.project, wait_vectors=False, progress=seen, timeout=wait_s)
+                built = self.run_index(scope.project, wait_vectors=wait_vectors, progress=seen, timeout=wait_s)
             except DeadlineExceededError:
                 return SearchOutcome(scope, None, progress=last[0] if last else None)
         response = self.engine.search(request)

@@ -56,11 +56,11 @@ class ReleaseOut(BaseModel):
 
 
 class SearchAnswer(Budgeted):
-    project: str = Field(description="The project searched (absolute)")
+    project_root: str = Field(description="The project whose index answered (absolute); paths are relative to it")
+    scope: str = Field("", description="The folder inside it the search kept to ('' for the whole project)")
     release: ReleaseOut | None = Field(None, description="The released version searched (with component)")
     results: list[SearchResult] = Field(description="Best first")
     stale_files: list[str] = Field(description="Result files changed since they were indexed")
-    files_changed: int = Field(0, description="Files of the project changed since the last index (0: none or unknown)")
     vectors_pending: int = Field(0, description="Chunks still waiting for their vectors (found by words and names)")
     omitted: int = Field(0, description="Results left out to fit max_tokens")
     indexing: IndexProgressOut | None = Field(
@@ -73,7 +73,7 @@ class IndexSummaryOut(BaseModel):
     files_indexed: int = Field(description="Files (re)chunked in this run")
     files_unchanged: int
     files_deleted: int
-    skipped: dict[str, int] = Field(description="Files left out, by reason (binary, secret, too_large, ...)")
+    files_skipped: dict[str, int] = Field(description="Files left out, by reason (binary, secret, too_large, ...)")
     chunks_written: int
     chunks_total: int
     vectors_embedded: int
@@ -81,6 +81,7 @@ class IndexSummaryOut(BaseModel):
     seconds_bm25: float = Field(description="Seconds until the project was searchable by words and names")
     seconds_vectors: float
     created: bool = Field(description="A new index was built (first index, force, or a repair)")
+    tokens_billed: int = Field(0, description="Tokens a cloud embedding provider billed for this run")
 
 
 class IndexProgressOut(BaseModel):
@@ -93,7 +94,7 @@ class IndexProgressOut(BaseModel):
 
 
 class IndexAnswer(BaseModel):
-    project: str
+    project_root: str
     done: bool = Field(description="The run finished (the project is searchable by words and names)")
     summary: IndexSummaryOut | None = Field(None, description="What the run did, when done")
     progress: IndexProgressOut | None = Field(None, description="How far it is, when not done")
@@ -128,7 +129,7 @@ class StatusAnswer(BaseModel):
     dimension: int = 0
     chunker_version: str = ""
     last_indexed: str | None = None
-    files_changed_since: ChangesOut | None = Field(
+    changes: ChangesOut | None = Field(
         None, description="Files changed on disk since the last index (the index is stale when total > 0)"
     )
     stale: bool = Field(False, description="Some files changed since the last index (lgrep_index or a watch fixes it)")
@@ -141,13 +142,13 @@ class StatusAnswer(BaseModel):
 
 
 class WatchAnswer(BaseModel):
-    project: str
+    project_root: str
     watched: bool
     already_watched: bool
 
 
 class UnwatchAnswer(BaseModel):
-    project: str
+    project_root: str
     was_watched: bool
 
 
@@ -186,7 +187,7 @@ class ReleaseFileOut(BaseModel):
 
 
 class ReleasesAnswer(Budgeted):
-    project: str
+    project_root: str
     components: list[ComponentOut] | None = Field(None, description="Without component: every component")
     versions: list[ReleaseOut] | None = Field(None, description="With component: its versions, newest first")
     release: ReleaseOut | None = Field(None, description="With component and version: the version listed")
@@ -213,13 +214,13 @@ class SymbolOut(LocationOut):
 
 
 class SymbolAnswer(Budgeted):
-    project: str
+    project_root: str
     matches: list[SymbolOut] = Field(description="Exact matches first")
     omitted: int = 0
 
 
 class RelatedAnswer(Budgeted):
-    project: str
+    project_root: str
     anchor: LocationOut = Field(description="The chunk that spans the line asked about")
     related: list[SearchResult] = Field(
         description="Best first; `match` says which relations found each: caller (calls the anchor), callee "
@@ -243,7 +244,7 @@ class TraceEdgeOut(BaseModel):
 
 
 class TraceAnswer(Budgeted):
-    project: str
+    project_root: str
     symbol: str
     definitions: list[LocationOut] = Field(description="What was traced (several + ambiguous: pick one)")
     ambiguous: bool = Field(description="Several definitions: ask again with path or a qualified name")

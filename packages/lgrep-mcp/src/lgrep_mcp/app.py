@@ -1,22 +1,29 @@
-"""What every tool and resource works with: the daemon link, the allowed roots and the token counter
-(`App`), with the helpers that turn an agent's paths into projects and results into answers."""
+"""What every tool and resource works with: lgrep's application API over the daemon, the allowed
+roots and the token counter (`App`), with the helpers that turn an agent's paths into projects and
+results into answers.
+
+A root is a folder the agent may read; the project that answers for it is the one lgrep_core.scope
+resolves (a root inside an indexed project is that project, kept to the root), so an MCP server
+started in a subfolder searches its project's index instead of building one of the subfolder. Paths
+in answers, and relative paths an agent passes, are relative to that project's root."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from lgrep_core.api import Engine, Lgrep
 from lgrep_core.models import SearchHit
+from lgrep_core.scope import Scope, scoped_glob
 from lgrep_core.serialize import search_hit_json
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from .budget import TokenCounter, compact_json, fit_results
-from .daemon_link import DaemonLink
 from .roots import AllowedRoots
 from .shaping import inert
 
@@ -28,33 +35,69 @@ class App:
     """The server's state, for the project `roots.default` (and the other roots)."""
 
     roots: AllowedRoots
-    link: DaemonLink
+    lgrep: Lgrep
     counter: TokenCounter
+
+    @property
+    def engine(self) -> Engine:
+        """The daemon (lgrep_core.daemon_engine.DaemonEngine), for calls with no policy of their own."""
+        return self.lgrep.engine
+
+    def root_scope(self, root: Path | None = None) -> Scope:
+        """The project an allowed root (default: the default one) belongs to, and where in it the root is."""
+        return self.lgrep.scope(root or self.roots.default)
+
+    @property
+    def default_project(self) -> Path:
+        return self.root_scope().project
+
+    def resolve(self, path: str | None) -> Path:
+        """A path an agent names, inside an allowed root: relative paths are relative to the default
+        root's project, as the paths in answers are; none names the default root."""
+        if path is None or not path.strip():
+            return self.roots.default
+        return self.roots.resolve(path, base=self.default_project)
+
+    def project(self, path: str | None) -> Path:
+        """The project a folder an agent names belongs to (the default root's when it names none)."""
+        target = self.resolve(path)
+        if not target.is_dir():
+            raise ToolError(f"{path} is not a folder")
+        return self.root_scope(self.roots.root_of(target)).project
 
     def locate(self, path: str) -> tuple[Path, str]:
         """(project root, project-relative path) of a file an agent names, inside an allowed root."""
-        target = self.roots.resolve(path)
-        project = self.roots.root_of(target)
+        target = self.resolve(path)
+        project = self.root_scope(self.roots.root_of(target)).project
         return project, target.relative_to(project).as_posix()
 
     def scope(self, path: str | None) -> tuple[Path, str | None]:
         """(project root, path filter) for a search's `path`: a folder or file in an allowed root,
-        or a glob inside the default project."""
+        or a glob inside the default root; always kept inside the allowed root it names."""
+        default = self.root_scope()
         if not path or not path.strip():
-            return self.roots.default, None
+            return default.project, default.within
         if _is_glob(path):
             if ".." in Path(path).parts or Path(path).is_absolute():
                 raise ToolError(f"{path}: a glob must stay inside the project (no '..', not absolute)")
-            return self.roots.default, path
-        target = self.roots.resolve(path)
-        project = self.roots.root_of(target)
+            return default.project, scoped_glob(default.within, path)
+        target = self.resolve(path)
+        project = self.root_scope(self.roots.root_of(target)).project
         rel = target.relative_to(project).as_posix()
         return project, (None if rel == "." else rel)
+
+    def readable(self, project: Path) -> Callable[[str], bool]:
+        """Whether a path of `project` lies inside a root this server may read: a project that is
+        larger than its root (a root inside an indexed project) is never served beyond the root."""
+        if any(project == r or project.is_relative_to(r) for r in self.roots.roots):
+            return lambda _rel: True
+        inside = [r.relative_to(project).as_posix() for r in self.roots.roots if r.is_relative_to(project)]
+        return lambda rel: any(rel == w or rel.startswith(w + "/") for w in inside)
 
     def file_uri(self, project: Path, rel: str) -> str | None:
         """The lgrep://file resource of a result, for the default project (others have none):
         `rel` percent-encoded once ('/' kept), which the SDK's `{+path}` match decodes once."""
-        return f"lgrep://file/{quote(rel, safe='/')}" if project == self.roots.default else None
+        return f"lgrep://file/{quote(rel, safe='/')}" if project == self.default_project else None
 
     def hit_items(self, hits: Sequence[SearchHit], project: Path | None) -> list[dict[str, Any]]:
         """Hits as answers carry them: the shared JSON shape, why they ranked, and the file as a

@@ -1,20 +1,21 @@
-"""A tool call that indexes: running the daemon's index stream until the project is searchable or the
-wait is over, reporting progress to the client meanwhile, and saying how far a run is."""
+"""A tool call that indexes: an index run through lgrep's application API until the project is
+searchable or the wait is over, reporting progress to the client meanwhile, and saying how far a
+run is."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import anyio.to_thread
-from lgrep_core.errors import DeadlineExceededError, LgrepError
+from lgrep_core.errors import DeadlineExceededError
 from lgrep_core.models import IndexProgress, IndexSummary
 from mcp.server.mcpserver import Context
 
 from .app import App
 
-__all__ = ["index_for", "progress_json", "progress_words"]
+__all__ = ["index_for", "progress_reporter", "progress_words"]
 
 log = logging.getLogger("lgrep.mcp")
 
@@ -27,42 +28,30 @@ async def index_for(
     is returned and the run goes on in the daemon. The indexer finishes an interrupted first
     index and rebuilds one an older lgrep wrote. A cancelled call stops waiting at once (the run,
     which other agents may be waiting for too, goes on)."""
-    streams: list[Any] = []
+    last: list[IndexProgress] = []
+    report = progress_reporter(ctx)
 
-    def run(client: Any) -> IndexSummary | IndexProgress | None:
-        last: IndexProgress | None = None
-        stream = client.index(project, force=force, wait_vectors=False, timeout=wait_s)
-        streams.append(stream)
+    def seen(event: IndexProgress) -> None:
+        last[:] = [event]
+        report(event)
+
+    def run() -> IndexSummary | IndexProgress | None:
         try:
-            for event in stream:
-                if isinstance(event, IndexSummary):
-                    return event
-                if isinstance(event, IndexProgress):
-                    last = event
-                    if ctx is not None and event.files_total:
-                        _progress(ctx, event)
+            return app.lgrep.index(project, force=force, wait_vectors=False, progress=seen, timeout=wait_s)
         except DeadlineExceededError:
-            return last
-        raise LgrepError(f"indexing {project} ended without a summary")  # the client raises first
+            return last[0] if last else None
 
-    try:
-        return await anyio.to_thread.run_sync(lambda: app.link.call(run), abandon_on_cancel=True)
-    finally:
-        for stream in streams:
-            stream.cancel()  # a no-op once it ended; on a cancelled call it ends the wait now
+    return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
 
 
-def progress_json(event: IndexProgress | None) -> dict[str, Any]:
-    if event is None:
-        return {"phase": "queued", "files_done": 0, "files_total": 0, "chunks_done": 0, "chunks_total": 0}
-    return {
-        "phase": event.phase.value if event.phase is not None else "working",
-        "files_done": event.files_done,
-        "files_total": event.files_total,
-        "chunks_done": event.chunks_done,
-        "chunks_total": event.chunks_total,
-        "eta_seconds": event.eta_seconds,
-    }
+def progress_reporter(ctx: Context | None) -> Callable[[IndexProgress], None]:
+    """A progress callback that tells the client (from a worker thread), or does nothing."""
+
+    def report(event: IndexProgress) -> None:
+        if ctx is not None and event.files_total:
+            _progress(ctx, event)
+
+    return report
 
 
 def progress_words(event: IndexProgress | None) -> str:

@@ -12,7 +12,8 @@ from mcp.server.mcpserver.exceptions import ResourceError
 
 from .app import App, Unit
 from .budget import compact_json
-from .shaping import inert, plain_json
+from .shaping import inert
+from .tools.index import status_answer
 
 __all__ = ["FILES_LISTED", "Resources", "add_resources"]
 
@@ -47,18 +48,19 @@ class Resources(Unit):
 
     def status_resource(self) -> str:
         try:
-            status = plain_json(self.app.link.call(lambda c: c.status(self.app.roots.default)))
+            status = status_answer(self.app.engine.status(self.app.default_project))
         except LgrepError as exc:  # no index yet: say so, and what to run
-            status = {"project_root": str(self.app.roots.default), "state": "absent", "detail": exc.message}
+            status = {"project_root": str(self.app.default_project), "state": "absent", "detail": exc.message}
         return json.dumps(inert(status), indent=1)
 
     def files_resource(self) -> str:
         try:
-            listed = self.app.link.call(lambda c: c.list_files(self.app.roots.default, limit=FILES_LISTED))
+            project, glob = self.app.scope(None)
+            listed = self.app.engine.list_files(project, path_glob=glob, limit=FILES_LISTED)
         except LgrepError as exc:
             raise ResourceError(inert(exc.message)) from None
         data: dict[str, Any] = {
-            "project": str(self.app.roots.default),
+            "project_root": str(project),
             "total": listed.total,
             "files": [
                 {"path": f.path, "language": f.language, "chunks": f.chunks, "last_line": f.last_line}
@@ -77,7 +79,7 @@ class Resources(Unit):
         # file_uri's quote. Decoding again would turn a folder named `%2e%2e` into `..`.
         try:
             project, rel = self.app.locate(path)
-            return inert(self.app.link.call(lambda c: c.get_file(project, rel)).content)
+            return inert(self.app.engine.get_file(project, rel).content)
         except LgrepError as exc:
             raise ResourceError(inert(exc.message)) from None
 

@@ -21,14 +21,15 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from lgrep_core.api import Engine, Lgrep
 from lgrep_core.cli_support import terminal_safe
+from lgrep_core.daemon_engine import DaemonEngine
 from lgrep_core.errors import LgrepError
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
 from .app import App
 from .budget import TokenCounter
-from .daemon_link import DaemonLink
 from .http_auth import TOKEN_ENV, TOKEN_FILE_NAME, http_token, serve_http
 from .prompts import add_prompts
 from .resources import add_resources
@@ -63,9 +64,21 @@ WRITES_INDEX = ToolAnnotations(
 )
 
 
-def build_server(roots: AllowedRoots, link: DaemonLink | None = None, counter: TokenCounter | None = None) -> MCPServer:
-    """The MCP server with lgrep's tools, for the project `roots.default` (and the other roots)."""
-    app = App(roots, link or DaemonLink(), counter or TokenCounter())
+def build_server(
+    roots: AllowedRoots,
+    engine: Engine | None = None,
+    counter: TokenCounter | None = None,
+    *,
+    cache_dir: Path | None = None,
+) -> MCPServer:
+    """The MCP server with lgrep's tools, for the project `roots.default` (and the other roots):
+    lgrep's application API over `engine` (default: the daemon, connected on the first call) and
+    the indexes of `cache_dir` (default: the user's)."""
+    if cache_dir is None:
+        from lgrep_core.endpoints import client_settings
+
+        cache_dir = client_settings().cache_dir
+    app = App(roots, Lgrep(engine or DaemonEngine(), cache_dir), counter or TokenCounter())
     server = MCPServer("lgrep", instructions=INSTRUCTIONS)
     search, index, files = SearchTools(app), IndexTools(app), FileTools(app)
     structure, releases = StructureTools(app), ReleaseTools(app)

@@ -1,37 +1,19 @@
-"""How values leave the MCP server: models.py values as plain JSON, repository text made inert, and
-lgrep's errors as tool errors with their own message."""
+"""How values leave the MCP server: repository text made inert, and lgrep's errors as tool errors
+with their own message (answers take their JSON shape from lgrep_core.serialize)."""
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from collections.abc import Callable
-from datetime import datetime
-from enum import Enum
 from typing import Any, TypeVar
 
 from lgrep_core.cli_support import terminal_safe
 from lgrep_core.errors import LgrepError
 from mcp.server.mcpserver.exceptions import ToolError
 
-__all__ = ["inert", "plain_json", "tool_errors"]
+__all__ = ["inert", "tool_errors"]
 
 T = TypeVar("T")
-
-
-def plain_json(value: Any) -> Any:
-    """A models.py value as JSON: dataclasses as objects, enums by value, datetimes in ISO 8601."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): plain_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain_json(v) for v in value]
-    return value
 
 
 def inert(value: Any) -> Any:

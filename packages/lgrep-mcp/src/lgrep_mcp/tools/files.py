@@ -47,16 +47,16 @@ class FileTools(Unit):
         if component:
             if skeleton:
                 raise ToolError("skeletons are of the working tree; read a released file without skeleton")
-            project, rel = self.app.roots.default, release_path(path)
+            project, rel = self.app.default_project, release_path(path)
             if not rel:
                 raise ToolError("name the file to read (lgrep_releases lists a version's files)")
-            piece = self.app.link.call(
-                lambda c: c.get_file(project, rel, start_line, end_line, component=component, version=version or "")
+            piece = self.app.engine.get_file(
+                project, rel, start_line, end_line, component=component, version=version or ""
             )
             return _fit_file(file_slice_json(piece), self.app.counter, max_tokens, self.app.answer)
         project, rel = self.app.locate(path)
         if skeleton:
-            shape = skeleton_json(self.app.link.call(lambda c: c.skeleton(project, rel)))
+            shape = skeleton_json(self.app.engine.skeleton(project, rel))
             shape["skeleton_tokens"] = shape.pop("tokens")
             # its lines already say where every definition is (`⋯ N lines (La-b)`): listing them
             # again would cost more than it saves (`lgrep skeleton --json` has them)
@@ -65,7 +65,7 @@ class FileTools(Unit):
                 shape["note"] = "no imports or definitions (a script): read its lines without skeleton"
             shape.update(skeleton=True, start_line=1, end_line=shape["total_lines"], stale=False, truncated=False)
             return _fit_skeleton(shape, self.app.counter, max_tokens, self.app.answer)
-        data = file_slice_json(self.app.link.call(lambda c: c.get_file(project, rel, start_line, end_line)))
+        data = file_slice_json(self.app.engine.get_file(project, rel, start_line, end_line))
         return _fit_file(data, self.app.counter, max_tokens, self.app.answer)
 
 

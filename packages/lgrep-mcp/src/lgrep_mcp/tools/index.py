@@ -5,18 +5,25 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from lgrep_core.models import IndexSummary
+from lgrep_core.models import IndexSummary, ProjectStatus
+from lgrep_core.serialize import (
+    index_progress_json,
+    index_summary_json,
+    project_status_json,
+    unwatch_json,
+    watch_json,
+)
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
 from lgrep_mcp.answers import IndexAnswer, StatusAnswer, UnwatchAnswer, WatchAnswer
 from lgrep_mcp.app import Unit
-from lgrep_mcp.indexing import index_for, progress_json, progress_words
-from lgrep_mcp.shaping import plain_json, tool_errors
+from lgrep_mcp.indexing import index_for, progress_words
+from lgrep_mcp.shaping import tool_errors
 from lgrep_mcp.tools.params import ProjectPath
 
-__all__ = ["IndexTools"]
+__all__ = ["IndexTools", "status_answer"]
 
 # How long lgrep_index waits for a run by default before answering with its progress: an agent's
 # tool call should not hang on a first index of a large repository (minutes); 30 s covers a first
@@ -40,15 +47,15 @@ class IndexTools(Unit):
         until the project is searchable by words and names, at most `wait` seconds (progress is
         reported meanwhile); a longer first index goes on in the lgrep daemon and the answer says
         how far it is (lgrep_status follows it). Vectors are filled in behind either way."""
-        project = self.app.roots.project(path)
+        project = self.app.project(path)
         outcome = await index_for(self.app, project, ctx, force=force, wait_s=wait)
-        data: dict[str, Any] = {"project": str(project), "done": isinstance(outcome, IndexSummary)}
+        data: dict[str, Any] = {"project_root": str(project), "done": isinstance(outcome, IndexSummary)}
         if isinstance(outcome, IndexSummary):
-            summary = plain_json(outcome)
-            summary.pop("root", None)
+            summary = index_summary_json(outcome)
+            summary.pop("project_root")
             data["summary"] = summary
         else:
-            data["progress"] = progress_json(outcome)
+            data["progress"] = index_progress_json(outcome)
             data["note"] = f"still indexing after {wait:g} s ({progress_words(outcome)}); it goes on in the daemon"
         return self.app.plain(IndexAnswer, data)
 
@@ -57,30 +64,28 @@ class IndexTools(Unit):
         """Where the project's index stands: files, chunks, vectors still pending, model, when it
         was last indexed, whether it is watched, and how many files changed since (stale); with a
         cloud embedding provider, what it has cost and any spend warnings (tell the user)."""
-        project = self.app.roots.project(path)
-        status = self.app.link.call(lambda c: c.status(project))
-        data = plain_json(status)
-        changes = data.pop("changes", None)
-        data["files_changed_since"] = (
-            None
-            if changes is None
-            else {**changes, "total": changes["added"] + changes["modified"] + changes["deleted"]}
-        )
-        data["stale"] = bool(changes and data["files_changed_since"]["total"])
-        return self.app.plain(StatusAnswer, data)
+        project = self.app.project(path)
+        return self.app.plain(StatusAnswer, status_answer(self.app.engine.status(project)))
 
     @tool_errors
     def lgrep_watch_start(self, path: ProjectPath = None) -> Annotated[CallToolResult, WatchAnswer]:
         """Keep the project's index fresh as files change (a saved file is searchable within ~2 s).
         The daemon runs one watcher per project however many agents ask."""
-        project = self.app.roots.project(path)
-        result = self.app.link.call(lambda c: c.watch(project))
-        return self.app.plain(WatchAnswer, {"project": str(project), **plain_json(result)})
+        project = self.app.project(path)
+        result = self.app.engine.watch(project)
+        return self.app.plain(WatchAnswer, watch_json(result, root=str(project)))
 
     @tool_errors
     def lgrep_watch_stop(self, path: ProjectPath = None) -> Annotated[CallToolResult, UnwatchAnswer]:
         """Stop keeping the project's index fresh (for every agent: the watcher is shared)."""
-        project = self.app.roots.project(path)
-        return self.app.plain(
-            UnwatchAnswer, {"project": str(project), "was_watched": self.app.link.call(lambda c: c.unwatch(project))}
-        )
+        project = self.app.project(path)
+        return self.app.plain(UnwatchAnswer, unwatch_json(self.app.engine.unwatch(project), root=str(project)))
+
+
+def status_answer(status: ProjectStatus) -> dict[str, Any]:
+    """A project's status as lgrep_status and lgrep://status give it: the shared JSON shape, and
+    whether any file changed since the last index (`stale`)."""
+    data = project_status_json(status)
+    changes = data.get("changes")
+    data["stale"] = bool(changes and changes["total"])
+    return data

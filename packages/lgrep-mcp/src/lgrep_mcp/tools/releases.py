@@ -37,28 +37,26 @@ class ReleaseTools(Unit):
         --tags`): with no argument, its components and their version counts; with `component`, its
         versions newest first; with `component` and `version` (latest, 0.7.3, ^0.7), that version's
         files with language. lgrep_search and lgrep_get_file take the same component and version."""
-        project = self.app.roots.default
-        data: dict[str, Any] = {"project": str(project)}
+        project = self.app.default_project
+        data: dict[str, Any] = {"project_root": str(project)}
         if not component:
             if version:
                 raise ToolError("version needs a component: call lgrep_releases() to list them")
-            found = self.app.link.call(lambda c: c.list_components(project))
+            found = self.app.engine.list_components(project)
             data["components"] = [component_json(x) for x in found]
             data["total"] = len(found)
             return self.app.budgeted(ReleasesAnswer, data, "components", max_tokens, snippet_field=None)
         if not version:
-            releases = self.app.link.call(lambda c: c.list_versions(project, component))
+            releases = self.app.engine.list_versions(project, component)
             data["versions"] = [release_json(r) for r in releases]
             data["total"] = len(releases)
             return self.app.budgeted(ReleasesAnswer, data, "versions", max_tokens, snippet_field=None)
-        listed = self.app.link.call(
-            lambda c: c.list_files(
-                project,
-                path_glob=release_path(path) or None,
-                languages=(language,) if language else (),
-                component=component,
-                version=version,
-            )
+        listed = self.app.engine.list_files(
+            project,
+            path_glob=release_path(path) or None,
+            languages=(language,) if language else (),
+            component=component,
+            version=version,
         )
         full = file_list_json(listed, root=str(project))
         data["files"] = full["files"]

@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
-from lgrep_core.errors import NotFoundError
-from lgrep_core.models import ContentType, IndexSummary, SearchRequest, SearchType
-from lgrep_core.serialize import release_json
+from lgrep_core.models import ContentType, SearchRequest, SearchType
+from lgrep_core.serialize import index_progress_json, release_json
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
@@ -16,7 +15,7 @@ from pydantic import Field
 from lgrep_mcp.answers import SearchAnswer
 from lgrep_mcp.app import Unit
 from lgrep_mcp.budget import DEFAULT_MAX_TOKENS
-from lgrep_mcp.indexing import index_for, progress_json, progress_words
+from lgrep_mcp.indexing import progress_reporter, progress_words
 from lgrep_mcp.shaping import tool_errors
 from lgrep_mcp.tools.params import Component, MaxTokens, VersionSpec
 from lgrep_mcp.tools.releases import release_path
@@ -71,33 +70,36 @@ class SearchTools(Unit):
             languages=(language,) if language else (),
             content_types=(ContentType(content),) if content else (),
         )
+        # No index yet (or an interrupted or outdated one): lgrep builds it up to BM25 search, which
+        # the daemon does once however many agents ask, and answers; vectors are filled in behind.
+        # A large project's first index takes longer than an agent should wait: then the answer
+        # says how far it is, and the index goes on.
+        report = progress_reporter(ctx)
+        outcome = await anyio.to_thread.run_sync(
+            lambda: self.app.lgrep.search(request, progress=report, wait_s=FIRST_INDEX_WAIT_S, wait_vectors=False),
+            abandon_on_cancel=True,
+        )
+        data: dict[str, Any] = {
+            "project_root": str(outcome.scope.project),
+            "scope": outcome.scope.within or "",
+            "results": [],
+            "stale_files": [],
+        }
+        response = outcome.response
+        if response is None:
+            data["indexing"] = index_progress_json(outcome.progress)
+            data["note"] = (
+                f"{project} is being indexed for the first time ({progress_words(outcome.progress)}); it is "
+                "searchable by words and names once its files are chunked: search again shortly, or follow "
+                "it with lgrep_status"
+            )
+            return self.app.budgeted(SearchAnswer, data, "results", max_tokens)
         notes: list[str] = []
-
-        def search() -> Any:
-            return self.app.link.call(lambda c: c.search(request))
-
-        data: dict[str, Any] = {"project": str(project), "results": [], "stale_files": []}
-        try:
-            response = await anyio.to_thread.run_sync(search, abandon_on_cancel=True)
-        except NotFoundError:
-            # No index yet (or an interrupted or outdated one): build it up to BM25 search, which the
-            # daemon does once however many agents ask, and answer; vectors are filled in behind. A
-            # large project's first index takes longer than an agent should wait: then the answer
-            # says how far it is, and the index goes on.
-            outcome = await index_for(self.app, project, ctx, wait_s=FIRST_INDEX_WAIT_S)
-            if not isinstance(outcome, IndexSummary):
-                data["indexing"] = progress_json(outcome)
-                data["note"] = (
-                    f"{project} is being indexed for the first time ({progress_words(outcome)}); it is "
-                    "searchable by words and names once its files are chunked: search again shortly, or follow "
-                    "it with lgrep_status"
-                )
-                return self.app.budgeted(SearchAnswer, data, "results", max_tokens)
-            notes.append(f"indexed {project} first ({outcome.files_seen} files, {outcome.chunks_total} chunks)")
-            response = await anyio.to_thread.run_sync(search, abandon_on_cancel=True)
+        if outcome.built is not None:
+            built = outcome.built
+            notes.append(f"indexed {project} first ({built.files_seen} files, {built.chunks_total} chunks)")
         data["results"] = self.app.hit_items(response.results, project)
         data["stale_files"] = sorted({h.path for h in response.results if h.stale})
-        data["files_changed"] = response.files_changed
         data["vectors_pending"] = response.vectors_pending
         notes.extend(response.notes)
         if response.vectors_pending:
@@ -129,7 +131,7 @@ class SearchTools(Unit):
     ) -> CallToolResult:
         """lgrep_search at a released version: no file on disk is involved, `path` is a glob or
         folder inside the repository."""
-        project = self.app.roots.default
+        project = self.app.default_project
         request = SearchRequest(
             query,
             project_root=str(project),
@@ -141,11 +143,9 @@ class SearchTools(Unit):
             component=component,
             version=version or "",
         )
-        response = await anyio.to_thread.run_sync(
-            lambda: self.app.link.call(lambda c: c.search(request)), abandon_on_cancel=True
-        )
+        response = await anyio.to_thread.run_sync(lambda: self.app.engine.search(request), abandon_on_cancel=True)
         results = self.app.hit_items(response.results, None)  # no lgrep://file resource: not a file on disk
-        data: dict[str, Any] = {"project": str(project), "results": results, "stale_files": []}
+        data: dict[str, Any] = {"project_root": str(project), "scope": "", "results": results, "stale_files": []}
         if response.release is not None:
             data["release"] = release_json(response.release)
         data["vectors_pending"] = response.vectors_pending

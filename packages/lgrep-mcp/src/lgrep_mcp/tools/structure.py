@@ -45,20 +45,26 @@ class StructureTools(Unit):
         if path:
             project, rel = self.app.locate(path)
         else:
-            project, rel = self.app.roots.default, ""
-        result = self.app.link.call(
-            lambda c: c.trace(
-                project,
-                symbol,
-                path=rel,
-                depth=depth,
-                direction=TraceDirection(direction),
-                limit=limit,
-                offset=offset,
-            )
+            project, rel = self.app.default_project, ""
+        result = self.app.engine.trace(
+            project,
+            symbol,
+            path=rel,
+            depth=depth,
+            direction=TraceDirection(direction),
+            limit=limit,
+            offset=offset,
         )
         data = trace_json(result, root=str(project))
-        data["edges"] = [_compact_edge(e) for e in data["edges"]]
+        readable = self.app.readable(project)
+        data["definitions"] = [d for d in data["definitions"] if readable(d["path"])]
+        data["edges"] = [
+            _compact_edge(e)
+            for e in data["edges"]
+            if readable(e["path"])
+            and readable(e["caller"]["path"])
+            and (e["callee"] is None or readable(e["callee"]["path"]))
+        ]
         if result.next_offset:
             data["note"] = (
                 f"{result.total - result.next_offset} more edges: call again with offset={result.next_offset}"
@@ -80,17 +86,17 @@ class StructureTools(Unit):
         each with its file, lines, scope and signature."""
         from lgrep_core.models import ChunkKind
 
-        project = self.app.roots.project(path)
+        project, path_glob = self.app.scope(path)
         try:
             kinds = (ChunkKind(kind),) if kind else ()
         except ValueError:
             raise ToolError(f"unknown kind {kind!r}; one of {', '.join(k.value for k in ChunkKind)}") from None
-        matches = self.app.link.call(lambda c: c.find_symbol(project, name, kinds=kinds, limit=limit))
+        matches = self.app.engine.find_symbol(project, name, kinds=kinds, limit=limit, path_glob=path_glob)
         rows = []
         for match in matches:
             rows.append({**symbol_match_json(match), "uri": self.app.file_uri(project, match.location.path)})
         return self.app.budgeted(
-            SymbolAnswer, {"project": str(project), "matches": rows}, "matches", max_tokens, snippet_field=None
+            SymbolAnswer, {"project_root": str(project), "matches": rows}, "matches", max_tokens, snippet_field=None
         )
 
     @tool_errors
@@ -104,9 +110,10 @@ class StructureTools(Unit):
         """Code related to a place: the chunk spanning `line`, its callers and callees, and the
         chunks nearest in meaning or referencing the same names; each result's `match` says which."""
         project, rel = self.app.locate(path)
-        related = self.app.link.call(lambda c: c.find_related(project, rel, line, limit=limit))
-        hits = self.app.hit_items(related.related, project)
-        data = {"project": str(project), "anchor": location_json(related.anchor), "related": hits}
+        related = self.app.engine.find_related(project, rel, line, limit=limit)
+        readable = self.app.readable(project)
+        hits = self.app.hit_items([h for h in related.related if readable(h.path)], project)
+        data = {"project_root": str(project), "anchor": location_json(related.anchor), "related": hits}
         return self.app.budgeted(RelatedAnswer, data, "related", max_tokens)
 
 
