@@ -79,7 +79,7 @@ def test_a_missing_table_version_is_detected_and_index_repairs_it(lgrep, mini_re
     assert broken.code == 1 and "lgrep index --force" in broken.err and "Traceback" not in broken.err
     # A plain `lgrep index` rebuilds what it cannot trust, beside the damaged one.
     repaired = lgrep("index", str(mini_repo), "--json")
-    assert repaired.json()["files_indexed"] == repaired.json()["files"]
+    assert repaired.json()["files_indexed"] == repaired.json()["files_seen"]
     assert lgrep("search", "verify_jwt", str(mini_repo), "--json").json()["results"]
 
 
@@ -88,7 +88,7 @@ def test_a_damaged_manifest_is_rebuilt_by_a_plain_index(lgrep, mini_repo: Path) 
     store = ProjectStore(lgrep.cache, mini_repo)
     (store.data_dir / "manifest.sqlite").write_bytes(b"this is not a database" * 100)
     again = lgrep("index", str(mini_repo), "--json").json()
-    assert again["chunks"] == first["chunks"]
+    assert again["chunks_total"] == first["chunks_total"]
     assert again["vectors_embedded"] == 0  # the tables were kept: nothing is embedded twice
     assert lgrep("search", "verify_jwt", str(mini_repo), "--json").json()["results"]
 

@@ -16,10 +16,10 @@ def _hits(result: object) -> list[dict[str, object]]:
 
 def test_index_then_search_json(lgrep, mini_repo: Path) -> None:
     summary = lgrep("index", str(mini_repo), "--json").json()
-    assert summary["files"] == 7  # six sources and the .gitignore
+    assert summary["files_seen"] == 7  # six sources and the .gitignore
     assert summary["files_indexed"] == 7
     assert summary["vectors_pending"] == 0
-    assert summary["chunks"] >= 10
+    assert summary["chunks_total"] >= 10
 
     out = lgrep("search", "where do we verify JWT signatures", str(mini_repo), "--json", "-n", "5").json()
     hits = _hits(out)
@@ -30,7 +30,7 @@ def test_index_then_search_json(lgrep, mini_repo: Path) -> None:
     assert any(h["path"] == "auth/tokens.py" and "def verify_jwt" in str(h["content"]) for h in hits)
     assert not str(top["path"]).startswith("/")
     assert set(out["timings_ms"]) >= {"total_ms", "retrieval_ms", "query_embedding_ms", "ranking_ms"}
-    assert out["chunks_searched"] == summary["chunks"]
+    assert out["chunks_searched"] == summary["chunks_total"]
     assert out["vectors_pending"] == 0
 
 
@@ -116,10 +116,10 @@ def test_status_json(lgrep, mini_repo: Path) -> None:
     assert status["dimension"] == 384
     assert status["languages"]["python"] == 1
     assert status["last_indexed"]
-    assert status["files_changed_since"]["total"] == 0
+    assert status["changes"]["total"] == 0
     (mini_repo / "auth/tokens.py").write_text("# emptied\n")
     (mini_repo / "new.py").write_text("x = 1\n")
-    changed = lgrep("status", str(mini_repo), "--json").json()["files_changed_since"]
+    changed = lgrep("status", str(mini_repo), "--json").json()["changes"]
     assert changed == {"added": 1, "modified": 1, "deleted": 0, "total": 2}
 
 
@@ -143,14 +143,18 @@ def test_clean_removes_the_index(lgrep, mini_repo: Path) -> None:
     assert "lgrep index" in missing.err
 
 
-def test_config_change_is_a_clear_error_until_force(lgrep, mini_repo: Path) -> None:
+def test_a_chunking_change_is_answered_with_a_note_until_reindexed(lgrep, mini_repo: Path) -> None:
+    """The index's vectors still match the query's model, so it answers; the note says how to bring
+    its chunks up to date, which an incremental run does, keeping the vectors (ADR 0017)."""
     lgrep("index", str(mini_repo))
     (mini_repo / ".lgrep.yaml").write_text("chunking:\n  max_tokens: 200\n")
-    refused = lgrep("search", "token", str(mini_repo), check=False)
-    assert refused.code == 1
-    assert "lgrep index --force" in refused.err
-    lgrep("index", str(mini_repo), "--force")
-    assert _hits(lgrep("search", "verify_jwt", str(mini_repo), "--json").json())
+    served = lgrep("search", "verify_jwt", str(mini_repo), "--json")
+    assert _hits(served.json())
+    assert any("chunking" in n and f"lgrep index {mini_repo.resolve()}" in n for n in served.json()["notes"])
+    again = lgrep("index", str(mini_repo), "--json").json()
+    assert again["vectors_embedded"] < again["chunks_total"]  # re-chunked; vectors of unchanged text kept
+    fresh = lgrep("search", "verify_jwt", str(mini_repo), "--json").json()
+    assert _hits(fresh) and fresh["notes"] == []
 
 
 def test_config_show_names_sources(lgrep, mini_repo: Path) -> None:

@@ -55,7 +55,7 @@ def test_pathological_ignore_patterns_do_not_hang_index_or_status(lgrep, tmp_pat
     assert "line 2 is 100001 characters long" in index.err
     status = lgrep("status", str(repo), "--json", timeout=GUARD_S)
     _no_traceback(status.err)
-    assert status.json()["files_changed_since"]["total"] == 0
+    assert status.json()["changes"]["total"] == 0
     # The kept files, plus the three ignore files and .lgrep.yaml.
     assert status.json()["files"] == sum(files.values()) + 3
 
@@ -95,7 +95,7 @@ def test_file_names_that_are_not_utf8_are_indexed_and_shown_escaped(lgrep, tmp_p
 
     index = lgrep("index", str(repo), "--json", timeout=GUARD_S)
     _no_traceback(index.err)
-    assert index.json()["files"] == 3
+    assert index.json()["files_seen"] == 3
     assert index.json()["files_skipped"] == {}
 
     [cafe] = _results(lgrep, repo, "zanzibar_frobnicate_cafe")[:1]
@@ -119,7 +119,7 @@ def test_file_names_that_are_not_utf8_are_indexed_and_shown_escaped(lgrep, tmp_p
 
     status = lgrep("status", str(repo), "--json", timeout=GUARD_S).json()
     assert status["files"] == 3
-    assert status["files_changed_since"]["total"] == 0
+    assert status["changes"]["total"] == 0
 
     # A change to the escaped file is seen through its escaped path.
     with open(raw + b"/caf\xe9.py", "ab") as handle:  # noqa: PTH123

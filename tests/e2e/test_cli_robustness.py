@@ -51,7 +51,7 @@ def test_hostile_file_names(lgrep, tmp_path: Path) -> None:
     (repo / "x' OR '1'='1.py").unlink()
     after = lgrep("index", str(repo), "--json").json()
     assert after["files_deleted"] == 1
-    assert after["chunks"] == summary["chunks"] - (summary["chunks"] // len(names))
+    assert after["chunks_total"] == summary["chunks_total"] - (summary["chunks_total"] // len(names))
     hits = lgrep("search", "hostile_function_0", str(repo), "--json", "--type", "bm25", "-n", "20").json()["results"]
     found = {h["path"] for h in hits}
     assert found == set(names) - {"x' OR '1'='1.py"}
@@ -72,7 +72,7 @@ def test_bad_files_are_skipped_not_fatal(lgrep, tmp_path: Path) -> None:
     (repo / "node_modules/lib").mkdir(parents=True)
     (repo / "node_modules/lib/index.js").write_text("function vendored() {}\n")
     summary = lgrep("index", str(repo), "--json").json()
-    assert summary["files"] == 2
+    assert summary["files_seen"] == 2
     skipped = summary["files_skipped"]
     assert skipped["too-large"] == 1
     assert skipped["binary"] >= 1
@@ -131,12 +131,12 @@ def test_kill_during_chunk_phase_then_resume(make_repo, lgrep, tmp_path: Path) -
     assert lgrep("status", str(repo), "--json").json()["state"] == "interrupted"
     # The next run resumes the build: the committed batches are not redone, and nothing is doubled.
     done = lgrep("index", str(repo), "--json").json()
-    assert done["files"] == 1300
+    assert done["files_seen"] == 1300
     assert done["files_unchanged"] >= 400
     assert done["vectors_pending"] == 0
     assert lgrep("search", "handler_0_1", str(repo), "--json", "--type", "bm25").json()["results"]
     fresh = lgrep("index", str(repo), "--json", "--force").json()
-    assert done["chunks"] == fresh["chunks"]
+    assert done["chunks_total"] == fresh["chunks_total"]
 
 
 def test_kill_during_embedding_then_resume(make_repo, lgrep, tmp_path: Path) -> None:
@@ -174,7 +174,7 @@ def test_no_wait_returns_after_bm25_and_fills_vectors_behind(make_repo, lgrep, t
     make_repo(repo, 40)
     quick = lgrep("index", str(repo), "--no-wait", "--json").json()
     assert quick["vectors_embedded"] == 0
-    assert quick["vectors_pending"] == quick["chunks"] > 0
+    assert quick["vectors_pending"] == quick["chunks_total"] > 0
     early = lgrep("search", "handler_7_2", str(repo), "--json", "--type", "bm25").json()
     assert early["results"][0]["symbol"] == "handler_7_2"
 

@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.model]
 
 def _check_answers(run, repo: Path) -> None:  # type: ignore[no-untyped-def]
     piece = run("file", "auth/tokens.py", "--lines", "27:30", "--json", cwd=repo).json()
-    assert piece["project"] == str(repo.resolve()) and piece["path"] == "auth/tokens.py"
+    assert piece["project_root"] == str(repo.resolve()) and piece["path"] == "auth/tokens.py"
     assert (piece["start_line"], piece["end_line"]) == (27, 30)
     assert piece["content"].splitlines() == (repo / "auth/tokens.py").read_text().splitlines()[26:30]
     human = run("file", str(repo / "auth" / "tokens.py"), "--lines", "27:28", cwd=repo.parent).out.splitlines()
@@ -84,7 +84,7 @@ def test_through_the_daemon(daemon, mini_repo: Path) -> None:
     daemon.lgrep("index", "-q", str(mini_repo))
     _check_answers(daemon.lgrep, mini_repo)
     assert daemon.lgrep("watch", str(mini_repo), "--json").json() == {
-        "project": str(mini_repo.resolve()),
+        "project_root": str(mini_repo.resolve()),
         "watched": True,
         "already_watched": False,
     }

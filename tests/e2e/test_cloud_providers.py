@@ -55,7 +55,7 @@ def test_index_and_search_through_the_daemon(daemon, mini_repo: Path, standin: E
 
     status = lgrep("status", str(mini_repo), "--json").json()
     assert status["provider"] == standin.state.flavor and status["dimension"] == 256
-    assert status["spend"]["tokens"] == summary["tokens_billed"]
+    assert status["project_spend"]["tokens"] == summary["tokens_billed"]
     served = lgrep("serve", "--status", "--json").json()
     assert served["embedding_provider"] == standin.state.flavor
 

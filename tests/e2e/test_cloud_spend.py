@@ -84,7 +84,7 @@ def test_the_plan_sends_nothing_and_matches_what_the_run_bills(
     assert "nothing has been sent" in human.out and "$0.18 per million" in human.out and not record.requests
 
     run = lgrep("index", str(mini_repo), "--yes", "--json").json()
-    assert run["files"] == plan["files"]
+    assert run["files_seen"] == plan["files"]
     assert run["vectors_embedded"] == plan["chunks_to_embed"] == len(_received(record))
     assert abs(run["tokens_billed"] - plan["tokens_estimated"]) <= ESTIMATE_ERROR * run["tokens_billed"]
 
@@ -94,7 +94,7 @@ def test_the_plan_sends_nothing_and_matches_what_the_run_bills(
     assert plan["rebuild"] is False and plan["files_to_read"] == 1 and plan["chunks_to_embed"] >= 1
     before = len(_received(record))
     run = lgrep("index", str(mini_repo), "--yes", "--json").json()
-    assert run["files"] == plan["files"]
+    assert run["files_seen"] == plan["files"]
     assert run["vectors_embedded"] == plan["chunks_to_embed"] == len(_received(record)) - before
     assert abs(run["tokens_billed"] - plan["tokens_estimated"]) <= ESTIMATE_ERROR * run["tokens_billed"] + 2
 
@@ -209,8 +209,8 @@ def test_ledger_survives_daemon_restarts_and_unchanged_files_cost_nothing(
     first = lgrep("index", str(mini_repo), "--yes", "--json").json()  # starts the daemon
     assert first["tokens_billed"] > 0
     status = lgrep("status", str(mini_repo), "--json").json()
-    assert status["spend"]["tokens"] == first["tokens_billed"] == status["spend_total"]["tokens"]
-    assert status["spend"]["cost_known"] is True
+    assert status["project_spend"]["tokens"] == first["tokens_billed"] == status["total_spend"]["tokens"]
+    assert status["project_spend"]["cost_known"] is True
     sent = len(_received(record))
 
     daemon.stop()
@@ -218,7 +218,7 @@ def test_ledger_survives_daemon_restarts_and_unchanged_files_cost_nothing(
     assert second["tokens_billed"] == 0 and second["vectors_embedded"] == 0
     assert len(_received(record)) == sent  # nothing sent again
     status = lgrep("status", str(mini_repo), "--json").json()
-    assert status["spend"]["tokens"] == first["tokens_billed"] and status["spend"]["requests"] >= 1
+    assert status["project_spend"]["tokens"] == first["tokens_billed"] and status["project_spend"]["requests"] >= 1
 
     # A search sends the query, and only the query.
     lgrep("search", "verify the token signature", str(mini_repo), "--json")
@@ -255,7 +255,7 @@ def test_spend_warnings_show_in_the_cli_and_the_mcp_status(
 
     answer = anyio.run(main)
     assert answer["spend_warnings"] == as_json["spend_warnings"]
-    assert answer["project_spend"]["tokens"] == as_json["spend"]["tokens"] > 0
+    assert answer["project_spend"]["tokens"] == as_json["project_spend"]["tokens"] > 0
 
 
 def test_no_secret_leaves_and_the_egress_log_has_a_line_per_chunk_and_no_content(

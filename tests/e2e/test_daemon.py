@@ -135,7 +135,7 @@ def test_kill_9_while_indexing_then_restart_completes_the_job(wait_for, daemon, 
     # A new daemon removes the stale socket, and the next index finishes the interrupted build.
     daemon.start()
     done = daemon.lgrep("index", str(repo), "--json").json()
-    assert done["files"] == 400 and done["vectors_pending"] == 0
+    assert done["files_seen"] == 400 and done["vectors_pending"] == 0
     hits = daemon.lgrep("search", "handle request kind 3 for module 217", str(repo), "--json").json()["results"]
     assert any("module_217" in h["path"] for h in hits)
 

@@ -92,7 +92,7 @@ def test_init_indexes_and_configures_the_clients_it_finds(daemon, mini_repo: Pat
     (home / ".config" / "opencode").mkdir(parents=True)  # OpenCode was set up here; Claude Code was not
     out = lgrep("init", str(mini_repo), "--json", timeout=300).json()
     assert out["clients"] == ["opencode"]
-    assert out["index"]["chunks"] > 0 and out["index"]["files"] > 0
+    assert out["index"]["chunks_total"] > 0 and out["index"]["files_seen"] > 0
     assert [p["client"] for p in out["plans"]] == ["opencode"]
     assert json.loads((mini_repo / "opencode.json").read_text())["mcp"]["lgrep"]["command"][-1] == str(mini_repo)
     assert not (mini_repo / ".mcp.json").exists()

@@ -242,7 +242,7 @@ def test_a_configured_root_may_be_read(daemon, mini_repo: Path, tmp_path: Path) 
         return result.structured_content
 
     answer = _run(daemon, mini_repo, steps, "--root", str(other))
-    assert answer["project"] == str(other.resolve()) and answer["results"][0]["path"] == "billing.py"
+    assert answer["project_root"] == str(other.resolve()) and answer["results"][0]["path"] == "billing.py"
 
 
 def test_the_server_starts_without_storage_or_model_libraries() -> None:

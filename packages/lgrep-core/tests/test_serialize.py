@@ -56,7 +56,7 @@ def test_a_response_is_plain_json() -> None:
     out = search_response_json(response, query="verify jwt", root="/abs/project")
     text = json.dumps(out, allow_nan=False)  # strict JSON: no Infinity or NaN anywhere
     back = json.loads(text)
-    assert back["search_type"] == "bm25" and back["query"] == "verify jwt" and back["root"] == "/abs/project"
+    assert back["search_type"] == "bm25" and back["query"] == "verify jwt" and back["project_root"] == "/abs/project"
     assert back["results"][0]["path"] == "auth/jwt.py"
     assert all(math.isfinite(v) for v in back["timings_ms"].values())
 

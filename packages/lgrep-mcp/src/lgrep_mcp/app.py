@@ -71,20 +71,21 @@ class App:
         project = self.root_scope(self.roots.root_of(target)).project
         return project, target.relative_to(project).as_posix()
 
-    def scope(self, path: str | None) -> tuple[Path, str | None]:
-        """(project root, path filter) for a search's `path`: a folder or file in an allowed root,
-        or a glob inside the default root; always kept inside the allowed root it names."""
+    def scope(self, path: str | None) -> tuple[Path, str | None, str]:
+        """(project root, path filter, folder) for a search's `path`: a folder or file in an allowed
+        root, or a glob inside the default root; always kept inside the allowed root it names. The
+        folder is where in the project the search keeps to ('' for the whole project)."""
         default = self.root_scope()
         if not path or not path.strip():
-            return default.project, default.within
+            return default.project, default.within, default.within or ""
         if _is_glob(path):
             if ".." in Path(path).parts or Path(path).is_absolute():
                 raise ToolError(f"{path}: a glob must stay inside the project (no '..', not absolute)")
-            return default.project, scoped_glob(default.within, path)
+            return default.project, scoped_glob(default.within, path), default.within or ""
         target = self.resolve(path)
         project = self.root_scope(self.roots.root_of(target)).project
         rel = target.relative_to(project).as_posix()
-        return project, (None if rel == "." else rel)
+        return project, (None if rel == "." else rel), ("" if rel == "." else rel)
 
     def readable(self, project: Path) -> Callable[[str], bool]:
         """Whether a path of `project` lies inside a root this server may read: a project that is

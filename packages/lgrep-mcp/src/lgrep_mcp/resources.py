@@ -55,7 +55,7 @@ class Resources(Unit):
 
     def files_resource(self) -> str:
         try:
-            project, glob = self.app.scope(None)
+            project, glob, _ = self.app.scope(None)
             listed = self.app.engine.list_files(project, path_glob=glob, limit=FILES_LISTED)
         except LgrepError as exc:
             raise ResourceError(inert(exc.message)) from None

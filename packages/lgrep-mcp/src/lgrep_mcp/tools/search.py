@@ -60,7 +60,7 @@ class SearchTools(Unit):
             return await self._release_search(
                 query, limit, search_type, path, language, content, component, version, max_tokens
             )
-        project, path_glob = self.app.scope(path)
+        project, path_glob, folder = self.app.scope(path)
         request = SearchRequest(
             query,
             project_root=str(project),
@@ -81,7 +81,7 @@ class SearchTools(Unit):
         )
         data: dict[str, Any] = {
             "project_root": str(outcome.scope.project),
-            "scope": outcome.scope.within or "",
+            "scope": folder,
             "results": [],
             "stale_files": [],
         }

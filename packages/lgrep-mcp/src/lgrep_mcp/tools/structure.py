@@ -86,7 +86,7 @@ class StructureTools(Unit):
         each with its file, lines, scope and signature."""
         from lgrep_core.models import ChunkKind
 
-        project, path_glob = self.app.scope(path)
+        project, path_glob, _ = self.app.scope(path)
         try:
             kinds = (ChunkKind(kind),) if kind else ()
         except ValueError:
