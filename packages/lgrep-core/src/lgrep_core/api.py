@@ -222,7 +222,8 @@ class Lgrep:
         agrees, with its vectors unless `wait_vectors` is False (then they are filled in behind);
         `wait_s` bounds that wait (None: as long as it takes), after which the outcome has no
         response and says how far the index is, which goes on. A released version (`component`) is
-        searched as named, with no index built."""
+        searched as named, with no index built. A first index that another caller is building is
+        waited for only with a `wait_s`; without one, the engine's error says it is being built."""
         request.validate()
         if request.component:
             return SearchOutcome(Scope(Path(request.project_root)), self.engine.search(request))
@@ -232,7 +233,11 @@ class Lgrep:
         )
         built: IndexSummary | None = None
         state = self.state(scope.project)
-        if state is not ProjectState.READY:
+        # A first index another caller is building is joined only by a caller that bounds its wait
+        # (an agent's tool call); a command without a bound says so at once and names the builder
+        # (the engine's NotFoundError) rather than wait on it without progress.
+        joins = state is not ProjectState.BUILDING or wait_s is not None
+        if state is not ProjectState.READY and joins:
             self._approve(scope.project, force=False)
             self.notice(f"{scope.project} {_BUILDING_FIRST.get(state, 'has no index yet; building it first')}")
             last: list[IndexProgress] = []
