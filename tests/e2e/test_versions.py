@@ -200,7 +200,7 @@ def test_huge_files_in_a_tag_are_skipped_unread(lgrep, tmp_path: Path) -> None:
 
     proc = lgrep("index", "--tags", str(repo), "--json")
     summary = proc.json()
-    assert summary["tags_indexed"] == 1 and summary["skipped"] == {"too-large": 2}
+    assert summary["tags_indexed"] == 1 and summary["files_skipped"] == {"too-large": 2}
     assert ".lgrepignore in tag v1.0.0 is 67108" in proc.err and "not read" in proc.err
     assert "Traceback" not in proc.err
     files = lgrep("files", str(repo), "--component", "huge", "--json").json()["files"]

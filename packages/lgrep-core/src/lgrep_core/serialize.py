@@ -25,6 +25,7 @@ from lgrep_core.models import (
     Skeleton,
     SpendTotals,
     SymbolMatch,
+    TagsSummary,
     TraceEdge,
     TraceResult,
     WatchResult,
@@ -45,6 +46,7 @@ __all__ = [
     "skeleton_json",
     "spend_json",
     "symbol_match_json",
+    "tags_summary_json",
     "trace_edge_json",
     "trace_json",
     "unwatch_json",
@@ -304,3 +306,27 @@ def watch_json(result: WatchResult, *, root: str) -> dict[str, Any]:
 
 def unwatch_json(was_watched: bool, *, root: str) -> dict[str, Any]:
     return {"project_root": root, "was_watched": was_watched}
+
+
+def tags_summary_json(summary: TagsSummary) -> dict[str, Any]:
+    """What `lgrep index --tags` did (its fields, with the names the index summary uses)."""
+    return {
+        "project_root": summary.root,
+        "tags_seen": summary.tags_seen,
+        "tags_indexed": summary.tags_indexed,
+        "tags_unchanged": summary.tags_unchanged,
+        "tags_removed": summary.tags_removed,
+        "unparsed": list(summary.unparsed),
+        "tag_file_pairs": summary.tag_file_pairs,
+        "blobs_read": summary.blobs_read,
+        "chunks_written": summary.chunks_written,
+        "vectors_embedded": summary.vectors_embedded,
+        "files_skipped": dict(summary.skipped),
+        "tags_total": summary.tags_total,
+        "tag_file_pairs_total": summary.tag_file_pairs_total,
+        "blobs_total": summary.blobs_total,
+        "chunks_total": summary.chunks_total,
+        "vectors_total": summary.vectors_total,
+        "seconds": round(summary.seconds, 3),
+        "store": summary.store,
+    }

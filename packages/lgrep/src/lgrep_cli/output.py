@@ -8,7 +8,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lgrep_core.cli_support import terminal_safe
@@ -22,7 +21,7 @@ from lgrep_core.models import (
     TagsSummary,
     TraceResult,
 )
-from lgrep_core.serialize import project_status_json, search_response_json
+from lgrep_core.serialize import project_status_json, search_response_json, tags_summary_json
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -109,7 +108,7 @@ def print_summary(summary: IndexSummary, *, background: bool) -> None:
 def print_tags_summary(summary: TagsSummary, *, as_json: bool) -> None:
     """What `lgrep index --tags` did: JSON on stdout, or a few lines on stderr."""
     if as_json:
-        payload = {**asdict(summary), "seconds": round(summary.seconds, 3)}
+        payload = tags_summary_json(summary)
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.skipped.items()))
