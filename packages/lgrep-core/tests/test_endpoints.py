@@ -74,3 +74,18 @@ def test_the_light_path_imports_no_validation_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={"HOME": "/nonexistent"}
     )
     assert out.stdout.strip() == ""
+
+
+def test_the_light_path_knows_every_key_and_default_of_the_full_loader() -> None:
+    """endpoints reads the few keys a client needs without pydantic; it must know every key the
+    loader accepts (an unknown one sends it to the loader for the error) and take its defaults."""
+    from lgrep_core import endpoints
+    from lgrep_core.config import EmbeddingSettings, IndexSettings, LgrepSettings, ServerSettings
+
+    assert set(ServerSettings.model_fields) == endpoints._SERVER_KEYS
+    assert set(IndexSettings.model_fields) == endpoints._INDEX_KEYS
+    assert set(EmbeddingSettings.model_fields) >= endpoints._EMBEDDING_KEYS
+    light = endpoints._interpret({})
+    full = LgrepSettings()
+    assert light.cache_dir == full.cache_dir and light.autostart == full.server.autostart
+    assert light.embedding == full.embedding_fingerprint() and light.log_level == full.log_level

@@ -23,6 +23,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
+from lgrep_core import defaults
 from lgrep_core.config_sources import (
     default_user_config_path,
     env_layers,
@@ -105,19 +106,19 @@ API_KEY_ENV = {"voyage": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
 
 class EmbeddingSettings(_Section):
     provider: Literal["local", "voyage", "openai"] = Field(
-        default="local",
+        default=defaults.PROVIDER,
         description=(
             "Embedding provider: 'local' runs all-MiniLM-L6-v2 on this machine; 'voyage' (Voyage AI) and "
             "'openai' (OpenAI or any OpenAI-compatible endpoint, see base_url) send chunks to that service."
         ),
     )
     model: str = Field(
-        default="all-MiniLM-L6-v2",
+        default=defaults.LOCAL_MODEL,
         min_length=1,
         description="Model name for the provider (default: all-MiniLM-L6-v2, voyage-code-3, text-embedding-3-small).",
     )
     dimensions: int | None = Field(
-        default=384,
+        default=defaults.LOCAL_DIMENSION,
         gt=0,
         le=8192,
         description=(
@@ -161,7 +162,9 @@ class EmbeddingSettings(_Section):
         default_factory=list[str],
         description="With a cloud provider: projects under these folders never use it (they use the local model).",
     )
-    quantized: bool = Field(default=True, description="Local model: int8 weights (faster) instead of float32.")
+    quantized: bool = Field(
+        default=defaults.QUANTIZED, description="Local model: int8 weights (faster) instead of float32."
+    )
     threads: int | None = Field(default=None, gt=0, description="Local model: inference threads (default: all cores).")
     batch_tokens: int = Field(
         default=1024,
@@ -234,7 +237,7 @@ class ChunkingSettings(_Section):
 
 class IndexSettings(_Section):
     cache_dir: Path = Field(
-        default=Path("~/.cache/lgrep"), description="Where indexes live; one folder per project under it."
+        default=Path(defaults.CACHE_DIR), description="Where indexes live; one folder per project under it."
     )
     ignore_patterns: list[str] = Field(
         default_factory=list[str], description="Extra gitignore-style patterns to leave out of the index."
@@ -289,7 +292,8 @@ class ServerSettings(_Section):
         default=None, description="File holding the TCP token (default: lgrep.token in the cache dir, mode 0600)."
     )
     autostart: bool = Field(
-        default=True, description="Commands start the daemon when it is not running (false: they work in-process)."
+        default=defaults.AUTOSTART,
+        description="Commands start the daemon when it is not running (false: they work in-process).",
     )
     snapshot_idle_s: float = Field(
         default=1800.0, gt=0, description="A project's in-memory snapshot is dropped after this long without a query."
@@ -418,7 +422,7 @@ class LgrepSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False, validate_default=True)
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
-        default="WARNING", description="Log level (stderr)."
+        default=defaults.LOG_LEVEL, description="Log level (stderr)."
     )
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lgrep_core import defaults
 from lgrep_core.config_sources import default_user_config_path, env_layers, merge, read_yaml
 from lgrep_core.errors import ConfigError
 from lgrep_core.locks import check_private_dir
 
 __all__ = ["ClientSettings", "client_settings"]
 
-_DEFAULT_CACHE = "~/.cache/lgrep"
 _TRUE = {"1", "true", "yes", "on", "t", "y"}
 _FALSE = {"0", "false", "no", "off", "f", "n"}
 
@@ -64,7 +64,7 @@ def _interpret(merged: dict[str, Any]) -> ClientSettings:
     embedding = merged.get("embedding", {})
     if not all(isinstance(x, dict) for x in (index, server, embedding)):
         raise ValueError("a section is not a mapping")
-    cache_text = index.get("cache_dir", _DEFAULT_CACHE)
+    cache_text = index.get("cache_dir", defaults.CACHE_DIR)
     if not isinstance(cache_text, str) or not cache_text.strip() or not Path(cache_text).expanduser().is_absolute():
         raise ValueError("cache_dir needs the full loader's message")
     cache_dir = Path(cache_text).expanduser().resolve()
@@ -75,16 +75,16 @@ def _interpret(merged: dict[str, Any]) -> ClientSettings:
         socket_path = Path(socket_text).expanduser()
     else:
         raise ValueError("socket needs the full loader's message")
-    provider = _text(embedding.get("provider", "local"), {"local"})
-    model = _text(embedding.get("model", "all-MiniLM-L6-v2"))
-    quantized = _bool(embedding.get("quantized", True))
+    provider = _text(embedding.get("provider", defaults.PROVIDER), {"local"})
+    model = _text(embedding.get("model", defaults.LOCAL_MODEL))
+    quantized = _bool(embedding.get("quantized", defaults.QUANTIZED))
     fingerprint = {
         # as config.EmbeddingSettings.label names it
         "provider": provider,
         "model": f"{model} ({'int8' if quantized else 'fp32'})" if provider == "local" else model,
-        "dimension": _int(embedding.get("dimensions", 384), 1, 8192),
+        "dimension": _int(embedding.get("dimensions", defaults.LOCAL_DIMENSION), 1, 8192),
     }
-    log_level = _text(merged.get("log_level", "WARNING"), {"DEBUG", "INFO", "WARNING", "ERROR"})
+    log_level = _text(merged.get("log_level", defaults.LOG_LEVEL), set(defaults.LOG_LEVELS))
     for section, known in (("server", _SERVER_KEYS), ("index", _INDEX_KEYS), ("embedding", _EMBEDDING_KEYS)):
         if set(merged.get(section, {})) - known:
             raise ValueError(f"unknown key in {section}")
@@ -93,7 +93,7 @@ def _interpret(merged: dict[str, Any]) -> ClientSettings:
     return ClientSettings(
         cache_dir=cache_dir,
         socket_path=socket_path,
-        autostart=_bool(server.get("autostart", True)),
+        autostart=_bool(server.get("autostart", defaults.AUTOSTART)),
         embedding=fingerprint,
         log_level=log_level,
     )
