@@ -244,6 +244,26 @@ def test_ctrl_c_cancels_the_daemons_run_and_clean_then_works(
     assert "removed the index" in removed.err, removed.err
 
 
+def test_ctrl_c_stops_an_in_process_run_at_a_commit_and_keeps_what_it_committed(
+    wait_for, daemon, slow_embedder: EmbeddingStandIn, tmp_path: Path, make_repo
+) -> None:
+    """`--no-daemon`: the run works on a thread of its own (lgrep_cli.local.LocalIndexRun); Ctrl-C
+    cancels it, the command waits for its next commit boundary and exits 130, the lock is free."""
+    repo = tmp_path / "big"
+    make_repo(repo, 120)
+    index = daemon.lgrep.popen("index", str(repo), "--yes", "--no-daemon")
+    wait_for(lambda: _documents_sent(slow_embedder) >= 2, 60, "the command to embed its first batches")
+    index.send_signal(signal.SIGINT)
+    _out, err = index.communicate(timeout=30)
+    assert index.returncode == 130 and "Traceback" not in err, err
+    assert f"interrupted: indexing {repo.resolve()} stopped" in err and "at the next commit" in err, err
+    assert _lock_free(daemon, repo)  # the process ended after its run released the project
+    sent = _documents_sent(slow_embedder)
+    status = daemon.lgrep("status", str(repo), "--json", "--no-daemon").json()
+    assert status["state"] == "ready" and status["files"] == 120 and 0 < status["vectors_pending"] < status["chunks"]
+    assert _documents_sent(slow_embedder) == sent
+
+
 def test_index_cancel_and_clean_stop_a_run_another_command_waits_for(
     wait_for, daemon, slow_embedder: EmbeddingStandIn, tmp_path: Path, make_repo
 ) -> None:
