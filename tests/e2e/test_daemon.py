@@ -349,7 +349,7 @@ def test_a_folder_inside_an_indexed_project_is_that_project(daemon, mini_repo: P
     daemon.lgrep("index", str(mini_repo))
     inside = mini_repo / "auth"
     found = daemon.lgrep("search", "verify the token signature", str(inside), "--json")
-    assert f"inside the indexed project {mini_repo.resolve()}" in found.err, found.err
+    assert f"inside the project {mini_repo.resolve()}" in found.err, found.err
     hits = found.json()["results"]
     assert hits and all(h["path"].startswith("auth/") for h in hits)
     narrowed = daemon.lgrep("search", "token", str(inside), "--path", "*.py", "--json").json()["results"]

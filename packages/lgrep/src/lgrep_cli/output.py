@@ -198,14 +198,16 @@ def _duration_words(seconds: float) -> str:
 
 @contextmanager
 def progress_bar(enabled: bool) -> Iterator[Callable[[IndexProgress], None]]:
-    """A callback that draws indexing progress on stderr (nothing when disabled or not a terminal)."""
+    """A callback that draws indexing progress on stderr (nothing when disabled or not a terminal).
+    The bar appears with the first event it shows, not before: a question asked first (the spend
+    gate) or a note printed first reaches the terminal as plain text, never under a live display."""
     if not enabled:
         yield lambda event: None
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
-    with Progress(
+    bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -213,27 +215,33 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[IndexProgress], None]]:
         TimeRemainingColumn(),
         console=Console(stderr=True),
         transient=True,
-    ) as bar:
-        tasks: dict[IndexPhase, TaskID] = {}
-        started: dict[IndexPhase, float] = {}
+    )
+    tasks: dict[IndexPhase, TaskID] = {}
+    started: dict[IndexPhase, float] = {}
 
-        def on_progress(p: IndexProgress) -> None:
-            if p.phase is None or p.phase in (IndexPhase.WALK, IndexPhase.DONE):
-                return
-            now = time.monotonic()
-            if p.phase not in tasks:
-                label = "chunking files" if p.phase is IndexPhase.CHUNK else "embedding chunks"
-                tasks[p.phase] = bar.add_task(label, total=None, rate="")
-                started[p.phase] = now
-            elapsed = max(now - started[p.phase], 1e-6)
-            if p.phase is IndexPhase.CHUNK:
-                rate = f"{p.chunks_done / elapsed:,.0f} chunks/s"
-                bar.update(tasks[p.phase], completed=p.files_done, total=p.files_total, rate=rate)
-            else:
-                rate = f"{p.chunks_done / elapsed:,.1f} chunks/s"
-                bar.update(tasks[p.phase], completed=p.chunks_done, total=p.chunks_total, rate=rate)
+    def on_progress(p: IndexProgress) -> None:
+        if p.phase is None or p.phase in (IndexPhase.WALK, IndexPhase.DONE):
+            return
+        if not tasks:
+            bar.start()
+        now = time.monotonic()
+        if p.phase not in tasks:
+            label = "chunking files" if p.phase is IndexPhase.CHUNK else "embedding chunks"
+            tasks[p.phase] = bar.add_task(label, total=None, rate="")
+            started[p.phase] = now
+        elapsed = max(now - started[p.phase], 1e-6)
+        if p.phase is IndexPhase.CHUNK:
+            rate = f"{p.chunks_done / elapsed:,.0f} chunks/s"
+            bar.update(tasks[p.phase], completed=p.files_done, total=p.files_total, rate=rate)
+        else:
+            rate = f"{p.chunks_done / elapsed:,.1f} chunks/s"
+            bar.update(tasks[p.phase], completed=p.chunks_done, total=p.chunks_total, rate=rate)
 
+    try:
         yield on_progress
+    finally:
+        if tasks:
+            bar.stop()
 
 
 # -------------------------------------------------------------------------------------- status
