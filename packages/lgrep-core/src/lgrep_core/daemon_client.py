@@ -117,7 +117,9 @@ def _handshake(client: LgrepClient, cs: ClientSettings, *, wait: bool = False) -
         if wait:
             import grpc
 
-            grpc.channel_ready_future(client._channel).result(timeout=START_TIMEOUT_S)
+            # The client has no public wait for its channel; this is the one reader of its channel.
+            channel = client._channel  # pyright: ignore[reportPrivateUsage]
+            grpc.channel_ready_future(channel).result(timeout=START_TIMEOUT_S)
         info = client.server_info()
     except ServerUnavailableError:
         return False

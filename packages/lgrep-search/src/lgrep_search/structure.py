@@ -184,7 +184,7 @@ class CodeGraph:
         if not parts:
             return []
         name, quals = parts[-1], parts[:-1]
-        out = []
+        out: list[int] = []
         for d in self.defs_by_name.get(name, ()):
             node = self.defs[d]
             if quals and list(node.scope[:-1][-len(quals) :]) != quals:
@@ -309,7 +309,7 @@ class CodeGraph:
         qualified = bool(call.qualifier)
         if shaped and not qualified and call.name in builtin_names(own):
             return ()
-        out = []
+        out: list[int] = []
         for d in self.defs_by_name.get(call.name, ()):
             node = self.defs[d]
             if family(self.files[node.file].language) != own or node.kind not in _CALLABLE:
@@ -554,7 +554,7 @@ def related_by_structure(graph: CodeGraph, anchor: int) -> dict[int, tuple[float
         if how is not None and len(targets) == 1:
             add(graph.defs[targets[0]].chunk, 1.0 if how is not Resolution.NAME else 0.8, MatchType.CALLEE)
     names = graph.names_by_chunk.get(anchor, frozenset())
-    weights = {}
+    weights: dict[str, float] = {}
     for n in names:
         sharers = len(graph.chunks_by_name.get(n, ()))
         if 1 < sharers <= NAMES_MAX_SHARERS:
