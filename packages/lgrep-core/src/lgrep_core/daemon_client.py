@@ -117,7 +117,7 @@ def _handshake(client: LgrepClient, cs: ClientSettings, *, wait: bool = False) -
         if wait:
             import grpc
 
-            # The client has no public wait for its channel; this is the one reader of its channel.
+            # LgrepClient offers no public wait for its channel to be ready: its own attribute, read here only.
             channel = client._channel  # pyright: ignore[reportPrivateUsage]
             grpc.channel_ready_future(channel).result(timeout=START_TIMEOUT_S)
         info = client.server_info()
