@@ -3,8 +3,9 @@ from pathlib import Path
 from lgrep_core.config import load_settings
 from lgrep_core.storage.store import ProjectStore
 from lgrep_core.testing import FakeEmbedder
-from lgrep_index import pipeline
-from lgrep_index.pipeline import Indexer, _MemoryGovernor
+from lgrep_index import embedding_stage, pipeline
+from lgrep_index.embedding_stage import MemoryGovernor
+from lgrep_index.pipeline import Indexer
 
 
 def _settings(tmp_path: Path, **env: str):
@@ -70,9 +71,9 @@ def test_memory_governor_sheds_memory_then_shrinks_batches(monkeypatch) -> None:
 
     mb = 1024 * 1024
     rss = {"now": 600 * mb}
-    monkeypatch.setattr(pipeline, "rss_bytes", lambda: rss["now"])
+    monkeypatch.setattr(embedding_stage, "rss_bytes", lambda: rss["now"])
     embedder = Tunable()
-    governor = _MemoryGovernor(budget_mb=500, batch_chunks=256)
+    governor = MemoryGovernor(budget_mb=500, batch_chunks=256)
 
     governor.check(embedder)  # over budget even after releasing: shed and shrink
     assert embedder.releases == 1
@@ -90,21 +91,21 @@ def test_memory_governor_sheds_memory_then_shrinks_batches(monkeypatch) -> None:
     for _ in range(10):
         rss["now"] += 40 * mb
         governor.check(embedder)
-    assert governor.batch_chunks == _MemoryGovernor.MIN_BATCH_CHUNKS
-    assert embedder.batch_tokens == _MemoryGovernor.MIN_BATCH_TOKENS
+    assert governor.batch_chunks == MemoryGovernor.MIN_BATCH_CHUNKS
+    assert embedder.batch_tokens == MemoryGovernor.MIN_BATCH_TOKENS
 
 
 def test_memory_governor_release_that_suffices_keeps_batches(monkeypatch) -> None:
     readings = iter([480 * 1024 * 1024, 300 * 1024 * 1024])
-    monkeypatch.setattr(pipeline, "rss_bytes", lambda: next(readings))
-    governor = _MemoryGovernor(budget_mb=500, batch_chunks=256)
+    monkeypatch.setattr(embedding_stage, "rss_bytes", lambda: next(readings))
+    governor = MemoryGovernor(budget_mb=500, batch_chunks=256)
     governor.check(FakeEmbedder())
     assert governor.batch_chunks == 256
 
 
 def test_memory_governor_leaves_batches_alone_under_budget() -> None:
     embedder = FakeEmbedder()
-    governor = _MemoryGovernor(budget_mb=1_000_000, batch_chunks=256)
+    governor = MemoryGovernor(budget_mb=1_000_000, batch_chunks=256)
     governor.check(embedder)
     assert governor.batch_chunks == 256
 

@@ -18,12 +18,25 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lgrep_core.endpoints import ClientSettings
 from lgrep_core.errors import ConfigError, LgrepError, ServerUnavailableError
 
-__all__ = ["DAEMON_MODULE", "EXIT_ALREADY_SERVING", "START_TIMEOUT_S", "connect_daemon", "start_daemon", "stop_daemon"]
+if TYPE_CHECKING:  # the client (grpc and the wire code) is imported when a command first connects
+    from lgrep_core.client import LgrepClient
+
+__all__ = [
+    "DAEMON_MODULE",
+    "EXIT_ALREADY_SERVING",
+    "START_TIMEOUT_S",
+    "Notice",
+    "connect_daemon",
+    "start_daemon",
+    "stop_daemon",
+]
 
 log = logging.getLogger("lgrep")
 
@@ -35,7 +48,11 @@ HANDSHAKE_TIMEOUT_S = 10.0
 DAEMON_MODULE = "lgrep_cli"
 
 
-def connect_daemon(cs: ClientSettings, *, start: bool = True, notice=None):  # type: ignore[no-untyped-def]
+Notice = Callable[[str], None]
+"""Where a waiting command says what it waits for (the CLI prints it to stderr)."""
+
+
+def connect_daemon(cs: ClientSettings, *, start: bool = True, notice: Notice | None = None) -> LgrepClient | None:
     """A connected client of the daemon, or None when the command should run in-process.
 
     Raises:
@@ -94,13 +111,15 @@ def _check_endpoint(socket_path: Path) -> None:
         )
 
 
-def _handshake(client, cs: ClientSettings, *, wait: bool = False) -> bool:  # type: ignore[no-untyped-def]
+def _handshake(client: LgrepClient, cs: ClientSettings, *, wait: bool = False) -> bool:
     """True when a daemon answers and serves this command's model; False when none answers."""
     try:
         if wait:
             import grpc
 
-            grpc.channel_ready_future(client._channel).result(timeout=START_TIMEOUT_S)
+            # LgrepClient offers no public wait for its channel to be ready: its own attribute, read here only.
+            channel = client._channel  # pyright: ignore[reportPrivateUsage]
+            grpc.channel_ready_future(channel).result(timeout=START_TIMEOUT_S)
         info = client.server_info()
     except ServerUnavailableError:
         return False
@@ -193,7 +212,7 @@ STOP_TIMEOUT_S = 180.0
 STOP_NOTICE_S = 3.0
 
 
-def stop_daemon(socket_path: Path, *, timeout_s: float = STOP_TIMEOUT_S, notice=None) -> int | None:  # type: ignore[no-untyped-def]
+def stop_daemon(socket_path: Path, *, timeout_s: float = STOP_TIMEOUT_S, notice: Notice | None = None) -> int | None:
     """Ask the daemon on `socket_path` to stop (SIGTERM) and wait until its process has ended.
     Returns its pid, or None when no daemon runs there.
 
@@ -292,7 +311,7 @@ def _served_pid(socket_path: Path) -> int | None:
         return None
 
 
-def _wait_for_exit(pid: int, pidfd: int | None, timeout_s: float, notice) -> bool:  # type: ignore[no-untyped-def]
+def _wait_for_exit(pid: int, pidfd: int | None, timeout_s: float, notice: Notice | None) -> bool:
     """Wait until process `pid` has ended (not only released its lock). False after `timeout_s`."""
     started = time.monotonic()
     noticed = notice is None
@@ -300,7 +319,7 @@ def _wait_for_exit(pid: int, pidfd: int | None, timeout_s: float, notice) -> boo
         elapsed = time.monotonic() - started
         if elapsed >= timeout_s:
             return False
-        if not noticed and elapsed >= STOP_NOTICE_S:
+        if notice is not None and not noticed and elapsed >= STOP_NOTICE_S:
             noticed = True
             notice(f"waiting for the lgrep daemon (pid {pid}) to finish its running work and end")
         step = min(timeout_s - elapsed, 0.05 if noticed else max(0.0, STOP_NOTICE_S - elapsed))

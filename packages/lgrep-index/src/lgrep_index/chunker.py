@@ -52,7 +52,7 @@ from lgrep_index.languages import (
     spec_for,
 )
 
-__all__ = ["CHUNKER_VERSION", "MAX_LINE_CHARS", "SPLIT_MARKER", "chunk_file", "detect_language"]
+__all__ = ["CHUNKER_VERSION", "MAX_LINE_CHARS", "SPLIT_MARKER", "chunk_file", "detect_language", "overflow_text"]
 
 log = logging.getLogger(__name__)
 
@@ -249,3 +249,10 @@ def _render(path: str, language: str, content_type: ContentType, lines: Lines, p
             )
         )
     return chunks
+
+
+def overflow_text(lines: list[str], chunk: Chunk) -> str:
+    """The text past MAX_LINE_CHARS of each long line of a chunk (its content holds the rest)."""
+    return "\n".join(
+        line[MAX_LINE_CHARS:] for line in lines[chunk.start_line - 1 : chunk.end_line] if len(line) > MAX_LINE_CHARS
+    )

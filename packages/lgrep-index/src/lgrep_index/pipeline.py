@@ -20,22 +20,19 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 from lgrep_core.config import LgrepSettings
-from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote, model_label
+from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.embeddings.cloud import EmbeddingIncomplete
 from lgrep_core.errors import EmbeddingError, IndexingError, NotFoundError
-from lgrep_core.memory import release_free_heap, rss_bytes
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import redact_path, sanitize
-from lgrep_core.spend import SpendLedger, crossed_thresholds, format_usd, price_table
 from lgrep_core.storage.layout import DiskFullError
 from lgrep_core.storage.schema import CHUNK_COLUMNS, IndexIdentity, path_key
 from lgrep_core.storage.store import FileRecord, IndexState, ProjectStore, release_arrow_memory
 
 from lgrep_index.changes import ChangeBatch
-from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, detect_language
-from lgrep_index.egress import EgressLog, Outgoing, apportion, outgoing
+from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, detect_language, overflow_text
+from lgrep_index.embedding_stage import EmbeddingStage, TextBatch
 from lgrep_index.walker import (
     SKIP_SECRET,
     PathRules,
@@ -52,7 +49,6 @@ __all__ = [
     "Cancelled",
     "Indexer",
     "chunk_text",
-    "embed_texts",
     "identity_for",
     "vector_key",
     "walk_options",
@@ -236,10 +232,10 @@ class Indexer:
         # Set by an update's phase 1: the path and embedding text of each chunk it wrote, by embedding
         # key, so that phase 2 embeds those without scanning the index for what is missing.
         self._written_texts: dict[str, tuple[str, str]] | None = None
-        # A cloud provider: every text is scanned again before it leaves (egress.py), and every
-        # request is recorded in the spend ledger and the project's egress log.
-        self._remote: _RemoteAccounts | None = (
-            _RemoteAccounts(settings, self.root, self.store.dir, embedder) if is_remote(embedder) else None
+        # Phase 2. With a cloud provider every text is scanned again before it leaves (egress.py), and
+        # every request is recorded in the spend ledger and the project's egress log.
+        self.embedding = EmbeddingStage(
+            settings, self.root, self.store.dir, embedder, dimension=self.identity.dimension
         )
 
     def run(
@@ -529,7 +525,7 @@ class Indexer:
             columns["start_line"].append(chunk.start_line)
             columns["end_line"].append(chunk.end_line)
             columns["content"].append(chunk.content)
-            columns["search_text"].append(_overflow(lines, chunk) if lines is not None else "")
+            columns["search_text"].append(overflow_text(lines, chunk) if lines is not None else "")
             columns["vec_key"].append(vkey)
             columns["file_hash"].append(digest)
             columns["refs"].append(chunk.refs)
@@ -547,24 +543,11 @@ class Indexer:
         self._progress(progress.event())
         if not pending:
             return
-        governor = _MemoryGovernor(self.settings.index.memory_budget_mb, self.settings.index.embed_batch_chunks)
         embedded_before = summary.vectors_embedded
-        keys: list[str] = []
-        paths: list[str] = []
-        texts: list[str] = []
         try:
-            for key, path, text in items:
-                keys.append(key)
-                paths.append(path)
-                texts.append(text)
-                if len(keys) >= governor.batch_chunks:
-                    self._check_cancel()
-                    self._embed_commit(keys, paths, texts, summary, progress)
-                    keys, paths, texts = [], [], []
-                    governor.check(self.embedder)
-            if keys:
+            for batch in self.embedding.batches(items):
                 self._check_cancel()
-                self._embed_commit(keys, paths, texts, summary, progress)
+                self._embed_commit(batch, summary, progress)
         except EmbeddingError as exc:
             self.store.note_vector_writes(summary.vectors_embedded - embedded_before)
             raise self._left_unembedded(exc) from None
@@ -586,21 +569,17 @@ class Indexer:
             if not remaining:
                 return
 
-    def _embed_commit(
-        self, keys: list[str], paths: list[str], texts: list[str], summary: _Tally, progress: _PhaseProgress
-    ) -> None:
-        stored, vectors, billed, failure = embed_texts(
-            self.embedder, self._remote, keys, paths, texts, dimension=self.identity.dimension
-        )
-        summary.tokens_billed += billed
-        if stored:
+    def _embed_commit(self, batch: TextBatch, summary: _Tally, progress: _PhaseProgress) -> None:
+        done = self.embedding.embed(batch)
+        summary.tokens_billed += done.tokens_billed
+        if done.keys:
             # What arrived is kept, even when other requests of the batch failed: it was paid for.
-            self.store.add_vectors(stored, vectors)
-        summary.vectors_embedded += len(stored)
-        progress.chunks_done += len(keys)
+            self.store.add_vectors(done.keys, done.vectors)
+        summary.vectors_embedded += len(done.keys)
+        progress.chunks_done += len(batch.keys)
         self._progress(progress.event())
-        if failure is not None:
-            raise failure
+        if done.failure is not None:
+            raise done.failure
 
     def _left_unembedded(self, exc: EmbeddingError) -> EmbeddingError:
         """The provider's error, naming the files whose chunks are still without vectors (BM25 finds
@@ -617,139 +596,6 @@ class Indexer:
             "BM25 search finds them meanwhile, and `lgrep index` again embeds only what is missing"
         )
         return (EmbeddingError if isinstance(exc, EmbeddingIncomplete) else type(exc))(message)
-
-
-def embed_texts(
-    embedder: EmbeddingProvider,
-    remote: _RemoteAccounts | None,
-    keys: Sequence[str],
-    paths: Sequence[str],
-    texts: Sequence[str],
-    *,
-    dimension: int,
-) -> tuple[list[str], np.ndarray, int, EmbeddingError | None]:
-    """Embed one batch: locally, or through a cloud provider's books (`remote`: egress scan, spend
-    ledger, egress log). Returns the keys that got vectors, their vectors, the tokens billed, and the
-    provider's error when only part of the batch arrived (what arrived is still returned: it was
-    paid for). Raises IndexingError when the vectors are not of the index's shape."""
-    failure: EmbeddingError | None = None
-    billed = 0
-    if remote is not None:
-        sent = [o for o in (outgoing(k, p, t) for k, p, t in zip(keys, paths, texts, strict=True)) if o]
-        if len(sent) < len(keys):
-            log.warning(
-                "%d chunks not sent to %s: their text is a secret even after redaction (they stay BM25-only)",
-                len(keys) - len(sent),
-                embedder.provider,
-            )
-        arrived, vectors, billed, failure = remote.embed(sent)
-        stored = [o.key for o in arrived]
-    else:
-        vectors = embedder.embed_documents(texts)
-        stored = list(keys)
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if stored and vectors.shape != (len(stored), dimension):
-        raise IndexingError(f"embedder returned shape {vectors.shape}, expected ({len(stored)}, {dimension})")
-    return stored, vectors, billed, failure
-
-
-class _RemoteAccounts:
-    """Sends texts to a cloud provider and keeps the books: the spend ledger (cache dir), the
-    project's egress log, and a warning in the log when the total spend passes a threshold."""
-
-    def __init__(self, settings: LgrepSettings, root: Path, project_dir: Path, embedder: EmbeddingProvider) -> None:
-        assert isinstance(embedder, RemoteEmbeddingProvider)
-        self.embedder: RemoteEmbeddingProvider = embedder
-        self.root = str(root)
-        self.ledger = SpendLedger(settings.cache_dir)
-        self.egress = EgressLog(project_dir)
-        self.prices = price_table(settings.spend)
-        self.thresholds = settings.spend.warn_usd
-        self._spent_usd: float | None = None  # read from the ledger at the first request
-
-    def embed(self, sent: Sequence[Outgoing]) -> tuple[list[Outgoing], np.ndarray, int, EmbeddingError | None]:
-        """Send `sent`; returns the texts that were embedded, their vectors, the tokens billed, and the
-        provider's error when some were not (after its retries)."""
-        if not sent:
-            return [], np.zeros((0, 0), np.float32), 0, None
-        texts = [o.text for o in sent]
-        if self._spent_usd is None:
-            total = self.ledger.totals(self.prices)
-            self._spent_usd = total.cost_usd if total is not None else 0.0
-        failure: EmbeddingError | None = None
-        # Every try of every request is in the egress log before it leaves, and its outcome after.
-        attempts = self.egress.observer(sent, provider=self.embedder.provider, model=model_label(self.embedder))
-        try:
-            vectors, billed = self.embedder.embed_documents_billed(texts, attempts=attempts)
-            arrived = list(sent)
-        except EmbeddingIncomplete as exc:
-            order = sorted(exc.vectors)
-            arrived = [sent[i] for i in order]
-            vectors = np.stack([exc.vectors[i] for i in order]) if order else np.zeros((0, 0), np.float32)
-            billed, failure = exc.tokens, exc
-        billed = max(int(billed), 0)
-        if arrived or billed:
-            self._account(arrived, billed)
-        return arrived, vectors, billed, failure
-
-    def _account(self, arrived: Sequence[Outgoing], billed: int) -> None:
-        provider, model = self.embedder.provider, model_label(self.embedder)
-        # Money first: whatever happens to the vectors now, the request was billed.
-        self.ledger.record(self.root, provider, model, billed, len(arrived))
-        self.egress.record(arrived, apportion(billed, [o.text for o in arrived]), provider=provider, model=model)
-        price = self.prices.get(model)
-        if price is not None and self._spent_usd is not None:
-            before = self._spent_usd
-            self._spent_usd = before + billed * price / 1e6
-            for threshold in crossed_thresholds(before, self._spent_usd, self.thresholds):
-                log.warning(
-                    "cloud embedding spend has passed %s: about %s so far across every project (%s)",
-                    format_usd(threshold),
-                    format_usd(self._spent_usd),
-                    self.ledger.path,
-                )
-
-
-class _MemoryGovernor:
-    """Keeps the vector phase under the memory budget: past HIGH_WATER of it, and only if memory grew
-    since the last time (a reload costs ~0.3 s, so it must not happen every batch), hand Arrow's free
-    pages back and drop the inference session with its arena; if that still leaves the process over
-    the budget, halve the chunks per commit and the embedder's tokens per batch."""
-
-    HIGH_WATER = 0.9  # act before the budget, not after: one batch can add tens of MB
-    REGROWTH_BYTES = 32 * 1024 * 1024  # growth since the last release that justifies another one
-    MIN_BATCH_CHUNKS = 16
-    MIN_BATCH_TOKENS = 512
-
-    def __init__(self, budget_mb: int, batch_chunks: int) -> None:
-        self.budget_bytes = budget_mb * 1024 * 1024
-        self.batch_chunks = batch_chunks
-        self._after_release = 0
-
-    def check(self, embedder: EmbeddingProvider) -> None:
-        rss = rss_bytes()
-        if rss < self.budget_bytes * self.HIGH_WATER or rss < self._after_release + self.REGROWTH_BYTES:
-            return
-        release_arrow_memory()
-        release_free_heap()  # what malloc keeps of freed heap counts as resident until trimmed
-        release = getattr(embedder, "release_memory", None)
-        if callable(release):
-            release()  # onnxruntime's arena only shrinks when its session goes
-        self._after_release = rss_bytes()
-        if self._after_release < self.budget_bytes:
-            return
-        self.batch_chunks = max(self.MIN_BATCH_CHUNKS, self.batch_chunks // 2)
-        tokens = getattr(embedder, "batch_tokens", None)
-        if isinstance(tokens, int):
-            embedder.batch_tokens = max(self.MIN_BATCH_TOKENS, tokens // 2)  # type: ignore[attr-defined]  # optional knob
-        log.info("memory near the budget: %d chunks per commit, batch tokens %s", self.batch_chunks, tokens)
-
-
-def _overflow(lines: list[str], chunk: Chunk) -> str:
-    """The text past MAX_LINE_CHARS of each long line of a chunk (its content holds the rest)."""
-    return "\n".join(
-        line[MAX_LINE_CHARS:] for line in lines[chunk.start_line - 1 : chunk.end_line] if len(line) > MAX_LINE_CHARS
-    )
 
 
 def _changed(file: WalkedFile, record: FileRecord | None) -> bool:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import re2
 from lgrep_core.config import LgrepSettings, VersionsSettings
-from lgrep_core.embeddings.base import EmbeddingProvider, is_remote
+from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import ConfigError, IndexingError
 from lgrep_core.memory import release_free_heap
 from lgrep_core.models import Chunk, IndexPhase, IndexProgress, TagsSummary, embedding_text
@@ -38,18 +38,10 @@ from lgrep_core.storage.versions import BlobRow, EntryRow, TagRow, VersionStore,
 from lgrep_core.text import decode_text
 from lgrep_core.versions.semver import Version
 
-from lgrep_index.chunker import MAX_LINE_CHARS, detect_language
+from lgrep_index.chunker import MAX_LINE_CHARS, detect_language, overflow_text
+from lgrep_index.embedding_stage import EmbeddingStage, TextBatch
 from lgrep_index.git import BlobReader, GitRepo, TagRef, TreeEntry
-from lgrep_index.pipeline import (
-    _MemoryGovernor,
-    _overflow,
-    _RemoteAccounts,
-    chunk_text,
-    embed_texts,
-    identity_for,
-    vector_key,
-    walk_options,
-)
+from lgrep_index.pipeline import chunk_text, identity_for, vector_key, walk_options
 from lgrep_index.plan import estimate_tokens
 from lgrep_index.walker import SKIP_SECRET, SKIP_TOO_LARGE, SKIP_UNREADABLE, TreeRules
 
@@ -173,10 +165,8 @@ class TagIndexer:
         self.tag_patterns = tuple(tag_patterns)
         self._progress = progress or (lambda _p: None)
         self._cancel = cancel
-        self._remote = (
-            _RemoteAccounts(settings, root, project_dir(settings.cache_dir, root), embedder)
-            if is_remote(embedder)
-            else None
+        self.embedding = EmbeddingStage(
+            settings, root, project_dir(settings.cache_dir, root), embedder, dimension=self.identity.dimension
         )
         self._tally: Counter[str] = Counter()
         self._skipped: Counter[str] = Counter()
@@ -409,7 +399,7 @@ class TagIndexer:
                 "start_line": chunk.start_line,
                 "end_line": chunk.end_line,
                 "content": chunk.content,
-                "search_text": _overflow(lines, chunk) if lines is not None else "",
+                "search_text": overflow_text(lines, chunk) if lines is not None else "",
                 "vec_key": vector_key(self.identity, chunk),
             }
             for name, value in row.items():
@@ -449,7 +439,7 @@ class TagIndexer:
         """Embed each chunk whose key has no vector, each key once. Returns how many were embedded."""
         pending = self.store.pending_vector_keys()
         if (
-            self._remote is not None
+            self.embedding.remote is not None
             and self._approve is not None
             and pending
             and not self._approve(self._estimate(pending))
@@ -459,31 +449,23 @@ class TagIndexer:
                 "for vectors (BM25 and names find them meanwhile); `lgrep index --tags --yes` sends them"
             )
         items = self.store.chunk_texts(pending)
-        governor = _MemoryGovernor(self.settings.index.memory_budget_mb, self.settings.index.embed_batch_chunks)
+        texts = ((key, path, embedding_text(redact_path(path), scope, content)) for key, path, scope, content in items)
         embedded = 0
-        batch: list[tuple[str, str, str]] = []
         self._progress(IndexProgress(IndexPhase.EMBED, chunks_total=len(pending)))
-        for key, path, scope, content in items:
-            batch.append((key, path, embedding_text(redact_path(path), scope, content)))
-            if len(batch) >= governor.batch_chunks:
+        for batch in self.embedding.batches(texts):
+            if batch.full:  # a cancel is honoured before a full batch; the last, smaller one ends the run anyway
                 self._check_cancel()
-                embedded += self._embed_batch(batch)
-                self._progress(IndexProgress(IndexPhase.EMBED, chunks_done=embedded, chunks_total=len(pending)))
-                batch = []
-                governor.check(self.embedder)
-        if batch:
             embedded += self._embed_batch(batch)
+            if batch.full:
+                self._progress(IndexProgress(IndexPhase.EMBED, chunks_done=embedded, chunks_total=len(pending)))
         return embedded
 
-    def _embed_batch(self, batch: list[tuple[str, str, str]]) -> int:
-        keys, paths, texts = (list(column) for column in zip(*batch, strict=True))
-        stored, vectors, _billed, failure = embed_texts(
-            self.embedder, self._remote, keys, paths, texts, dimension=self.identity.dimension
-        )
-        self.store.add_vectors(stored, vectors)
-        if failure is not None:
-            raise failure
-        return len(stored)
+    def _embed_batch(self, batch: TextBatch) -> int:
+        done = self.embedding.embed(batch)
+        self.store.add_vectors(done.keys, done.vectors)
+        if done.failure is not None:
+            raise done.failure
+        return len(done.keys)
 
 
 def _order(version: str) -> tuple[object, ...]:

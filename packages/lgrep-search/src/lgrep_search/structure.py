@@ -18,15 +18,12 @@ With `resolve_imports=False` only step 4 runs: names alone, as osgrep traces.
 from __future__ import annotations
 
 import bisect
-import builtins
-import functools
 import math
 import posixpath
 import re
 import threading
 import weakref
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from lgrep_core.errors import NotFoundError
@@ -41,10 +38,19 @@ from lgrep_core.models import (
     TraceRequest,
     TraceResult,
 )
-from lgrep_core.structure import IMPORT_ALL, SAME_FILE, Definition, Reference, RefKind, parse_entries
+from lgrep_core.structure import IMPORT_ALL, Definition, Reference, RefKind, parse_entries
 
 from .corpus import Corpus
 from .fuzzy import symbol_parts
+from .languages import (
+    EXPLICIT_SELF,
+    PACKAGE_FOLDERS,
+    SELF_RECEIVERS,
+    ProjectFiles,
+    builtin_names,
+    family,
+    find_module,
+)
 
 __all__ = ["CodeGraph", "graph_of", "related_by_structure", "trace"]
 
@@ -52,90 +58,7 @@ MAX_EDGES = 5000  # edges a trace collects before paging (the rest is not counte
 MAX_CANDIDATES = 8  # of an ambiguous call, at most this many definitions are listed
 _REEXPORT_HOPS = 3
 _NAME_CHAIN = re.compile(r"[\w$]+(?:(?:\.|::|->)[\w$]+)*\Z")
-_SELF = frozenset({"self", "this", "cls", "Self", "@", "$this", "static", "super"})
-_FAMILY = {"typescript": "js", "tsx": "js", "javascript": "js", "c": "c", "cpp": "c", "python": "py", "starlark": "py"}
-_JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _CALLABLE = frozenset({"function", "method", "class", "module"})
-# Languages where a bare `f()` never means a method of another class (no implicit `this`).
-_EXPLICIT_SELF = frozenset(
-    {
-        "python",
-        "starlark",
-        "javascript",
-        "typescript",
-        "tsx",
-        "go",
-        "rust",
-        "c",
-        "lua",
-        "bash",
-        "elixir",
-        "haskell",
-        "zig",
-        "php",
-    }
-)
-# Bare calls of these names are the language's own unless the file defines or imports them.
-_BUILTINS: dict[str, frozenset[str]] = {
-    "py": frozenset(n for n in dir(builtins) if not n.startswith("_")),
-    "js": frozenset(
-        {
-            "require",
-            "parseInt",
-            "parseFloat",
-            "setTimeout",
-            "setInterval",
-            "clearTimeout",
-            "clearInterval",
-            "String",
-            "Number",
-            "Boolean",
-            "Symbol",
-            "BigInt",
-            "Array",
-            "Object",
-            "Error",
-            "TypeError",
-            "Promise",
-            "Map",
-            "Set",
-            "WeakMap",
-            "WeakSet",
-            "Date",
-            "RegExp",
-            "JSON",
-            "isNaN",
-            "isFinite",
-            "fetch",
-            "structuredClone",
-            "queueMicrotask",
-            "encodeURIComponent",
-            "decodeURIComponent",
-        }
-    ),
-    "go": frozenset(
-        {
-            "append",
-            "cap",
-            "clear",
-            "close",
-            "complex",
-            "copy",
-            "delete",
-            "imag",
-            "len",
-            "make",
-            "max",
-            "min",
-            "new",
-            "panic",
-            "print",
-            "println",
-            "real",
-            "recover",
-        }
-    ),
-}
 
 
 @dataclass(slots=True)
@@ -191,20 +114,9 @@ class CodeGraph:
         self.defs_by_chunk: dict[int, list[int]] = defaultdict(list)
         self.names_by_chunk: dict[int, frozenset[str]] = {}
         self.chunks_by_name: dict[str, list[int]] = defaultdict(list)
-        self._path_index: dict[str, int] = {p: i for i, p in enumerate(corpus.files)}
-        self._dirs: dict[str, list[int]] = defaultdict(list)
+        self.project = ProjectFiles(corpus.files)
         self._resolved: dict[tuple[int, bool], tuple[tuple[int, ...], Resolution | None]] = {}
         self._modules: dict[tuple[int, str], tuple[int, ...] | None] = {}
-        for f, path in enumerate(corpus.files):
-            self._dirs[posixpath.dirname(path)].append(f)
-        # every folder that holds an indexed file at any depth (package folders hold only subfolders)
-        self._dirs_all: set[str] = set()
-        for folder in list(self._dirs):
-            up = folder
-            while up and up not in self._dirs_all:
-                self._dirs_all.add(up)
-                up = posixpath.dirname(up)
-        self._packages: dict[str, list[str]] = {}
         pending: list[tuple[int, int, Reference]] = []
         for i in range(len(corpus)):
             text = corpus.refs[i]
@@ -272,7 +184,7 @@ class CodeGraph:
         if not parts:
             return []
         name, quals = parts[-1], parts[:-1]
-        out = []
+        out: list[int] = []
         for d in self.defs_by_name.get(name, ()):
             node = self.defs[d]
             if quals and list(node.scope[:-1][-len(quals) :]) != quals:
@@ -341,7 +253,7 @@ class CodeGraph:
         file = self.files[call.file]
         qual = call.qualifier
         root = _first_segment(qual)
-        if qual in _SELF:
+        if qual in SELF_RECEIVERS:
             cls = self.defs[call.caller].scope[:-1] if call.caller >= 0 else ()
             found = [
                 d for d in self.defs_by_name[name] if self.defs[d].file == call.file and self.defs[d].scope[:-1] == cls
@@ -371,7 +283,7 @@ class CodeGraph:
             local = [d for d in self.defs_by_name.get(name, ()) if self.defs[d].file == call.file]
             if qual:  # `Foo.create()`: a member of this file's class Foo, or nothing local
                 local = [d for d in local if root in self.defs[d].scope[:-1]]
-            elif file.language in _EXPLICIT_SELF:  # a bare `open()` is no method of this file's classes
+            elif file.language in EXPLICIT_SELF:  # a bare `open()` is no method of this file's classes
                 local = [d for d in local if self.defs[d].kind != "method"]
             if local:
                 return tuple(local), Resolution.LOCAL
@@ -393,19 +305,18 @@ class CodeGraph:
         that shape can reach — a bare `f()` no other class's method (in languages without an
         implicit `this`), `x.f()` no top-level function, and a bare call of a builtin nothing."""
         language = self.files[call.file].language
-        family = _FAMILY.get(language, language)
+        own = family(language)
         qualified = bool(call.qualifier)
-        if shaped and not qualified and call.name in _BUILTINS.get(family, ()):
+        if shaped and not qualified and call.name in builtin_names(own):
             return ()
-        out = []
+        out: list[int] = []
         for d in self.defs_by_name.get(call.name, ()):
             node = self.defs[d]
-            other = self.files[node.file].language
-            if _FAMILY.get(other, other) != family or node.kind not in _CALLABLE:
+            if family(self.files[node.file].language) != own or node.kind not in _CALLABLE:
                 continue
             if shaped and qualified and len(node.scope) < 2 and node.kind != "class":
                 continue  # `x.f()`: a member, not a top-level function (modules were resolved above)
-            if shaped and not qualified and node.kind == "method" and language in _EXPLICIT_SELF:
+            if shaped and not qualified and node.kind == "method" and language in EXPLICIT_SELF:
                 continue
             out.append(d)
         return tuple(out)
@@ -416,11 +327,12 @@ class CodeGraph:
         )
 
     def _package_files(self, f: int) -> set[int]:
-        """Go: the files of the same folder (one package); Java/Kotlin/Scala/C#: the same folder too."""
+        """The other files of the same folder, in languages whose folder is a package (Go: one
+        package; Java/Kotlin/Scala/C#/Swift: the same folder too)."""
         file = self.files[f]
-        if file.language not in ("go", "java", "kotlin", "scala", "csharp", "swift"):
+        if file.language not in PACKAGE_FOLDERS:
             return set()
-        return {g for g in self._dirs[posixpath.dirname(file.path)] if g != f}
+        return {g for g in self.project.dirs[posixpath.dirname(file.path)] if g != f}
 
     def _defined_in(self, files: tuple[int, ...], name: str, scope: str, *, hops: int) -> list[int]:
         """Definitions named `name` in `files`: members of class `scope` when given, else top-level
@@ -455,196 +367,15 @@ class CodeGraph:
         key = (f, f"{imp.module}\x00{imp.member}\x00{qual}")
         if key in self._modules:
             return self._modules[key]
-        found = self._find_module(f, imp, qual)
+        found = find_module(self.project, f, self.files[f].language, imp.module, imp.member, qual=qual)
         self._modules[key] = found
         return found
-
-    def _find_module(self, f: int, imp: _Import, qual: str) -> tuple[int, ...] | None:
-        file = self.files[f]
-        lang = file.language
-        here = posixpath.dirname(file.path)
-        module = imp.module
-        if lang in ("python", "starlark"):
-            dots = len(module) - len(module.lstrip("."))
-            parts = [p for p in module.lstrip(".").split(".") if p]
-            if qual and not imp.member:  # `import a.b` then `a.b.c.f()`: the longest module of the receiver
-                chain = [p for p in qual.split(".") if p]
-                bound = module.split(".")
-                if chain and chain[0] != bound[0]:  # `import a.b as x`: x.c -> a.b.c
-                    chain = [*bound, *chain[1:]]
-                candidates = [chain[:k] for k in range(len(chain), 0, -1)]
-            elif imp.member and imp.member != IMPORT_ALL:
-                candidates = [[*parts, imp.member], parts]  # `from a import b`: b may be a module
-            else:
-                candidates = [parts]
-            for cand in candidates:
-                hit = self._python_module(here, dots, cand)
-                if hit:
-                    return hit
-            return () if dots else None
-        if module == SAME_FILE:
-            return (f,)
-        if lang in ("javascript", "typescript", "tsx"):
-            if module.startswith((".", "/")):
-                return self._js_file(posixpath.normpath(posixpath.join(here, module))) or ()
-            return self._js_package(module)
-        if lang == "go":
-            parts = [p for p in module.split("/") if p]
-            for k in range(len(parts), 0, -1):
-                suffix = "/".join(parts[-k:])
-                dirs = [d for d in self._dirs if d == suffix or d.endswith("/" + suffix)]
-                if len(dirs) == 1:
-                    return tuple(g for g in self._dirs[dirs[0]] if self.files[g].path.endswith(".go"))
-                if dirs:
-                    return ()
-            return None
-        if lang == "rust":
-            return self._rust_module(file.path, module, imp.member)
-        if lang in ("java", "kotlin", "scala"):
-            dotted = [p for p in module.split(".") if p]
-            member = imp.member if imp.member != IMPORT_ALL else ""
-            want = "/".join([*dotted, member]) if member else "/".join(dotted)
-            if member:
-                hits = [
-                    g for p, g in self._path_index.items() if p.rsplit(".", 1)[0].endswith(want) and _boundary(p, want)
-                ]
-                return tuple(hits) if hits else None
-            dirs = [d for d in self._dirs if d == want or d.endswith("/" + want)]
-            return tuple(g for d in dirs for g in self._dirs[d]) or None
-        return ()
-
-    def _js_file(self, base: str) -> tuple[int, ...]:
-        """The file a relative specifier names: as written, with an extension, or its folder's index
-        (`./x.js` also finds `./x.ts`, as TypeScript's node16 resolution does)."""
-        stems = [base]
-        for ext in (".js", ".jsx", ".mjs", ".cjs"):
-            if base.endswith(ext):
-                stems.append(base[: -len(ext)])
-        for stem in stems:
-            for cand in (stem, *(stem + e for e in _JS_EXTS), *(f"{stem}/index{e}" for e in _JS_EXTS)):
-                g = self._path_index.get(cand.lstrip("/"))
-                if g is not None:
-                    return (g,)
-        return ()
-
-    def _js_package(self, specifier: str) -> tuple[int, ...] | None:
-        """A package specifier (`zod/v4`, `@trpc/server/http`): one of this repository's own packages
-        when a folder of the package's name holds it (a monorepo's `packages/server`), else a library."""
-        parts = specifier.split("/")
-        scoped = specifier.startswith("@") and len(parts) > 1
-        name = parts[1] if scoped else parts[0]
-        sub = "/".join(parts[2:] if scoped else parts[1:])
-        found: set[int] = set()
-        for folder in self._package_dirs(name):
-            for base in (f"{folder}/src", folder):
-                hit = self._js_file(f"{base}/{sub}" if sub else f"{base}/index")
-                if hit:
-                    found.update(hit)
-                    break
-        return tuple(sorted(found)) if len(found) == 1 else None
-
-    def _package_dirs(self, name: str) -> list[str]:
-        cached = self._packages.get(name)
-        if cached is None:
-            cached = [d for d in self._dirs_all if posixpath.basename(d) == name and "node_modules" not in d]
-            self._packages[name] = cached
-        return cached
-
-    def _python_module(self, here: str, dots: int, parts: list[str]) -> tuple[int, ...]:
-        if dots:
-            base = here
-            for _ in range(dots - 1):
-                base = posixpath.dirname(base)
-            rel = "/".join(parts)
-            for cand in (
-                f"{base}/{rel}.py" if rel else "",
-                f"{base}/{rel}/__init__.py" if rel else f"{base}/__init__.py",
-            ):
-                g = self._path_index.get(cand.lstrip("/")) if cand else None
-                if g is not None:
-                    return (g,)
-            return ()
-        if not parts:
-            return ()
-        rel = "/".join(parts)
-        hits = [
-            g
-            for suffix in (f"{rel}.py", f"{rel}/__init__.py", f"{rel}.pyi")
-            for p, g in self._suffix_matches(suffix)
-            if self._source_root(p[: len(p) - len(suffix)].rstrip("/"))
-        ]
-        return tuple(sorted(set(hits)))
-
-    def _source_root(self, folder: str) -> bool:
-        """Whether absolute imports can start in `folder` (`src/`, the root): it is no package itself
-        (no Python file of its own; an empty `__init__.py` is not indexed), so `json` is not
-        `src/flask/json`."""
-        return not folder or not any(self.files[g].path.endswith((".py", ".pyi")) for g in self._dirs.get(folder, ()))
-
-    def _suffix_matches(self, suffix: str) -> Iterable[tuple[str, int]]:
-        g = self._path_index.get(suffix)
-        if g is not None:
-            yield suffix, g
-            return
-        tail = "/" + suffix
-        for p in self._by_tail.get(_tail(suffix) if "/" in suffix else suffix, ()):
-            if p.endswith(tail):
-                yield p, self._path_index[p]
-
-    @functools.cached_property
-    def _by_tail(self) -> dict[str, list[str]]:
-        """Paths by their last two parts (`pkg/__init__.py`) and by their name (`json.py`): suffix
-        lookups without a scan of every path."""
-        out: dict[str, list[str]] = defaultdict(list)
-        for p in self._path_index:
-            out[_tail(p)].append(p)
-            out[posixpath.basename(p)].append(p)
-        return out
-
-    def _rust_module(self, path: str, module: str, member: str) -> tuple[int, ...] | None:
-        segments = [s for s in module.split("::") if s]
-        if not segments:
-            segments = []
-        here = posixpath.dirname(path)
-        stem = posixpath.basename(path).rsplit(".", 1)[0]
-        own = here if stem in ("mod", "lib", "main") else f"{here}/{stem}"
-        if segments and segments[0] == "crate":
-            base = here
-            while base and not any(f"{base}/{root}" in self._path_index for root in ("lib.rs", "main.rs")):
-                base = posixpath.dirname(base)
-            segments = segments[1:]
-        elif segments and segments[0] in ("self", "super"):
-            base = own
-            while segments and segments[0] in ("self", "super"):
-                if segments[0] == "super":
-                    base = posixpath.dirname(base)
-                segments = segments[1:]
-        else:
-            return None  # another crate
-        tries = [[*segments, member], segments] if member and member != IMPORT_ALL else [segments]
-        for seg in tries:
-            rel = "/".join(seg)
-            cands = [f"{base}/{rel}.rs", f"{base}/{rel}/mod.rs"] if rel else [f"{base}/lib.rs", f"{base}/main.rs"]
-            for cand in cands:
-                g = self._path_index.get(cand.lstrip("/"))
-                if g is not None:
-                    return (g,)
-        return ()
-
-
-def _tail(path: str) -> str:
-    return "/".join(path.rsplit("/", 2)[-2:])
 
 
 def _first_segment(qual: str) -> str:
     for sep in ("::", ".", "->", ":"):
         qual = qual.split(sep, 1)[0]
     return qual
-
-
-def _boundary(path: str, want: str) -> bool:
-    stem = path.rsplit(".", 1)[0]
-    return stem == want or stem.endswith("/" + want)
 
 
 # ---------------------------------------------------------------------------------------- trace
@@ -823,7 +554,7 @@ def related_by_structure(graph: CodeGraph, anchor: int) -> dict[int, tuple[float
         if how is not None and len(targets) == 1:
             add(graph.defs[targets[0]].chunk, 1.0 if how is not Resolution.NAME else 0.8, MatchType.CALLEE)
     names = graph.names_by_chunk.get(anchor, frozenset())
-    weights = {}
+    weights: dict[str, float] = {}
     for n in names:
         sharers = len(graph.chunks_by_name.get(n, ()))
         if 1 < sharers <= NAMES_MAX_SHARERS:
