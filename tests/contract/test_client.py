@@ -368,3 +368,8 @@ def test_list_files(lgrep_server: RunningServer, client: LgrepClient) -> None:
     assert listed.total == 2 and [f.path for f in listed.files] == ["README.md"]
     first = _seen(lgrep_server, "ListFiles")[0]
     assert first.path_glob == "src/**" and first.languages == ("python",) and first.limit == 1  # type: ignore[attr-defined]
+
+
+def test_wait_ready_says_whether_a_server_listens(tmp_path: Path) -> None:
+    with LgrepClient.connect(socket_path=tmp_path / "nobody.sock") as client:
+        assert client.wait_ready(0.2) is False

@@ -151,6 +151,16 @@ class LgrepClient:
     def __repr__(self) -> str:
         return f"LgrepClient({self.target!r})"
 
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait until the channel connects to a listening server (a daemon just started); False
+        when none listens within `timeout` seconds. No call is made."""
+        self._open()
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            return False
+        return True
+
     # ------------------------------------------------------------------ plumbing
 
     def _open(self) -> None:

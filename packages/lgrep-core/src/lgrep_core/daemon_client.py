@@ -114,19 +114,11 @@ def _check_endpoint(socket_path: Path) -> None:
 def _handshake(client: LgrepClient, cs: ClientSettings, *, wait: bool = False) -> bool:
     """True when a daemon answers and serves this command's model; False when none answers."""
     try:
-        if wait:
-            import grpc
-
-            # LgrepClient offers no public wait for its channel to be ready: its own attribute, read here only.
-            channel = client._channel  # pyright: ignore[reportPrivateUsage]
-            grpc.channel_ready_future(channel).result(timeout=START_TIMEOUT_S)
+        if wait and not client.wait_ready(START_TIMEOUT_S):
+            return False
         info = client.server_info()
     except ServerUnavailableError:
         return False
-    except Exception as exc:  # the channel never became ready
-        if type(exc).__name__ == "FutureTimeoutError":
-            return False
-        raise
     client.timeout = None  # calls after the handshake may take as long as the work does
     served = {"provider": info.embedding_provider, "model": info.embedding_model, "dimension": info.embedding_dimension}
     if served != cs.embedding:
