@@ -3,7 +3,7 @@ folder at or above it that has an index (or is watched), else its git repository
 folder itself. A search, an index or a watch of a folder inside a project uses that project's index
 and, for a search, keeps to the folder asked for, instead of building a second index of the folder.
 
-ADR 0012 records the rule and its limits (a git root that is the home folder or `/` is never taken).
+ADR 0017 records the rule and its limits (a git root that is the home folder or `/` is never taken).
 """
 
 from __future__ import annotations
