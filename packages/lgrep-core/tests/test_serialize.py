@@ -66,3 +66,28 @@ def test_enums_print_as_their_stable_words() -> None:
     assert out["kind"] == "function" and out["match"] == "bm25+fuzzy+vector"
     unknown = search_hit_json(SearchHit(**{**{f: getattr(HIT, f) for f in HIT.__slots__}, "kind": None}))  # type: ignore[arg-type]
     assert unknown["kind"] == ""
+
+
+def test_answers_use_the_contracts_field_names() -> None:
+    """One vocabulary (docs/json.md): a JSON answer's fields are named as the lgrep.v1 message
+    fields they come from, so `--json`, MCP and gRPC-to-JSON (proto field names) agree. The few that
+    differ are listed here, each for a reason."""
+    from datetime import UTC, datetime
+
+    from lgrep.v1 import index_pb2, search_pb2
+    from lgrep_core.models import FileChanges, IndexSummary, ProjectState, ProjectStatus
+    from lgrep_core.serialize import index_summary_json, project_status_json
+
+    def fields(message: type) -> set[str]:
+        return {f.name for f in message.DESCRIPTOR.fields}
+
+    answer = search_response_json(SearchResponse([HIT], {"total_ms": 1.0}, 3, 0), query="q", root="/p")
+    # `query` echoes the request; timings are milliseconds by name, not a Timings message.
+    assert set(answer) - fields(search_pb2.SearchResponse) == {"query", "timings_ms"}
+    summary = index_summary_json(IndexSummary(root="/p", files_seen=2))
+    # Durations as numbers of seconds, named so (the message has google.protobuf.Duration fields).
+    assert set(summary) - fields(index_pb2.IndexSummary) == {"seconds_bm25", "seconds_vectors"}
+    status = project_status_json(
+        ProjectStatus("/p", ProjectState.READY, changes=FileChanges(1), last_indexed=datetime.now(UTC))
+    )
+    assert set(status) - fields(index_pb2.GetStatusResponse) == set()
