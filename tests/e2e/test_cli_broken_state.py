@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from lgrep_core.storage.store import ProjectStore
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.slow, pytest.mark.model]
 
 POLL_TIMEOUT_S = 120.0
 
