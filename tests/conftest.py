@@ -63,6 +63,54 @@ class Lgrep:
         )
 
 
+class InProcessLgrep(Lgrep):
+    """Runs `lgrep` in this process (`lgrep_cli.cli.main`), with the environment, working folder and
+    captured output a subprocess would have: the same commands, arguments and answers, without a
+    process start (about a second of CPU each: Python, lancedb and the model load again) per call.
+    For tests of what a command answers (ranking, filters, output forms, redaction); tests of the
+    process itself (start-up, imports, signals, locks held across processes, exit on damage) keep
+    `Lgrep`. The model, once loaded, stays loaded for the rest of the worker's tests."""
+
+    def __call__(self, *args: str, cwd: Path | None = None, check: bool = True, timeout: float = 600) -> CliResult:
+        import contextlib
+        import gc
+        import io
+        import logging
+
+        from lgrep_cli.cli import main
+
+        saved_env, saved_cwd = dict(os.environ), Path.cwd()
+        root_logger = logging.getLogger()
+        saved_handlers, saved_level = root_logger.handlers[:], root_logger.level
+        out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
+        err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace")
+        os.environ.clear()
+        os.environ.update(self.env)
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(list(args))
+        finally:
+            gc.unfreeze()  # main() freezes what it made, as a process about to exit may
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+            root_logger.handlers[:] = saved_handlers  # main() points logging at its stderr
+            root_logger.setLevel(saved_level)
+        texts = []
+        for stream in (out, err):
+            stream.flush()
+            texts.append(stream.buffer.getvalue().decode("utf-8", errors="replace"))  # type: ignore[attr-defined]
+        result = CliResult(code, texts[0], texts[1])
+        if check and code != 0:
+            raise AssertionError(f"lgrep {' '.join(args)} exited {code}:\n{result.err}")
+        return result
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        raise NotImplementedError("a process of its own: use Lgrep")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # A suite started as a background job (`nohup uv run pytest &`) has Ctrl-C (SIGINT) ignored, and
     # every command it starts would inherit that and be deaf to the interrupt a test sends, as no
@@ -90,10 +138,38 @@ def wait_for() -> Callable[[Callable[[], Any], float, str], Any]:
     return _wait_for
 
 
+def _run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The temporary folder of this whole run: pytest's own under pytest-xdist, shared by its workers
+    (each worker's base temp is a `popen-gwN` folder inside it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _bytecode_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every Python process a test starts (`lgrep`, the daemon, the MCP server) reads its compiled
+    modules from one folder of this run, written by the first process that imports them. Without it,
+    where PYTHONDONTWRITEBYTECODE is set (as on our machines), each of those processes compiled
+    lancedb and its generated API client again: ~0.8 s of CPU each (measured: a `lgrep search` took
+    2.1 s of CPU, 1.3 s with the cache). Nothing is written into the checkout or the venv."""
+    saved = {k: os.environ.get(k) for k in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")}
+    os.environ["PYTHONPYCACHEPREFIX"] = str(_run_dir(tmp_path_factory) / "pycache")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One ONNX graph build per test session, shared by every test's cache dir."""
-    return tmp_path_factory.mktemp("models")
+    """One ONNX graph build per test run, shared by every test's cache dir (and by pytest-xdist's
+    workers: the build holds a file lock, so a second worker waits for the first one's graph)."""
+    path = _run_dir(tmp_path_factory) / "models"
+    path.mkdir(exist_ok=True)
+    return path
 
 
 @pytest.fixture
@@ -109,6 +185,13 @@ def lgrep(tmp_path: Path, model_dir: Path) -> Iterator[Lgrep]:
         {"HOME": str(home), "LGREP_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1", "LGREP_SERVER__AUTOSTART": "0"}
     )
     yield Lgrep(cache, env)
+
+
+@pytest.fixture
+def lgrep_here(lgrep: Lgrep) -> InProcessLgrep:
+    """`lgrep`'s cache dir and environment (one dict: a test's change to either shows in both), its
+    commands run in this process (InProcessLgrep)."""
+    return InProcessLgrep(lgrep.cache, lgrep.env)
 
 
 @dataclass

@@ -1,4 +1,6 @@
-"""Index and search through the `lgrep` command, with the real embedded model."""
+"""Index and search through the `lgrep` command, with the real embedded model. The first tests run
+`lgrep` processes as a user does; the rest check what the commands answer, and run them in pytest's
+process (`lgrep_here`: the same commands, without a process start per call)."""
 
 from __future__ import annotations
 
@@ -34,9 +36,9 @@ def test_index_then_search_json(lgrep, mini_repo: Path) -> None:
     assert out["vectors_pending"] == 0
 
 
-def test_spans_point_at_the_code(lgrep, mini_repo: Path) -> None:
-    lgrep("index", str(mini_repo), "--json")
-    hits = _hits(lgrep("search", "allowRequest", str(mini_repo), "--json", "--type", "bm25").json())
+def test_spans_point_at_the_code(lgrep_here, mini_repo: Path) -> None:
+    lgrep_here("index", str(mini_repo), "--json")
+    hits = _hits(lgrep_here("search", "allowRequest", str(mini_repo), "--json", "--type", "bm25").json())
     hit = hits[0]
     assert hit["path"] == "web/rateLimiter.ts"
     lines = (mini_repo / "web/rateLimiter.ts").read_text().splitlines()
@@ -46,14 +48,14 @@ def test_spans_point_at_the_code(lgrep, mini_repo: Path) -> None:
     assert hit["symbol"] in {"RateLimiter", "allowRequest"}
 
 
-def test_vector_and_bm25_types(lgrep, mini_repo: Path) -> None:
-    lgrep("index", str(mini_repo), "--json")
+def test_vector_and_bm25_types(lgrep_here, mini_repo: Path) -> None:
+    lgrep_here("index", str(mini_repo), "--json")
     vec = _hits(
-        lgrep("search", "evict the least recently used entry", str(mini_repo), "--json", "--type", "vector").json()
+        lgrep_here("search", "evict the least recently used entry", str(mini_repo), "--json", "--type", "vector").json()
     )
     assert vec[0]["path"] == "cmd/cache.rs"
     assert all(h["match"] == "vector" for h in vec)
-    bm = _hits(lgrep("search", "LoadConfig", str(mini_repo), "--json", "--type", "bm25").json())
+    bm = _hits(lgrep_here("search", "LoadConfig", str(mini_repo), "--json", "--type", "bm25").json())
     assert bm[0]["path"] == "cmd/server.go"
     assert all(h["match"] == "bm25" for h in bm)
 
@@ -70,9 +72,9 @@ def test_human_output_and_default_path(lgrep, mini_repo: Path) -> None:
     assert "web/rateLimiter.ts:" in result.out
 
 
-def test_incremental_reindexes_only_changes(lgrep, mini_repo: Path) -> None:
-    lgrep("index", str(mini_repo), "--json")
-    again = lgrep("index", str(mini_repo), "--json").json()
+def test_incremental_reindexes_only_changes(lgrep_here, mini_repo: Path) -> None:
+    lgrep_here("index", str(mini_repo), "--json")
+    again = lgrep_here("index", str(mini_repo), "--json").json()
     assert (again["files_indexed"], again["vectors_embedded"], again["chunks_written"]) == (0, 0, 0)
 
     go = mini_repo / "cmd/server.go"
@@ -80,35 +82,35 @@ def test_incremental_reindexes_only_changes(lgrep, mini_repo: Path) -> None:
         go.read_text() + "\n// ShutdownGracefully drains open connections before exit.\nfunc ShutdownGracefully() {}\n"
     )
     (mini_repo / "docs/deploy.md").unlink()
-    changed = lgrep("index", str(mini_repo), "--json").json()
+    changed = lgrep_here("index", str(mini_repo), "--json").json()
     assert changed["files_indexed"] == 1
     assert changed["files_deleted"] == 1
     assert 0 < changed["vectors_embedded"] <= 3  # only the new or changed chunks of server.go
 
-    hits = _hits(lgrep("search", "ShutdownGracefully", str(mini_repo), "--json", "--type", "bm25").json())
+    hits = _hits(lgrep_here("search", "ShutdownGracefully", str(mini_repo), "--json", "--type", "bm25").json())
     assert hits[0]["path"] == "cmd/server.go"
-    hits = _hits(lgrep("search", "database migrations rollback", str(mini_repo), "--json", "-n", "20").json())
+    hits = _hits(lgrep_here("search", "database migrations rollback", str(mini_repo), "--json", "-n", "20").json())
     assert all(h["path"] != "docs/deploy.md" for h in hits)
 
 
-def test_renamed_and_copied_files_reuse_vectors(lgrep, mini_repo: Path) -> None:
-    lgrep("index", str(mini_repo), "--json")
+def test_renamed_and_copied_files_reuse_vectors(lgrep_here, mini_repo: Path) -> None:
+    lgrep_here("index", str(mini_repo), "--json")
     (mini_repo / "cmd/cache.rs").rename(mini_repo / "cmd/lru.rs")
     (mini_repo / "web/copy").mkdir()
     (mini_repo / "web/copy/limiter.ts").write_text((mini_repo / "web/rateLimiter.ts").read_text())
-    result = lgrep("index", str(mini_repo), "--json").json()
+    result = lgrep_here("index", str(mini_repo), "--json").json()
     assert result["files_indexed"] == 2
     assert result["files_deleted"] == 1
     assert result["vectors_embedded"] == 0
     assert result["vectors_pending"] == 0
-    paths = {h["path"] for h in _hits(lgrep("search", "LruCache", str(mini_repo), "--json").json())}
+    paths = {h["path"] for h in _hits(lgrep_here("search", "LruCache", str(mini_repo), "--json").json())}
     assert "cmd/lru.rs" in paths
     assert "cmd/cache.rs" not in paths
 
 
-def test_status_json(lgrep, mini_repo: Path) -> None:
-    lgrep("index", str(mini_repo))
-    status = lgrep("status", str(mini_repo), "--json").json()
+def test_status_json(lgrep_here, mini_repo: Path) -> None:
+    lgrep_here("index", str(mini_repo))
+    status = lgrep_here("status", str(mini_repo), "--json").json()
     assert status["files"] == 7
     assert status["vectors_pending"] == 0
     assert status["provider"] == "local"
@@ -119,60 +121,60 @@ def test_status_json(lgrep, mini_repo: Path) -> None:
     assert status["changes"]["total"] == 0
     (mini_repo / "auth/tokens.py").write_text("# emptied\n")
     (mini_repo / "new.py").write_text("x = 1\n")
-    changed = lgrep("status", str(mini_repo), "--json").json()["changes"]
+    changed = lgrep_here("status", str(mini_repo), "--json").json()["changes"]
     assert changed == {"added": 1, "modified": 1, "deleted": 0, "total": 2}
 
 
-def test_stale_results_are_flagged(lgrep, mini_repo: Path) -> None:
-    lgrep("index", str(mini_repo))
+def test_stale_results_are_flagged(lgrep_here, mini_repo: Path) -> None:
+    lgrep_here("index", str(mini_repo))
     path = mini_repo / "cmd/cache.rs"
     path.write_text(path.read_text() + "\n// edited\n")
-    hits = _hits(lgrep("search", "LruCache", str(mini_repo), "--json", "--type", "bm25").json())
+    hits = _hits(lgrep_here("search", "LruCache", str(mini_repo), "--json", "--type", "bm25").json())
     assert any(h["path"] == "cmd/cache.rs" and h["stale"] for h in hits)
     assert all(not h["stale"] for h in hits if h["path"] != "cmd/cache.rs")
 
 
-def test_clean_removes_the_index(lgrep, mini_repo: Path) -> None:
-    lgrep("index", str(mini_repo))
-    index_dir = Path(lgrep("status", str(mini_repo), "--json").json()["index_dir"])
+def test_clean_removes_the_index(lgrep_here, mini_repo: Path) -> None:
+    lgrep_here("index", str(mini_repo))
+    index_dir = Path(lgrep_here("status", str(mini_repo), "--json").json()["index_dir"])
     assert index_dir.is_dir()
-    lgrep("clean", str(mini_repo))
+    lgrep_here("clean", str(mini_repo))
     assert not index_dir.exists()
-    missing = lgrep("status", str(mini_repo), check=False)
+    missing = lgrep_here("status", str(mini_repo), check=False)
     assert missing.code == 1
     assert "lgrep index" in missing.err
 
 
-def test_a_chunking_change_is_answered_with_a_note_until_reindexed(lgrep, mini_repo: Path) -> None:
+def test_a_chunking_change_is_answered_with_a_note_until_reindexed(lgrep_here, mini_repo: Path) -> None:
     """The index's vectors still match the query's model, so it answers; the note says how to bring
     its chunks up to date, which an incremental run does, keeping the vectors (ADR 0017)."""
-    lgrep("index", str(mini_repo))
+    lgrep_here("index", str(mini_repo))
     (mini_repo / ".lgrep.yaml").write_text("chunking:\n  max_tokens: 200\n")
-    served = lgrep("search", "verify_jwt", str(mini_repo), "--json")
+    served = lgrep_here("search", "verify_jwt", str(mini_repo), "--json")
     assert _hits(served.json())
     assert any("chunking" in n and f"lgrep index {mini_repo.resolve()}" in n for n in served.json()["notes"])
-    again = lgrep("index", str(mini_repo), "--json").json()
+    again = lgrep_here("index", str(mini_repo), "--json").json()
     assert again["vectors_embedded"] < again["chunks_total"]  # re-chunked; vectors of unchanged text kept
-    fresh = lgrep("search", "verify_jwt", str(mini_repo), "--json").json()
+    fresh = lgrep_here("search", "verify_jwt", str(mini_repo), "--json").json()
     assert _hits(fresh) and fresh["notes"] == []
 
 
-def test_config_show_names_sources(lgrep, mini_repo: Path) -> None:
+def test_config_show_names_sources(lgrep_here, mini_repo: Path) -> None:
     (mini_repo / ".lgrep.yaml").write_text("chunking:\n  overlap_tokens: 16\n")
-    lgrep.env["LGREP_CHUNKING__MAX_TOKENS"] = "300"
-    shown = lgrep("config", "show", str(mini_repo), "--json").json()
+    lgrep_here.env["LGREP_CHUNKING__MAX_TOKENS"] = "300"
+    shown = lgrep_here("config", "show", str(mini_repo), "--json").json()
     assert shown["chunking.max_tokens"] == {"value": 300, "source": "env LGREP_CHUNKING__MAX_TOKENS"}
     assert shown["chunking.overlap_tokens"]["source"].endswith(".lgrep.yaml")
     assert shown["embedding.provider"] == {"value": "local", "source": "default"}
-    text = lgrep("config", "show", str(mini_repo)).out
+    text = lgrep_here("config", "show", str(mini_repo)).out
     assert "chunking.max_tokens" in text and "# env LGREP_CHUNKING__MAX_TOKENS" in text
 
 
-def test_bad_config_value_is_reported(lgrep, mini_repo: Path) -> None:
-    config = Path(lgrep.env["HOME"]) / ".config" / "lgrep" / "config.yaml"
+def test_bad_config_value_is_reported(lgrep_here, mini_repo: Path) -> None:
+    config = Path(lgrep_here.env["HOME"]) / ".config" / "lgrep" / "config.yaml"
     config.parent.mkdir(parents=True)
     config.write_text("embedding:\n  dimensions: many\n")
-    result = lgrep("index", str(mini_repo), check=False)
+    result = lgrep_here("index", str(mini_repo), check=False)
     assert result.code == 1
     assert "embedding.dimensions" in result.err and str(config) in result.err
 

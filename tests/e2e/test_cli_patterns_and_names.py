@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.slow, pytest.mark.model]
 
 # Python's `re` needs hours for this against a name of 50 'a's (exponential backtracking); each
 # command below gets the subprocess timeout as its guard, far above what a linear matcher needs.

@@ -15,7 +15,7 @@ import pytest
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.store import ProjectStore
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.slow, pytest.mark.model]
 
 POLL_TIMEOUT_S = 120.0
 

@@ -4,7 +4,8 @@ The fixture (tests/fixtures/repos/ranking) is small and deliberate: one file def
 while another mentions it more often, a test file and a docs page talk about it too, one file holds six
 request handlers, a `.d.ts` stub repeats a TypeScript interface, and a vendored router sits beside
 ours (re-included through `.lgrepignore`). One index serves the whole module; tests that change files
-work on their own copy.
+work on their own copy. The index is built by a real `lgrep index`; the searches, some forty, run
+in pytest's process (InProcessLgrep), each a call of the command as a process would make it.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, Lgrep
+from tests.conftest import FIXTURES, InProcessLgrep, Lgrep
 
-pytestmark = pytest.mark.model
+# One worker builds the module's index (xdist_group) and serves every test of it.
+pytestmark = [pytest.mark.model, pytest.mark.xdist_group("ranking")]
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +38,8 @@ def repo(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> tuple[Lgr
     env.update(
         {"HOME": str(home), "LGREP_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1", "LGREP_SERVER__AUTOSTART": "0"}
     )
-    lgrep = Lgrep(cache, env)
-    lgrep("index", str(dest), "--json")
-    return lgrep, dest
+    Lgrep(cache, env)("index", str(dest), "--json")
+    return InProcessLgrep(cache, env), dest
 
 
 def search(repo: tuple[Lgrep, Path], *args: str) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """Secrets in an indexed repository never come back out of `lgrep search`, through any channel or
 output format, while the code around them is still found (issue 8, class 3).
 
-The secrets are assembled at run time, so this file holds none a scanner would flag."""
+The secrets are assembled at run time, so this file holds none a scanner would flag. The first test
+runs real `lgrep` processes; the others, with many commands each, run them in pytest's process
+(`lgrep_here`): the same commands and output, without a process start per call."""
 
 from __future__ import annotations
 
@@ -91,10 +93,10 @@ QUERIES = [
 ]
 
 
-def test_search_never_prints_a_secret(lgrep, leaky_repo: Path) -> None:
-    lgrep("index", str(leaky_repo), "--json")
+def test_search_never_prints_a_secret(lgrep_here, leaky_repo: Path) -> None:
+    lgrep_here("index", str(leaky_repo), "--json")
     for search_type in SEARCH_TYPES:
-        _search_every_way(lgrep, leaky_repo, search_type)
+        _search_every_way(lgrep_here, leaky_repo, search_type)
 
 
 def _search_every_way(lgrep, leaky_repo: Path, search_type: str) -> None:
@@ -124,36 +126,36 @@ def _search_every_way(lgrep, leaky_repo: Path, search_type: str) -> None:
         assert "GITHUB_TOKEN: [REDACTED:github-token]" in contents["deploy.yaml"]
 
 
-def test_the_code_around_a_secret_is_found_where_it_is(lgrep, leaky_repo: Path) -> None:
-    lgrep("index", str(leaky_repo), "--json")
-    hits = lgrep("search", "uploads_bucket", str(leaky_repo), "--json", "--type", "bm25").json()["results"]
+def test_the_code_around_a_secret_is_found_where_it_is(lgrep_here, leaky_repo: Path) -> None:
+    lgrep_here("index", str(leaky_repo), "--json")
+    hits = lgrep_here("search", "uploads_bucket", str(leaky_repo), "--json", "--type", "bm25").json()["results"]
     (hit,) = [h for h in hits if h["symbol"] == "uploads_bucket"]
     lines = (leaky_repo / "config.py").read_text().splitlines()
     assert lines[hit["start_line"] - 1].startswith("def uploads_bucket")  # line numbers did not move
 
-    vec = lgrep("search", "fetch the invoices of a customer", str(leaky_repo), "--json", "--type", "vector").json()
+    vec = lgrep_here("search", "fetch the invoices of a customer", str(leaky_repo), "--json", "--type", "vector").json()
     assert vec["results"] and vec["results"][0]["path"] == "client.js"
-    fuzzy = lgrep("search", "fetchInvoice", str(leaky_repo), "--json", "--type", "fuzzy").json()
+    fuzzy = lgrep_here("search", "fetchInvoice", str(leaky_repo), "--json", "--type", "fuzzy").json()
     assert fuzzy["results"][0]["path"] == "client.js"
 
 
-def test_an_index_from_before_the_scanner_must_be_rebuilt(lgrep, leaky_repo: Path) -> None:
+def test_an_index_from_before_the_scanner_must_be_rebuilt(lgrep_here, leaky_repo: Path) -> None:
     """Indexes of chunker version 1 may hold secrets verbatim: search never serves one as it is."""
-    lgrep("index", str(leaky_repo), "--json")
-    metas = list(lgrep.cache.rglob("meta.json"))
+    lgrep_here("index", str(leaky_repo), "--json")
+    metas = list(lgrep_here.cache.rglob("meta.json"))
     assert metas
     for meta_path in metas:
         meta = json.loads(meta_path.read_text())
         meta["identity"]["chunker_version"] = "1"
         meta_path.write_text(json.dumps(meta))
-    refused = lgrep("search", "uploads_bucket", str(leaky_repo), "--json", check=False)
+    refused = lgrep_here("search", "uploads_bucket", str(leaky_repo), "--json", check=False)
     assert "Traceback" not in refused.err
     if refused.code == 0:  # rebuilt on the way (an outdated index is derived data)
         assert refused.json()["results"]
     else:
         assert refused.code == 1 and "lgrep index" in refused.err, refused.err
-    lgrep("index", str(leaky_repo), "--force", "--json")
-    hits = lgrep("search", "uploads_bucket", str(leaky_repo), "--json").json()["results"]
+    lgrep_here("index", str(leaky_repo), "--force", "--json")
+    hits = lgrep_here("search", "uploads_bucket", str(leaky_repo), "--json").json()["results"]
     assert hits and hits[0]["path"] == "config.py"
 
 
@@ -167,7 +169,9 @@ def forms_repo(tmp_path: Path) -> tuple[Path, FormsRepo]:
     return root, write_forms_repo(root)
 
 
-def test_secrets_in_config_markup_shell_and_names_never_come_out(lgrep, forms_repo: tuple[Path, FormsRepo]) -> None:
+def test_secrets_in_config_markup_shell_and_names_never_come_out(
+    lgrep_here, forms_repo: tuple[Path, FormsRepo]
+) -> None:
     """Unquoted config values with punctuation (INI, YAML, .properties, shell exports), a Makefile
     `?=`, an XML attribute, mysql/curl command lines, a Vault token and a token as a file name: the
     code and config around each are found, the secret is a marker, the token-named file is withheld."""
@@ -177,11 +181,11 @@ def test_secrets_in_config_markup_shell_and_names_never_come_out(lgrep, forms_re
         leaked = [s for s in planted.secrets if s in text and s != planted.random_dir]
         assert not leaked, f"{where} printed {leaked}"
 
-    index = lgrep("index", str(root), "--json")
+    index = lgrep_here("index", str(root), "--json")
     clean(index.out + index.err, "lgrep index")
     assert index.json()["files_skipped"].get("secret") == 1  # tokens/<token>.txt
 
-    found = lgrep(
+    found = lgrep_here(
         "search", "ledger database password region restore", str(root), "--json", "--type", "bm25", "-n", "50"
     )
     clean(found.out + found.err, "lgrep search")
@@ -192,15 +196,15 @@ def test_secrets_in_config_markup_shell_and_names_never_come_out(lgrep, forms_re
         assert rel in paths, (rel, sorted(paths))
         assert "[REDACTED:" in "".join(h["content"] for h in hits if h["path"] == rel), rel
 
-        shown = lgrep("file", str(root / rel), "--json")
+        shown = lgrep_here("file", str(root / rel), "--json")
         clean(shown.out + shown.err, f"lgrep file {rel}")
         assert "[REDACTED:" in shown.json()["content"]
-        human = lgrep("file", str(root / rel))
+        human = lgrep_here("file", str(root / rel))
         clean(human.out + human.err, f"lgrep file {rel} (text)")
 
     # The token-named file is not in the index at all: no search shows its name, and asking for it
     # by name (the one place the name is the user's own argument, echoed back) is a clear refusal.
-    withheld = lgrep("file", str(root / planted.named), "--json", check=False)
+    withheld = lgrep_here("file", str(root / planted.named), "--json", check=False)
     assert withheld.code != 0 and "Traceback" not in withheld.err and "not in the index" in withheld.err
-    everything = lgrep("search", "ledger deploy bot", str(root), "--json", "-n", "50")
+    everything = lgrep_here("search", "ledger deploy bot", str(root), "--json", "-n", "50")
     clean(everything.out + everything.err, "lgrep search for the withheld file")

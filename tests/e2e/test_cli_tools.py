@@ -75,9 +75,11 @@ def _check_answers(run, repo: Path) -> None:  # type: ignore[no-untyped-def]
     assert bad.code != 0 and "unknown kind" in bad.err and "Traceback" not in bad.err
 
 
-def test_in_process(lgrep, mini_repo: Path) -> None:
-    lgrep("index", "-q", str(mini_repo), "--no-daemon")
-    _check_answers(lambda *a, **k: lgrep(*a, "--no-daemon", **k), mini_repo)
+def test_in_process(lgrep_here, mini_repo: Path) -> None:
+    # --no-daemon: the commands' own path. They run in pytest's process (lgrep_here): each answer is
+    # checked, not the process start, which test_through_the_daemon's commands make.
+    lgrep_here("index", "-q", str(mini_repo), "--no-daemon")
+    _check_answers(lambda *a, **k: lgrep_here(*a, "--no-daemon", **k), mini_repo)
 
 
 def test_through_the_daemon(daemon, mini_repo: Path) -> None:

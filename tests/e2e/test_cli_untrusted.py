@@ -1,5 +1,7 @@
 """An indexed repository is untrusted input: nothing in it may run, redirect lgrep's writes or break
-its output. Each test here reproduces an attack or a broken state through the `lgrep` command."""
+its output. Each test here reproduces an attack or a broken state through the `lgrep` command: in a
+process of its own where the process matters (what it imports, what it leaves behind), in pytest's
+process (`lgrep_here`) where only the answer does (a refused setting or flag)."""
 
 from __future__ import annotations
 
@@ -58,22 +60,22 @@ def test_background_indexer_never_imports_from_the_project(lgrep, tmp_path: Path
     ],
 )
 def test_a_project_file_cannot_say_where_lgrep_writes_or_what_it_runs(
-    lgrep, mini_repo: Path, tmp_path: Path, setting: str
+    lgrep_here, mini_repo: Path, tmp_path: Path, setting: str
 ) -> None:
     target = tmp_path / "elsewhere"
     target.mkdir()
     (mini_repo / ".lgrep.yaml").write_text(setting.format(target=target))
     for args in (("index", str(mini_repo)), ("search", "token", str(mini_repo)), ("status", str(mini_repo))):
-        refused = lgrep(*args, check=False)
+        refused = lgrep_here(*args, check=False)
         assert refused.code == 1, refused.err
         assert "a project file may not set" in refused.err and "Traceback" not in refused.err
     assert list(target.iterdir()) == []
-    assert list(lgrep.cache.iterdir()) == [lgrep.cache / "models"]
+    assert list(lgrep_here.cache.iterdir()) == [lgrep_here.cache / "models"]
 
 
-def test_a_project_file_may_tune_its_own_indexing(lgrep, mini_repo: Path) -> None:
+def test_a_project_file_may_tune_its_own_indexing(lgrep_here, mini_repo: Path) -> None:
     (mini_repo / ".lgrep.yaml").write_text("index:\n  ignore_patterns: ['auth/']\nsearch:\n  limit: 2\n")
-    answer = lgrep("search", "token", str(mini_repo), "--json", "--type", "bm25").json()
+    answer = lgrep_here("search", "token", str(mini_repo), "--json", "--type", "bm25").json()
     assert 0 < len(answer["results"]) <= 2
     assert not any(h["path"].startswith("auth/") for h in answer["results"])
 
@@ -86,9 +88,9 @@ def test_an_empty_or_relative_cache_dir_is_an_error(lgrep, mini_repo: Path, tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "home", "mini"]
 
 
-def test_lgrep_config_naming_a_missing_file_is_an_error(lgrep, mini_repo: Path, tmp_path: Path) -> None:
-    lgrep.env["LGREP_CONFIG"] = str(tmp_path / "no-such-config.yaml")
-    refused = lgrep("status", str(mini_repo), check=False)
+def test_lgrep_config_naming_a_missing_file_is_an_error(lgrep_here, mini_repo: Path, tmp_path: Path) -> None:
+    lgrep_here.env["LGREP_CONFIG"] = str(tmp_path / "no-such-config.yaml")
+    refused = lgrep_here("status", str(mini_repo), check=False)
     assert refused.code == 1 and "LGREP_CONFIG" in refused.err and "no-such-config.yaml" in refused.err
 
 
@@ -106,15 +108,15 @@ def test_lgrep_config_naming_a_missing_file_is_an_error(lgrep, mini_repo: Path, 
         ("index", "--wait", "inf"),
     ],
 )
-def test_flags_that_are_not_finite_numbers_are_usage_errors(lgrep, mini_repo: Path, args) -> None:
-    refused = lgrep(*args, cwd=mini_repo, check=False)
+def test_flags_that_are_not_finite_numbers_are_usage_errors(lgrep_here, mini_repo: Path, args) -> None:
+    refused = lgrep_here(*args, cwd=mini_repo, check=False)
     assert refused.code == 2 and "Traceback" not in refused.err, refused.err
 
 
 @pytest.mark.parametrize("name", ["LGREP_SEARCH_BM25_WEIGHT", "LGREP_INDEX__LOCK_TIMEOUT_S"])
-def test_settings_that_are_not_finite_numbers_are_errors(lgrep, mini_repo: Path, name: str) -> None:
-    lgrep.env[name] = "inf"
-    refused = lgrep("search", "token", str(mini_repo), "--json", check=False)
+def test_settings_that_are_not_finite_numbers_are_errors(lgrep_here, mini_repo: Path, name: str) -> None:
+    lgrep_here.env[name] = "inf"
+    refused = lgrep_here("search", "token", str(mini_repo), "--json", check=False)
     assert refused.code == 1 and name in refused.err and refused.out == ""
 
 

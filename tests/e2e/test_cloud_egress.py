@@ -23,6 +23,8 @@ from lgrep_core.storage.layout import project_dir
 from lgrep_core.testing.secrets_corpus import write_forms_repo
 from lgrep_core.testing.standins import EmbeddingStandIn
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def standin() -> Iterator[EmbeddingStandIn]:

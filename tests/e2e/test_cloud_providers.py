@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from lgrep_core.testing.standins import EmbeddingStandIn
 
+pytestmark = pytest.mark.slow
+
 KEY_ENV = {"voyage": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
 
 

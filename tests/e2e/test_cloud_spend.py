@@ -28,6 +28,8 @@ from lgrep_core.storage.layout import project_dir
 from lgrep_core.testing.standins import EmbeddingStandIn
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+pytestmark = pytest.mark.slow
+
 _rng = random.Random(5)
 GITHUB_TOKEN = "gh" + "p_" + "".join(_rng.choice("abcdefghijkmnopqrstuvwxyzABCDEFGH0123456789") for _ in range(36))
 SLACK_TOKEN = "xo" + "xb-" + "-".join("".join(_rng.choice("0123456789") for _ in range(12)) for _ in range(2))
