@@ -63,13 +63,18 @@ class Lgrep:
         )
 
 
-class InProcessLgrep(Lgrep):
+@dataclass
+class InProcessLgrep:
     """Runs `lgrep` in this process (`lgrep_cli.cli.main`), with the environment, working folder and
     captured output a subprocess would have: the same commands, arguments and answers, without a
     process start (about a second of CPU each: Python, lancedb and the model load again) per call.
     For tests of what a command answers (ranking, filters, output forms, redaction); tests of the
     process itself (start-up, imports, signals, locks held across processes, exit on damage) keep
-    `Lgrep`. The model, once loaded, stays loaded for the rest of the worker's tests."""
+    `Lgrep` (which alone can `popen` one). The model, once loaded, stays loaded for the rest of the
+    worker's tests."""
+
+    cache: Path
+    env: dict[str, str]
 
     def __call__(self, *args: str, cwd: Path | None = None, check: bool = True, timeout: float = 600) -> CliResult:
         import contextlib
@@ -106,9 +111,6 @@ class InProcessLgrep(Lgrep):
         if check and code != 0:
             raise AssertionError(f"lgrep {' '.join(args)} exited {code}:\n{result.err}")
         return result
-
-    def popen(self, *args: str) -> subprocess.Popen[str]:
-        raise NotImplementedError("a process of its own: use Lgrep")
 
 
 def pytest_configure(config: pytest.Config) -> None:
