@@ -192,13 +192,9 @@ class Lgrep:
 
     # ------------------------------------------------------------------ projects
 
-    def scope(self, folder: Path, *, doing: str | None = None) -> Scope:
-        """The project an existing, resolved folder belongs to (lgrep_core.scope.resolve_project);
-        with `doing`, a folder inside a project is said ("searching that one")."""
-        scope = resolve_project(self.cache_dir, folder)
-        if scope.within and doing:
-            self.notice(f"{folder} is inside the project {scope.project}: {doing} that one")
-        return scope
+    def scope(self, folder: Path) -> Scope:
+        """The project an existing, resolved folder belongs to (lgrep_core.scope.resolve_project)."""
+        return resolve_project(self.cache_dir, folder)
 
     def project_of_file(self, file: Path) -> Path:
         """The project a file (absolute) belongs to (lgrep_core.scope.project_of_file)."""
@@ -227,7 +223,10 @@ class Lgrep:
         request.validate()
         if request.component:
             return SearchOutcome(Scope(Path(request.project_root)), self.engine.search(request))
-        scope = self.scope(Path(request.project_root))
+        folder = Path(request.project_root)
+        scope = self.scope(folder)
+        if scope.within:
+            self.notice(scope.inside(folder, "searching"))
         request = replace(
             request, project_root=str(scope.project), path_glob=scoped_glob(scope.within, request.path_glob)
         )
@@ -248,7 +247,9 @@ class Lgrep:
                     progress(event)
 
             try:
-                built = self.run_index(scope.project, wait_vectors=wait_vectors, progress=seen, timeout=wait_s)
+                built = self.index(
+                    scope.project, wait_vectors=wait_vectors, progress=seen, timeout=wait_s, approved=True
+                )
             except DeadlineExceededError:
                 return SearchOutcome(scope, None, progress=last[0] if last else None)
         response = self.engine.search(request)
@@ -264,26 +265,16 @@ class Lgrep:
         timeout: float | None = None,
         approved: bool = False,
     ) -> IndexSummary:
-        """Index a project (`approved`: the user already agreed to what it may cost)."""
+        """Index a project to its summary, after the spend gate agrees (`approved`: the user already
+        did). The run's events are read on a worker thread: the caller's thread only waits on a
+        queue, so Ctrl-C (KeyboardInterrupt) is raised there and never inside gRPC's own locking,
+        where it could leave the channel unable to close (grpc/grpc#19973). Leaving early (an
+        exception, Ctrl-C) cancels the run for this caller.
+
+        Raises DeadlineExceededError past `timeout` (the run goes on), SpendDeclinedError, and the
+        run's own errors."""
         if not approved:
             self._approve(project, force=force)
-        return self.run_index(project, force=force, wait_vectors=wait_vectors, progress=progress, timeout=timeout)
-
-    def run_index(
-        self,
-        project: Path,
-        *,
-        force: bool = False,
-        wait_vectors: bool = True,
-        progress: Callable[[IndexProgress], None] | None = None,
-        timeout: float | None = None,
-    ) -> IndexSummary:
-        """One index run to its summary, its events read on a worker thread: the caller's thread only
-        waits on a queue, so Ctrl-C (KeyboardInterrupt) is raised there and never inside gRPC's own
-        locking, where it could leave the channel unable to close (grpc/grpc#19973). Leaving early
-        (an exception, Ctrl-C) cancels the run for this caller.
-
-        Raises DeadlineExceededError past `timeout` (the run goes on), and the run's own errors."""
         run = self.engine.index(project, force=force, wait_vectors=wait_vectors, timeout=timeout)
         summary: IndexSummary | None = None
         try:
@@ -312,7 +303,7 @@ _BUILDING_FIRST = {
 
 def _off_this_thread(run: IndexRun) -> Iterator[IndexProgress | IndexSummary]:
     """The events of `run`, read by a worker thread and handed over through a queue (see
-    Lgrep.run_index). The caller cancels the run when it stops reading, which ends the worker's read."""
+    Lgrep.index). The caller cancels the run when it stops reading, which ends the worker's read."""
     events: queue.Queue[tuple[str, object]] = queue.Queue()
 
     def pump() -> None:

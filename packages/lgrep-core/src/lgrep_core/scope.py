@@ -31,6 +31,10 @@ class Scope:
     def folder(self) -> Path:
         return self.project / self.within if self.within else self.project
 
+    def inside(self, folder: Path, doing: str) -> str:
+        """What a user is told when the folder they named is answered by the project around it."""
+        return f"{folder} is inside the project {self.project}: {doing} that one"
+
 
 def resolve_project(cache_dir: Path, folder: Path, watched: Collection[Path] = ()) -> Scope:
     """The project `folder` (absolute, resolved) belongs to, and where in it the folder is.

@@ -27,7 +27,6 @@ from lgrep_core.errors import IndexBusyError, LgrepError, NotFoundError
 from .shell import ask_to_spend, connect, make_app, note, settings_for
 
 if TYPE_CHECKING:
-    from lgrep_core.api import Lgrep
     from lgrep_core.config import LgrepSettings
     from lgrep_core.models import TagsSummary
 
@@ -82,11 +81,9 @@ def _scope(cs: ClientSettings, folder: Path, doing: str) -> Path:
     not the folder itself."""
     from lgrep_core.scope import resolve_project
 
-    from .output import printable
-
     scope = resolve_project(Path(cs.cache_dir), folder)
     if scope.within:
-        _note(f"{printable(str(folder))} is inside the project {printable(str(scope.project))}: {doing} that one")
+        _note(scope.inside(folder, doing))
     return scope.project
 
 
@@ -229,8 +226,9 @@ def index(
                 root, force=force, wait_vectors=not no_wait, progress=on_progress, approved=yes or vectors_only
             )
         except KeyboardInterrupt:
-            _note(_interrupted(root, through_daemon=_through_daemon(app), no_wait=no_wait))
-            _finish_local_runs(app)
+            from lgrep_core.client import LgrepClient
+
+            _note(_interrupted(root, through_daemon=isinstance(app.engine, LgrepClient), no_wait=no_wait))
             return EXIT_INTERRUPTED
     warnings = _spend_warnings(settings, root)
     if as_json:
@@ -243,6 +241,9 @@ def index(
 
 
 EXIT_INTERRUPTED = 130
+# How long a search that has to build the index first queues, in this process, behind another
+# process building it (the daemon queues its own runs).
+SEARCH_BUILD_WAIT_S = 3600.0
 
 
 def _index_tags(
@@ -288,24 +289,11 @@ def _index_tags(
         )
 
 
-def _through_daemon(app: Lgrep) -> bool:
-    from .local import LocalEngine
-
-    return not isinstance(app.engine, LocalEngine)
-
-
-def _finish_local_runs(app: Lgrep) -> None:
-    """After Ctrl-C in this process: an index run stops at its next commit boundary, and the process
-    waits for that (a second Ctrl-C ends it at once)."""
-    if not _through_daemon(app):
-        _note("stopping at the next commit (Ctrl-C again to quit at once)")
-
-
 def _interrupted(root: Path, *, through_daemon: bool, no_wait: bool) -> str:
     """What became of an index run whose command was interrupted (Ctrl-C)."""
     kept = f"what was indexed so far is kept, and `lgrep index {root}` goes on from there"
     if not through_daemon:
-        return f"interrupted: indexing {root} stopped; {kept}"
+        return f"interrupted: indexing {root} stopped at the next commit (Ctrl-C again quits at once); {kept}"
     if no_wait:
         return (
             f"interrupted: the daemon goes on indexing {root} in the background (--no-wait); "
@@ -425,20 +413,13 @@ def search(
         component=component or "",
         version=version_spec or "",
     ).validate()
-    with make_app(cs, no_daemon=no_daemon, start=True, lock_timeout_s=_search_build_wait()) as app:
-        scope = app.scope(folder, doing="searching") if not component else None
-        with output.progress_bar(sys.stderr.isatty()) as on_progress:
-            outcome = app.search(request, progress=on_progress)
+    app = make_app(cs, no_daemon=no_daemon, start=True, lock_timeout_s=SEARCH_BUILD_WAIT_S)
+    with app, output.progress_bar(sys.stderr.isatty()) as on_progress:
+        outcome = app.search(request, progress=on_progress)
     assert outcome.response is not None  # no wait bound: the index was built first
-    root = str(scope.project) if scope is not None else str(folder)
+    root = str(outcome.scope.project)
     output.print_search(outcome.response, query=query, root=root, as_json=as_json, explain=explain)
     return EXIT_OK
-
-
-def _search_build_wait() -> float:
-    """How long a search that has to build the index first queues behind another process building
-    it (in this process; the daemon queues its own runs)."""
-    return 3600.0
 
 
 # ------------------------------------------------------------------------- file, symbol, related

@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from lgrep_index.plan import IndexPlan
 
 __all__ = [
-    "SEARCH_BUILD_WAIT_S",
     "LocalEngine",
     "LocalIndexRun",
     "index",
@@ -61,9 +60,6 @@ __all__ = [
     "status",
     "unwatch_saved",
 ]
-
-# How long a search that has to build the index first waits for another process building it.
-SEARCH_BUILD_WAIT_S = 3600.0
 
 PathText = str | os.PathLike[str]
 
