@@ -141,11 +141,10 @@ class ProjectSearchers:
         root = scope.project
         project = self._project(root)
         search = project.settings.search
-        glob = relative_to_root(request.path_glob, scope.folder) if request.path_glob else None
         request = replace(
             request,
             project_root=str(root),
-            path_glob=scoped_glob(scope.within, glob or None),
+            path_glob=_glob(scope, request.path_glob),
             limit=request.limit if request.limit is not None else search.limit,
             bm25_weight=request.bm25_weight if request.bm25_weight is not None else search.bm25_weight,
         )
@@ -187,14 +186,13 @@ class ProjectSearchers:
         request.validate()
         scope = self.resolve(request.project_root)
         project = self._project(scope.project)
-        glob = relative_to_root(request.path_glob, scope.folder) if request.path_glob else None
         return reads.find_symbol(
             project.snapshots.current(),
             request.name,
             limit=request.limit or project.settings.search.limit or DEFAULT_LIMIT,
             kinds=request.kinds,
             languages=request.languages,
-            path_glob=scoped_glob(scope.within, glob or None),
+            path_glob=_glob(scope, request.path_glob),
         )
 
     def list_files(self, request: ListFilesRequest) -> FileList:
@@ -204,10 +202,9 @@ class ProjectSearchers:
             return self.releases(self._release_root(request.project_root)).list_files(request)
         scope = self.resolve(request.project_root)
         project = self._project(scope.project)
-        glob = relative_to_root(request.path_glob, scope.folder) if request.path_glob else None
         return reads.list_files(
             project.snapshots.current(),
-            path_glob=scoped_glob(scope.within, glob or None),
+            path_glob=_glob(scope, request.path_glob),
             languages=request.languages,
             limit=request.limit,
         )
@@ -468,6 +465,13 @@ class ProjectSearchers:
             self.drop(root)
         for index in releases:
             index.drop()
+
+
+def _glob(scope: Scope, path_glob: str | None) -> str | None:
+    """A request's path filter (relative to the folder it named, or absolute inside it) as a filter
+    over the project's paths, kept to that folder."""
+    glob = relative_to_root(path_glob, scope.folder) if path_glob else None
+    return scoped_glob(scope.within, glob or None)
 
 
 def _graph_or_none(corpus: Corpus) -> structure.CodeGraph | None:
