@@ -95,18 +95,19 @@ class App:
         inside = [r.relative_to(project).as_posix() for r in self.roots.roots if r.is_relative_to(project)]
         return lambda rel: any(rel == w or rel.startswith(w + "/") for w in inside)
 
-    def file_uri(self, project: Path, rel: str) -> str | None:
-        """The lgrep://file resource of a result, for the default project (others have none):
-        `rel` percent-encoded once ('/' kept), which the SDK's `{+path}` match decodes once."""
-        return f"lgrep://file/{quote(rel, safe='/')}" if project == self.default_project else None
+    def file_uris(self, project: Path | None) -> Callable[[str], str | None]:
+        """The lgrep://file resource of each result path of `project`: results of the default
+        project have one (others and released versions none), `rel` percent-encoded once ('/'
+        kept), which the SDK's `{+path}` match decodes once. The project is resolved once an answer."""
+        if project is None or project != self.default_project:
+            return lambda _rel: None
+        return lambda rel: f"lgrep://file/{quote(rel, safe='/')}"
 
     def hit_items(self, hits: Sequence[SearchHit], project: Path | None) -> list[dict[str, Any]]:
         """Hits as answers carry them: the shared JSON shape, why they ranked, and the file as a
         resource (none for hits of a released version)."""
-        return [
-            {**search_hit_json(h), "why": list(h.why), "uri": self.file_uri(project, h.path) if project else None}
-            for h in hits
-        ]
+        uri = self.file_uris(project)
+        return [{**search_hit_json(h), "why": list(h.why), "uri": uri(h.path)} for h in hits]
 
     def answer(self, model: type[BaseModel], data: dict[str, Any], text: str) -> CallToolResult:
         model.model_validate(data)  # the published output schema holds (the SDK checks it too)

@@ -76,7 +76,7 @@ class Resources(Unit):
 
     def file_resource(self, path: str) -> str:
         # `path` arrives percent-decoded once, by the SDK's template match: the exact inverse of
-        # file_uri's quote. Decoding again would turn a folder named `%2e%2e` into `..`.
+        # file_uris' quote. Decoding again would turn a folder named `%2e%2e` into `..`.
         try:
             project, rel = self.app.locate(path)
             return inert(self.app.engine.get_file(project, rel).content)

@@ -92,9 +92,8 @@ class StructureTools(Unit):
         except ValueError:
             raise ToolError(f"unknown kind {kind!r}; one of {', '.join(k.value for k in ChunkKind)}") from None
         matches = self.app.engine.find_symbol(project, name, kinds=kinds, limit=limit, path_glob=path_glob)
-        rows = []
-        for match in matches:
-            rows.append({**symbol_match_json(match), "uri": self.app.file_uri(project, match.location.path)})
+        uri = self.app.file_uris(project)
+        rows = [{**symbol_match_json(m), "uri": uri(m.location.path)} for m in matches]
         return self.app.budgeted(
             SymbolAnswer, {"project_root": str(project), "matches": rows}, "matches", max_tokens, snippet_field=None
         )
