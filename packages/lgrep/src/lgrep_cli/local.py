@@ -49,6 +49,7 @@ from lgrep_core.models import (
 
 if TYPE_CHECKING:
     from lgrep_index.plan import IndexPlan
+    from lgrep_search.projects import ProjectSearchers
 
 __all__ = [
     "LocalEngine",
@@ -175,9 +176,9 @@ class LocalEngine:
         self.settings = settings
         self.lock_timeout_s = lock_timeout_s
         self.fill_behind = fill_behind
-        self._searchers: Any = None
+        self._searchers: ProjectSearchers | None = None
 
-    def _reads(self) -> Any:
+    def _reads(self) -> ProjectSearchers:
         if self._searchers is None:
             from lgrep_core.embeddings.registry import Embedders, make_embedder
             from lgrep_index.outline import outline_file
