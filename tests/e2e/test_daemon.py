@@ -388,12 +388,17 @@ def test_stopping_a_busy_daemon_waits_for_its_exit_and_stops_once(wait_for, daem
     make_repo(repo, 400)
     daemon.start()
     index = daemon.lgrep.popen("index", str(repo), "--json")
-    wait_for(lambda: any(daemon.cache.glob("*/gen-*")), 120, "the daemon to start writing the index")
-    stopped = daemon.lgrep("serve", "--stop", check=False, timeout=300)
-    # It answers once the process has ended, and says so truthfully.
-    assert stopped.code == 0 and "stopped the lgrep daemon" in stopped.err, stopped.err
-    assert daemon.process is not None and daemon.process.poll() == 0
-    _out, err = index.communicate(timeout=120)
+    try:
+        wait_for(lambda: any(daemon.cache.glob("*/gen-*")), 120, "the daemon to start writing the index")
+        stopped = daemon.lgrep("serve", "--stop", check=False, timeout=300)
+        # It answers once the process has ended, and says so truthfully.
+        assert stopped.code == 0 and "stopped the lgrep daemon" in stopped.err, stopped.err + _daemon_log_tail(daemon)
+        assert daemon.process is not None and daemon.process.poll() == 0
+        _out, err = index.communicate(timeout=120)
+    finally:
+        if index.poll() is None:
+            index.kill()
+            index.communicate()
     assert "Traceback" not in err, err
     log = (daemon.cache / "serve-test.log").read_text()
     assert "Traceback" not in log and "is gone; stopping" not in log, log[-3000:]
@@ -556,3 +561,9 @@ def test_a_flood_of_streams_never_starves_short_calls(wait_for, daemon, mini_rep
     finally:
         other.close()
         flood.close()
+
+
+def _daemon_log_tail(daemon) -> str:  # type: ignore[no-untyped-def]
+    """The end of the daemon's log, for a failure message."""
+    log = daemon.cache / "serve-test.log"
+    return "\n--- daemon log ---\n" + (log.read_text(errors="replace")[-4000:] if log.exists() else "(none)")

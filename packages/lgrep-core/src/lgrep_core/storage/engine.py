@@ -3,10 +3,19 @@
 Importing them costs ~105 MB of resident memory and most of a second here. The storage modules are
 imported by every server role at start, and a daemon that serves no project yet (or a light command)
 should not pay for a table it has not opened, so they reach the libraries through these functions.
+
+Half of `import lancedb` (~0.6 s of CPU of ~1.2 s, every `lgrep` process that opens an index) was
+the REST client of Lance's namespace service, which lgrep never calls: its package `__init__` builds
+nine pydantic-validated API classes that nothing imported at start uses (lancedb and lance_namespace
+import only its `models`). `_defer_package_init` registers that package without running its
+`__init__`; its submodules import as usual, and the first read of any of its own attributes runs the
+`__init__` after all, so a use we did not foresee gets the whole package, only later.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -15,7 +24,14 @@ __all__ = ["col", "lancedb", "pyarrow"]
 _HINT = "lgrep storage needs LanceDB and Arrow: install lgrep-core[storage]"
 
 
+# Packages whose `__init__` imports much that lancedb's import does not use (see the docstring).
+_DEFERRED_INITS = ("lance_namespace_urllib3_client",)
+
+
 def lancedb() -> ModuleType:
+    if "lancedb" not in sys.modules:
+        for name in _DEFERRED_INITS:
+            _defer_package_init(name)
     try:
         import lancedb as module
     except ImportError as exc:  # pragma: no cover - install hint
@@ -36,3 +52,23 @@ def col(name: str) -> Any:
     from lancedb.expr import col as make
 
     return make(name)
+
+
+def _defer_package_init(name: str) -> None:
+    """Put package `name` in sys.modules with its `__path__` (so `name.sub` imports) but its
+    `__init__` not run until an attribute of the package itself is read (PEP 562 `__getattr__`)."""
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return  # not installed, or not a package: nothing to defer
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def run_init(attr: str) -> Any:
+        del module.__dict__["__getattr__"]
+        loader.exec_module(module)
+        return getattr(module, attr)
+
+    module.__dict__["__getattr__"] = run_init
+    sys.modules[name] = module
