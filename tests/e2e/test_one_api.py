@@ -15,6 +15,7 @@ from lgrep_core.client import LgrepClient
 from lgrep_core.models import SearchRequest
 from mcp import ClientSession
 
+from tests.conftest import InProcessLgrep
 from tests.e2e.test_mcp import _session
 
 QUERY = "verify the token signature"
@@ -75,8 +76,11 @@ async def _mcp(daemon, project: Path, steps) -> Any:  # type: ignore[no-untyped-
 
 
 def test_the_same_request_gives_the_same_json_through_the_daemon_and_in_process(daemon, mini_repo: Path) -> None:
+    """The commands run in this process (a real daemon answers over its socket): the test is about
+    what they answer, not about starting them."""
     root = str(mini_repo.resolve())
     daemon.lgrep("index", "-q", root)
+    here = InProcessLgrep(daemon.lgrep.cache, daemon.lgrep.env)
     for args in (
         ("search", QUERY, root, "--json", "--explain"),
         ("search", "rate limit", root, "--json", "--type", "bm25", "--path", "web"),
@@ -87,6 +91,6 @@ def test_the_same_request_gives_the_same_json_through_the_daemon_and_in_process(
         ("trace", "verify_jwt", root, "--json"),
         ("skeleton", f"{root}/auth/tokens.py", "--json"),
     ):
-        served = daemon.lgrep(*args).json()
-        local = daemon.lgrep(*args, "--no-daemon").json()
+        served = here(*args).json()
+        local = here(*args, "--no-daemon").json()
         assert _without_timings(local) == _without_timings(served), args

@@ -32,64 +32,66 @@ def _tagged(tmp_path: Path, env: dict[str, str]) -> TaggedRepo:
     return repo
 
 
-def test_the_cli_indexes_tags_and_answers_from_a_version(lgrep, tmp_path: Path) -> None:
-    repo = _tagged(tmp_path, lgrep.env)
+def test_the_cli_indexes_tags_and_answers_from_a_version(lgrep_here, tmp_path: Path) -> None:
+    repo = _tagged(tmp_path, lgrep_here.env)
     root = str(repo.root)
-    summary = lgrep("index", "--tags", root, "--json").json()
+    summary = lgrep_here("index", "--tags", root, "--json").json()
     assert summary["tags_indexed"] == len(repo.tags) == summary["tags_total"]
     assert summary["tag_file_pairs_total"] > summary["blobs_total"]
 
-    components = lgrep("components", root, "--json").json()["components"]
+    components = lgrep_here("components", root, "--json").json()["components"]
     assert {c["name"]: (c["versions"], c["latest"]) for c in components} == {
         "agent": (4, "0.4.0"),
         "server": (3, "1.3.0"),
         "mono": (2, "2.0.0"),
     }
-    versions = lgrep("versions", "agent", root, "--json").json()["versions"]
+    versions = lgrep_here("versions", "agent", root, "--json").json()["versions"]
     assert [v["version"] for v in versions] == ["0.4.0", "0.3.0", "0.2.0", "0.1.0"]
     assert versions[0]["tag"] == "agent-v0.4.0" and versions[0]["files"] > 0
 
     # retry_tool only exists from agent 0.3.0 on: a range below it cannot find it, one above can.
-    old = lgrep(
+    old = lgrep_here(
         "search", "retry a failing tool call", root, "--component", "agent", "--version", "<0.3", "--json"
     ).json()
-    new = lgrep(
+    new = lgrep_here(
         "search", "retry a failing tool call", root, "--component", "agent", "--version", ">=0.3", "--json"
     ).json()
     assert old["release"]["version"] == "0.2.0" and new["release"]["version"] == "0.4.0"
     assert "retry_tool" not in {r["symbol"] for r in old["results"]}
     assert new["results"][0]["symbol"] == "retry_tool"
     assert all(r["path"].startswith("agent/") for r in new["results"])  # the component's scope
-    fts = lgrep(
+    fts = lgrep_here(
         "search", "screenshot", root, "--component", "server", "--version", "1.2.0", "--type", "bm25", "--json"
     ).json()
     assert fts["search_type"] == "bm25" and fts["results"][0]["symbol"] == "screenshot"
 
-    files = lgrep("files", root, "--component", "server", "--json").json()
+    files = lgrep_here("files", root, "--component", "server", "--json").json()
     assert files["release"]["version"] == "1.3.0"
     assert "server/http.py" in {f["path"] for f in files["files"]}
     assert all(f["language"] for f in files["files"])
-    piece = lgrep("file", "agent/core.py", "--project", root, "--component", "agent", "--version", "0.2.0", "--json")
+    piece = lgrep_here(
+        "file", "agent/core.py", "--project", root, "--component", "agent", "--version", "0.2.0", "--json"
+    )
     data = piece.json()
     assert "max_steps * 2" in data["content"] and data["total_lines"] == len(data["content"].splitlines())
     assert data["release"]["tag"] == "agent-v0.2.0"
 
 
-def test_unknown_components_and_versions_list_the_valid_ones(lgrep, tmp_path: Path) -> None:
-    repo = _tagged(tmp_path, lgrep.env)
+def test_unknown_components_and_versions_list_the_valid_ones(lgrep_here, tmp_path: Path) -> None:
+    repo = _tagged(tmp_path, lgrep_here.env)
     root = str(repo.root)
-    never = lgrep("components", root, check=False)
+    never = lgrep_here("components", root, check=False)
     assert never.code == 1 and "lgrep index --tags" in never.err and "Traceback" not in never.err
-    lgrep("index", "--tags", root, "--json")
-    unknown = lgrep("search", "x", root, "--component", "agnet", check=False)
+    lgrep_here("index", "--tags", root, "--json")
+    unknown = lgrep_here("search", "x", root, "--component", "agnet", check=False)
     assert unknown.code == 1 and "agent, mono, server" in unknown.err and "Traceback" not in unknown.err
-    missing = lgrep("search", "x", root, "--component", "agent", "--version", "9.9.9", check=False)
+    missing = lgrep_here("search", "x", root, "--component", "agent", "--version", "9.9.9", check=False)
     assert missing.code == 1 and "0.4.0, 0.3.0, 0.2.0, 0.1.0" in missing.err
-    bad = lgrep("search", "x", root, "--component", "agent", "--version", ">>1", check=False)
+    bad = lgrep_here("search", "x", root, "--component", "agent", "--version", ">>1", check=False)
     assert bad.code == 1 and "invalid version range" in bad.err
-    outside = lgrep("file", "../etc/passwd", "--project", root, "--component", "agent", check=False)
+    outside = lgrep_here("file", "../etc/passwd", "--project", root, "--component", "agent", check=False)
     assert outside.code == 1 and "inside" in outside.err
-    no_file = lgrep("file", "agent/nope.py", "--project", root, "--component", "agent", check=False)
+    no_file = lgrep_here("file", "agent/nope.py", "--project", root, "--component", "agent", check=False)
     assert no_file.code == 1 and "not in agent@0.4.0" in no_file.err
 
 
@@ -207,7 +209,7 @@ def test_huge_files_in_a_tag_are_skipped_unread(lgrep, tmp_path: Path) -> None:
     assert [f["path"] for f in files] == ["app.py"]
 
 
-def test_a_tag_of_an_annotated_tag_is_indexed(lgrep, tmp_path: Path) -> None:
+def test_a_tag_of_an_annotated_tag_is_indexed(lgrep_here, tmp_path: Path) -> None:
     """`git tag -a v2.0.0 candidate`, where `candidate` is itself an annotated tag: peeled to its commit."""
     repo = tmp_path / "nested"
     repo.mkdir()
@@ -222,9 +224,11 @@ def test_a_tag_of_an_annotated_tag_is_indexed(lgrep, tmp_path: Path) -> None:
     git(repo, "-c", "advice.nestedTag=false", "tag", "-a", "v2.0.0", "-m", "two", "candidate")
     git(repo, "-c", "advice.nestedTag=false", "tag", "-a", "v2.0.1", "-m", "two again", "v2.0.0")
 
-    summary = lgrep("index", "--tags", str(repo), "--json").json()
+    summary = lgrep_here("index", "--tags", str(repo), "--json").json()
     assert summary["tags_indexed"] == 3 and summary["unparsed"] == ["candidate"]
-    versions = lgrep("versions", "nested", str(repo), "--json").json()["versions"]
+    versions = lgrep_here("versions", "nested", str(repo), "--json").json()["versions"]
     assert [v["version"] for v in versions] == ["2.0.1", "2.0.0", "1.0.0"]
-    piece = lgrep("file", "app.py", "--project", str(repo), "--component", "nested", "--version", "2.0.1", "--json")
+    piece = lgrep_here(
+        "file", "app.py", "--project", str(repo), "--component", "nested", "--version", "2.0.1", "--json"
+    )
     assert "second_release" in piece.json()["content"]
