@@ -113,6 +113,13 @@ class InProcessLgrep:
         return result
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow tests first, each kind in its collected order: pytest-xdist hands tests out in this
+    order, so the long ones are spread over the workers from the start and the many short ones fill
+    the gaps, instead of a few long ones running last on one worker while the other idles."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # A suite started as a background job (`nohup uv run pytest &`) has Ctrl-C (SIGINT) ignored, and
     # every command it starts would inherit that and be deaf to the interrupt a test sends, as no
