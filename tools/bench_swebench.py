@@ -22,7 +22,8 @@ are skipped, so an interrupted build goes on where it stopped.
 
 Scoring reads only those states (no checkout, no indexing; the model embeds the queries), so
 `--score-only` re-runs every question in a minute or two. A pickled snapshot built by other code
-than today's (CORPUS_MODULES changed) is rebuilt from the saved columns, and pickled again.
+than today's (CORPUS_MODULES changed) is rebuilt from the saved columns, and pickled again
+beside the old one (worktrees with different search code can share one cache; KEEP_PICKLES).
 
 Ranking files: each mode is a function `rank_files(searcher, query) -> [path, ...]`. The chunk modes
 ask lgrep for CHUNK_LIMIT chunks and keep each file where its first chunk stands: the files in the
@@ -83,6 +84,8 @@ CORPUS_MODULES = (
     "lgrep_search.signals.path_match",
     "lgrep_core.text",
 )
+# Pickled snapshots kept per instance, one per version of that code (a few worktrees sharing a cache).
+KEEP_PICKLES = 4
 
 # BM25 floor: Okapi's textbook constants, Lucene's idf (never negative).
 FLOOR_K1 = 1.2
@@ -308,8 +311,14 @@ def _read_blobs(clone: Path, shas: Sequence[str]) -> Iterable[tuple[str, bytes]]
 
 
 def _changed_paths(clone: Path, old: str, new: str) -> set[str]:
-    out = _git(clone, "diff", "--name-only", "--no-renames", "-z", old, new)
-    return {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}
+    """The files whose content differs between two commits (a change of mode alone is none)."""
+    fields = _git(clone, "diff", "--raw", "--no-renames", "--no-abbrev", "-z", old, new).split(b"\0")
+    out: set[str] = set()
+    for info, path in zip(fields[0::2], fields[1::2], strict=False):
+        _old_mode, _new_mode, old_sha, new_sha, _status = info.split()
+        if old_sha != new_sha:
+            out.add(path.decode("utf-8", "surrogateescape"))
+    return out
 
 
 # ----------------------------------------------------------------------------------------- states
@@ -408,14 +417,16 @@ class States:
 
         folder = self.dir(instance_id)
         path = folder / f"corpus-{self.fingerprint}.pickle"
-        if path.is_file():
+        try:
             fields = pickle.loads(path.read_bytes())
+            os.utime(path)  # recently used: kept by _prune
+        except FileNotFoundError:
+            pass
+        else:
             matrix = _unit(self.vectors(fields["matrix_keys"]))
             return Corpus(**fields, matrix=matrix, version=None, load_ms=0.0)
         cols = pickle.loads(zlib.decompress((folder / "chunks.pickle.z").read_bytes()))
         corpus = self._build(cols)
-        for old in folder.glob("corpus-*.pickle"):
-            old.unlink()
         self._pickle(folder, corpus)
         return corpus
 
@@ -430,10 +441,22 @@ class States:
         skip = {"matrix", "version", "load_ms"}
         fields = {f.name: getattr(corpus, f.name) for f in dataclasses.fields(corpus) if f.name not in skip}
         _write_atomic(folder / f"corpus-{self.fingerprint}.pickle", pickle.dumps(fields, protocol=5))
+        # Worktrees with different search code may share one cache: each keeps its own pickles,
+        # up to KEEP_PICKLES per instance, the least recently used dropped first.
+        pickles = sorted(folder.glob("corpus-*.pickle"), key=_mtime, reverse=True)
+        for old in pickles[KEEP_PICKLES:]:
+            old.unlink(missing_ok=True)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
     tmp.replace(path)
 
