@@ -1,0 +1,93 @@
+"""The file-localization benchmark's metric and BM25 floor (tools/bench_swebench.py), on hand-made cases."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    sys.path.insert(0, str(TOOLS))  # the tool imports bench_search beside it
+    try:
+        spec = importlib.util.spec_from_file_location("bench_swebench", TOOLS / "bench_swebench.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up while it runs
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(TOOLS))
+
+
+def test_acc_at_k_needs_every_gold_file_and_mrr_counts_the_first(bench: ModuleType) -> None:
+    ranks = [
+        bench.gold_ranks(["a.py", "g.py", "b.py"], ["g.py"]),  # rank 2
+        bench.gold_ranks(["g.py"], ["g.py"]),  # rank 1
+        bench.gold_ranks(["x.py", "y.py"], ["g.py"]),  # absent
+        bench.gold_ranks(["h.py", "a.py", "b.py", "c.py", "g.py"], ["g.py", "h.py"]),  # first 1, all by 5
+    ]
+    assert ranks == [(2, 2), (1, 1), (None, None), (1, 5)]
+    s = bench.summarize(ranks)
+    assert s["acc@1"] == pytest.approx(25.0)
+    assert s["acc@3"] == pytest.approx(50.0)
+    assert s["acc@5"] == s["acc@10"] == pytest.approx(75.0)
+    assert s["mrr"] == pytest.approx((1 / 2 + 1 + 0 + 1) / 4)
+
+
+def test_identifiers_split_on_case_and_underscores(bench: ModuleType) -> None:
+    assert bench.identifier_tokens("parseHTTPResponse(is_integer, x2) # MatrixSymbol 42") == [
+        "parse",
+        "http",
+        "response",
+        "is",
+        "integer",
+        "matrix",
+        "symbol",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "is_test"),
+    [
+        ("sympy/core/tests/test_basic.py", True),
+        ("tests/roots/test-root/conf.py", True),
+        ("sphinx/testing/util.py", False),
+        ("sympy/utilities/pytest.py", False),
+        ("lib/foo_test.py", True),
+        ("conftest.py", True),
+        ("sphinx/ext/autodoc/__init__.py", False),
+    ],
+)
+def test_test_files(bench: ModuleType, path: str, is_test: bool) -> None:
+    assert bench.is_test_path(path) is is_test
+
+
+def test_bm25_scores_match_the_formula(bench: ModuleType) -> None:
+    texts = ["matrix symbol matrix", "symbol printer latex latex latex", "parse expr"]
+    query = "latex matrix matrix"
+    vocab = bench.Vocabulary()
+    docs = [vocab.counts(bench.identifier_tokens(t)) for t in texts]
+    got = bench.bm25_scores(docs, vocab.counts(bench.identifier_tokens(query)), k1=1.2, b=0.75)
+
+    tokens = [t.split() for t in texts]
+    avg = sum(map(len, tokens)) / len(tokens)
+    want = []
+    for doc in tokens:
+        score = 0.0
+        for term in query.split():  # a query term counts once per occurrence
+            df = sum(term in d for d in tokens)
+            idf = math.log(1 + (len(tokens) - df + 0.5) / (df + 0.5))
+            tf = doc.count(term)
+            score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(doc) / avg))
+        want.append(score)
+    assert want[0] > want[1] > want[2] == 0.0
+    assert got.tolist() == pytest.approx(want)
+    assert bench.rank_by_score(["a.py", "b.py", "c.py"], got) == ["a.py", "b.py", "c.py"]
