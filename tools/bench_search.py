@@ -292,15 +292,17 @@ def repo_mean(rows: list[dict], key: str) -> float:
 
 
 def _marked(rows: list[dict]) -> dict | None:
-    """NDCG of the vocab_mismatch queries alone (None when the data marks none)."""
+    """NDCG of the vocab_mismatch queries alone (None when the data marks none): the mean over
+    those queries, as docs/benchmarks.md has recorded it (they are spread unevenly over the
+    repositories), and the mean over repositories beside it."""
     marked = [r for r in rows if r["vocab_mismatch"]]
     if not marked:
         return None
     return {
         "queries": len(marked),
-        "ndcg10": repo_mean(marked, "ndcg10"),
-        "ndcg5": repo_mean(marked, "ndcg5"),
-        "ndcg10_queries": _mean([r["ndcg10"] for r in marked]),
+        "ndcg10": _mean([r["ndcg10"] for r in marked]),
+        "ndcg5": _mean([r["ndcg5"] for r in marked]),
+        "ndcg10_repos": repo_mean(marked, "ndcg10"),
     }
 
 
@@ -444,8 +446,8 @@ def main() -> int:
         if res["vocab_mismatch"]:
             vm = res["vocab_mismatch"]
             print(
-                f"{'  vocab_mismatch':<24} NDCG@10 {vm['ndcg10']:.4f} (queries {vm['ndcg10_queries']:.4f})"
-                f"  NDCG@5 {vm['ndcg5']:.4f}  ({vm['queries']} queries)",
+                f"{'  vocab_mismatch':<24} NDCG@10 {vm['ndcg10']:.4f} over its {vm['queries']} queries"
+                f" (repositories {vm['ndcg10_repos']:.4f})  NDCG@5 {vm['ndcg5']:.4f}",
                 flush=True,
             )
     if args.by_repo:
