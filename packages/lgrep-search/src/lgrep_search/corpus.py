@@ -141,6 +141,22 @@ class Corpus:
         """Chunks are grouped by file: file f's chunks are rows bounds[f]:bounds[f + 1]."""
         return np.searchsorted(self.file_of, np.arange(len(self.files) + 1)).astype(np.int64)
 
+    @cached_property
+    def file_lexical(self) -> LexicalIndex:
+        """BM25 over whole files, each file's terms its chunks' summed (for ranking files)."""
+        return self.lexical.grouped(self.file_of, len(self.files))
+
+    @cached_property
+    def _files_by_base_name(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for f, path in enumerate(self.files):
+            out.setdefault(path.rsplit("/", 1)[-1], []).append(f)
+        return out
+
+    def files_with_name(self, name: str) -> list[int]:
+        """Files whose name (the last part of the path) is exactly `name`."""
+        return self._files_by_base_name.get(name, [])
+
     def chunks_of(self, file_no: int) -> range:
         b = self._file_bounds
         return range(int(b[file_no]), int(b[file_no + 1]))

@@ -1,0 +1,212 @@
+"""Files as answers: which files to open for a question, each ranked by all of its evidence.
+
+A chunk answer shows the best pieces; "which file do I open for this task" is better answered by
+adding up what each file has going for it. Each kind of evidence ranks the files on its own, and the
+rankings are fused by reciprocal rank (as the chunk channels are, fusion.py):
+
+- its chunks: the best three candidate chunks' scores after the ranking signals, decaying;
+- the whole file's BM25 (its chunks' terms summed, lexical.LexicalIndex.grouped), which rewards a
+  file that uses many of the question's words across its length;
+- its chunks' best cosine similarity to the question;
+- definitions: the files that define the names the question mentions, rarer names first;
+- mentions: the project's files the question names (traceback frames first, innermost first).
+
+Then tests, examples and docs are scaled down as in the chunk ranking (signals/penalty.py), unless the
+question asks for them.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from lgrep_core.models import ContentType
+
+from .corpus import Corpus
+from .fusion import RRF_K, Candidate
+from .query import ParsedQuery
+from .signals.penalty import path_penalty
+
+__all__ = ["FILE_CHANNEL_DEPTH", "RankedFile", "rank_files"]
+
+# How many chunks each channel passes on in a files search: a file's evidence is spread over its chunks.
+FILE_CHANNEL_DEPTH = 300
+# Files each evidence list ranks before fusion.
+FILE_LIST_DEPTH = 100
+# A file's chunk evidence: its best chunk, and these shares of its next ones.
+CHUNK_DECAY = (1.0, 0.5, 0.25)
+# The fusion weight of each evidence list.
+EVIDENCE_WEIGHTS = {"chunks": 1.0, "file_bm25": 1.0, "vector": 1.0, "defines": 1.0, "named": 1.0}
+# Chunks whose line ranges a file answer shows.
+RANGES_SHOWN = 3
+
+
+@dataclass(slots=True)
+class RankedFile:
+    file: int  # index into corpus.files
+    score: float
+    chunks: list[int]  # its best candidate chunks, best first
+    ranks: dict[str, int] = field(default_factory=dict)  # evidence list -> 0-based rank
+    why: list[str] = field(default_factory=list)
+
+
+def rank_files(
+    corpus: Corpus,
+    query: ParsedQuery,
+    cands: dict[int, Candidate],
+    *,
+    sims: np.ndarray | None,
+    mask: np.ndarray | None,
+    limit: int,
+) -> list[RankedFile]:
+    """The `limit` best files for `query`, from the ranked candidate chunks `cands` (scores after the
+    ranking signals), the per-chunk cosine similarities `sims` (None without vectors) and the
+    corpus's file-level indexes. Files outside `mask` (by their chunks) are never ranked."""
+    n_files = len(corpus.files)
+    if n_files == 0:
+        return []
+    file_ok = _file_mask(corpus, mask)
+    lists: dict[str, list[int]] = {}
+    reasons: dict[int, list[str]] = defaultdict(list)
+
+    by_file: dict[int, list[tuple[float, int]]] = defaultdict(list)
+    for i, c in cands.items():
+        by_file[int(corpus.file_of[i])].append((c.score, i))
+    for chunks in by_file.values():
+        chunks.sort(reverse=True)
+    chunk_score = {
+        f: sum(w * s for w, (s, _) in zip(CHUNK_DECAY, chunks, strict=False)) for f, chunks in by_file.items()
+    }
+    lists["chunks"] = sorted(chunk_score, key=lambda f: (-chunk_score[f], f))[:FILE_LIST_DEPTH]
+
+    bm25 = corpus.file_lexical.scores(query.terms, None, query.weights)
+    bm25[~file_ok] = 0.0
+    lists["file_bm25"] = _top(bm25, positive=True)
+
+    if sims is not None and np.isfinite(sims).any():
+        best = np.full(n_files, -np.inf, dtype=np.float32)
+        np.maximum.at(best, corpus.file_of, sims)
+        best[~file_ok] = -np.inf
+        lists["vector"] = _top(best, positive=False)
+
+    defines = _defining_files(corpus, query, file_ok, reasons)
+    if defines:
+        lists["defines"] = sorted(defines, key=lambda f: (-defines[f], f))[:FILE_LIST_DEPTH]
+    named = _named_files(corpus, query, file_ok, reasons)
+    if named:
+        lists["named"] = named[:FILE_LIST_DEPTH]
+
+    ranked: dict[int, RankedFile] = {}
+    for name, files in lists.items():
+        weight = EVIDENCE_WEIGHTS[name]
+        for rank, f in enumerate(files):
+            r = ranked.get(f)
+            if r is None:
+                r = ranked[f] = RankedFile(f, 0.0, [i for _, i in by_file.get(f, [])[:RANGES_SHOWN]])
+            r.ranks[name] = rank
+            r.score += weight / (RRF_K + rank + 1)
+    for f, r in ranked.items():
+        r.why.extend(reasons.get(f, ()))
+        path = corpus.files[f]
+        first = corpus.chunks_of(f)
+        is_docs = len(first) > 0 and corpus.content_types[first.start] == ContentType.DOCS.value
+        factor, applied = path_penalty(path, is_docs, query)
+        if applied:
+            r.score *= factor
+            r.why.append(f"{'+'.join(applied)} file")
+        if not r.chunks:  # found by file-level evidence only: show its best chunk by BM25 or by name
+            r.chunks = _best_chunks(corpus, f, query)
+    order = sorted(ranked.values(), key=lambda r: (-r.score, r.file))
+    return order[:limit]
+
+
+# ------------------------------------------------------------------------------------- evidence
+
+
+def _file_mask(corpus: Corpus, mask: np.ndarray | None) -> np.ndarray:
+    if mask is None:
+        return np.ones(len(corpus.files), dtype=bool)
+    ok = np.zeros(len(corpus.files), dtype=bool)
+    ok[corpus.file_of[mask]] = True
+    return ok
+
+
+def _top(scores: np.ndarray, *, positive: bool) -> list[int]:
+    valid = scores > 0 if positive else np.isfinite(scores)
+    idx = np.flatnonzero(valid)
+    if len(idx) == 0:
+        return []
+    order = idx[np.lexsort((idx, -scores[idx]))]
+    return order[:FILE_LIST_DEPTH].tolist()
+
+
+def _defining_files(
+    corpus: Corpus, query: ParsedQuery, file_ok: np.ndarray, reasons: dict[int, list[str]]
+) -> dict[int, float]:
+    """File -> the summed rarity (idf over files) of the question's names it defines."""
+    names = query.definition_names
+    if not names:
+        return {}
+    n_files = len(corpus.files)
+    out: dict[int, float] = defaultdict(float)
+    for name in names:
+        last = name.replace("::", ".").replace("->", ".").split(".")[-1]
+        chunks = corpus.symbol_index.chunks_defining(last)
+        files = {int(corpus.file_of[i]) for i in chunks.tolist()}
+        files = {f for f in files if file_ok[f]}
+        if not files:
+            continue
+        idf = math.log1p(n_files / len(files))
+        for f in files:
+            out[f] += idf
+            if len(reasons[f]) < 4:
+                reasons[f].append(f"defines {last}")
+    return out
+
+
+def _named_files(corpus: Corpus, query: ParsedQuery, file_ok: np.ndarray, reasons: dict[int, list[str]]) -> list[int]:
+    """The project's files the question names: the traceback's frames innermost first, then the
+    other paths in the order written. A path written from elsewhere (`/usr/lib/python3/site-packages/
+    pkg/mod.py`, `./src/a.ts`) names the project file it ends with."""
+    parts = query.parts
+    if parts is None:
+        return []
+    framed = [f.path for f in reversed(parts.frames)]
+    out: list[int] = []
+    for written in (*framed, *parts.paths):
+        f = _project_file(corpus, written)
+        if f is not None and file_ok[f] and f not in out:
+            out.append(f)
+            reasons[f].append("named in the traceback" if written in framed else "named in the question")
+    return out
+
+
+def _project_file(corpus: Corpus, written: str) -> int | None:
+    """The project file a path written in a question names: the file whose path is the longest
+    suffix of it (at least its name and one folder, or the name alone when only one file has it)."""
+    parts = [p for p in posixpath.normpath(written.replace("\\", "/")).split("/") if p not in ("", ".", "..")]
+    numbers = corpus.file_numbers
+    for start in range(len(parts)):
+        candidate = "/".join(parts[start:])
+        f = numbers.get(candidate)
+        if f is not None and (len(parts) - start >= 2 or start == 0):
+            return f
+    if parts:
+        same = corpus.files_with_name(parts[-1])
+        if len(same) == 1:
+            return same[0]
+    return None
+
+
+def _best_chunks(corpus: Corpus, f: int, query: ParsedQuery) -> list[int]:
+    chunks = corpus.chunks_of(f)
+    if len(chunks) == 0:
+        return []
+    mask = np.zeros(len(corpus), dtype=bool)
+    mask[chunks.start : chunks.stop] = True
+    scores = corpus.lexical.scores(query.terms, mask, query.weights)[chunks.start : chunks.stop]
+    order = np.argsort(-scores, kind="stable")[:RANGES_SHOWN]
+    return [chunks.start + int(k) for k in order if scores[k] > 0] or [chunks.start]
