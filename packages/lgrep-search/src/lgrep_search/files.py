@@ -23,7 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from lgrep_core.models import ContentType
+from lgrep_core.models import ChunkKind, ContentType
 
 from .corpus import Corpus
 from .fusion import RRF_K, Candidate
@@ -42,6 +42,12 @@ CHUNK_DECAY = (1.0, 0.5, 0.25)
 EVIDENCE_WEIGHTS = {"chunks": 1.0, "file_bm25": 1.0, "vector": 1.0, "defines": 1.0, "named": 1.0}
 # Chunks whose line ranges a file answer shows.
 RANGES_SHOWN = 3
+# How much a definition of a question's name counts, by where the question uses the name.
+NAME_WEIGHTS = {"title": 2.0, "called": 1.5, "other": 1.0}
+# Names of a task question whose definitions are looked up (the first ones: frames, calls, dotted
+# names, code, then prose).
+MAX_NAMES = 40
+_DEFINING_KINDS = frozenset(k.value for k in (ChunkKind.FUNCTION, ChunkKind.METHOD, ChunkKind.CLASS, ChunkKind.MODULE))
 
 
 @dataclass(slots=True)
@@ -117,10 +123,14 @@ def rank_files(
         if applied:
             r.score *= factor
             r.why.append(f"{'+'.join(applied)} file")
-        if not r.chunks:  # found by file-level evidence only: show its best chunk by BM25 or by name
-            r.chunks = _best_chunks(corpus, f, query)
-    order = sorted(ranked.values(), key=lambda r: (-r.score, r.file))
-    return order[:limit]
+    order = sorted(ranked.values(), key=lambda r: (-r.score, r.file))[:limit]
+    chunk_bm25: np.ndarray | None = None
+    for r in order:
+        if not r.chunks:  # found by file-level evidence only: show its chunks BM25 likes best
+            if chunk_bm25 is None:
+                chunk_bm25 = corpus.lexical.scores(query.terms, None, query.weights)
+            r.chunks = _best_chunks(corpus, r.file, chunk_bm25)
+    return order
 
 
 # ------------------------------------------------------------------------------------- evidence
@@ -143,25 +153,43 @@ def _top(scores: np.ndarray, *, positive: bool) -> list[int]:
     return order[:FILE_LIST_DEPTH].tolist()
 
 
+def _question_names(query: ParsedQuery) -> dict[str, float]:
+    """The names whose definitions count, each with its weight: a name the title uses or the
+    question calls (or a traceback runs) is surely the program's; one that only appears in pasted
+    code or output may be the reporter's own."""
+    parts = query.parts
+    if parts is None:
+        return dict.fromkeys(query.definition_names, NAME_WEIGHTS["title"])
+    weights: dict[str, float] = {}
+    for name in parts.identifiers[:MAX_NAMES]:
+        weights[name] = NAME_WEIGHTS["other"]
+    for name in parts.called:
+        weights[name] = max(weights.get(name, 0.0), NAME_WEIGHTS["called"])
+    for name in parts.title_names:
+        weights[name] = NAME_WEIGHTS["title"]
+    return weights
+
+
 def _defining_files(
     corpus: Corpus, query: ParsedQuery, file_ok: np.ndarray, reasons: dict[int, list[str]]
 ) -> dict[int, float]:
-    """File -> the summed rarity (idf over files) of the question's names it defines."""
-    names = query.definition_names
+    """File -> the summed weight x rarity (idf over files) of the question's names it defines (as a
+    function, method, class or module: a config key or a heading named like it defines nothing)."""
+    names = _question_names(query)
     if not names:
         return {}
     n_files = len(corpus.files)
     out: dict[int, float] = defaultdict(float)
-    for name in names:
+    for name, weight in names.items():
         last = name.replace("::", ".").replace("->", ".").split(".")[-1]
         chunks = corpus.symbol_index.chunks_defining(last)
-        files = {int(corpus.file_of[i]) for i in chunks.tolist()}
+        files = {int(corpus.file_of[i]) for i in chunks.tolist() if corpus.kinds[i] in _DEFINING_KINDS}
         files = {f for f in files if file_ok[f]}
         if not files:
             continue
         idf = math.log1p(n_files / len(files))
         for f in files:
-            out[f] += idf
+            out[f] += weight * idf
             if len(reasons[f]) < 4:
                 reasons[f].append(f"defines {last}")
     return out
@@ -201,12 +229,10 @@ def _project_file(corpus: Corpus, written: str) -> int | None:
     return None
 
 
-def _best_chunks(corpus: Corpus, f: int, query: ParsedQuery) -> list[int]:
+def _best_chunks(corpus: Corpus, f: int, chunk_bm25: np.ndarray) -> list[int]:
     chunks = corpus.chunks_of(f)
     if len(chunks) == 0:
         return []
-    mask = np.zeros(len(corpus), dtype=bool)
-    mask[chunks.start : chunks.stop] = True
-    scores = corpus.lexical.scores(query.terms, mask, query.weights)[chunks.start : chunks.stop]
+    scores = chunk_bm25[chunks.start : chunks.stop]
     order = np.argsort(-scores, kind="stable")[:RANGES_SHOWN]
     return [chunks.start + int(k) for k in order if scores[k] > 0] or [chunks.start]

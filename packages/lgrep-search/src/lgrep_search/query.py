@@ -68,9 +68,9 @@ def parse_query(text: str) -> ParsedQuery:
 TASK_TERM_K3 = 1.2
 TASK_TITLE_BONUS = 1.0
 TASK_NAME_BONUS = 1.0
-# Names of a task question whose definitions count (the first ones: those the title, the traceback
-# and the calls name come first).
-TASK_DEFINITION_NAMES = 12
+# Names of a task question whose definitions the chunk ranking boosts: those the title uses, then
+# those it calls or a traceback runs, at most this many (files.py weighs every name's definitions).
+TASK_DEFINITION_NAMES = 8
 
 
 def _parse_task(text: str) -> ParsedQuery:
@@ -87,7 +87,7 @@ def _parse_task(text: str) -> ParsedQuery:
         + TASK_NAME_BONUS * (t in name_terms)
         for t, n in counts.items()
     )
-    names = parts.identifiers[:TASK_DEFINITION_NAMES]
+    names = tuple(dict.fromkeys((*parts.title_names, *parts.called)))[:TASK_DEFINITION_NAMES]
     return ParsedQuery(
         text=text,
         kind=QueryKind.NATURAL,

@@ -46,6 +46,8 @@ class QuestionParts:
     errors: tuple[str, ...]  # exception and warning names (`IndexError`), first first
     dotted: tuple[str, ...]  # qualified names (`a.b.c`), first first
     identifiers: tuple[str, ...]  # names in the code and in the prose that look like names, first first
+    called: tuple[str, ...] = ()  # names called (`f(`) or run in a traceback frame: surely the program's
+    title_names: tuple[str, ...] = ()  # identifiers the title uses
 
 
 def is_task_question(text: str) -> bool:
@@ -170,6 +172,7 @@ def parse_question(text: str) -> QuestionParts:
     names: list[str] = []
     names += (f.function for f in frames if f.function and not f.function.startswith("<"))
     names += (m.group(1) for m in _CALL.finditer(text))
+    called = _unique(n for n in names if len(n) >= 3 and n.lower() not in _CODE_WORDS)
     names += (part for d in dotted for part in d.split("."))
     names += _IDENT.findall(_TRACEBACK_NOISE.sub("", code))
     names += (w for w in _IDENT.findall(prose) if _NAMEISH.fullmatch(w))
@@ -183,6 +186,8 @@ def parse_question(text: str) -> QuestionParts:
         errors=tuple(errors),
         dotted=tuple(dotted),
         identifiers=tuple(identifiers),
+        called=tuple(called),
+        title_names=tuple(n for n in identifiers if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", title)),
     )
 
 

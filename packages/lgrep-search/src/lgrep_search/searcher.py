@@ -124,7 +124,10 @@ class Searcher:
         t0 = time.perf_counter()
         cands = fuse(found.lists, found.weights)
         if self.ranking and cands:
-            self._rank(corpus, query, cands, mask, found.fuzzy_best)
+            # A files answer weighs each file's definitions of the question's names itself
+            # (files.py); the chunk signal's scan of every candidate's text would only repeat it.
+            skip = frozenset({"definition"}) if request.files else frozenset()
+            self._rank(corpus, query, cands, mask, found.fuzzy_best, skip=skip)
         hits: list[SearchHit] = []
         files: list[FileHit] = []
         if request.files:
@@ -158,10 +161,12 @@ class Searcher:
         cands: dict[int, Candidate],
         mask: np.ndarray | None,
         fuzzy_best: dict[str, FuzzyMatch],
+        *,
+        skip: frozenset[str] = frozenset(),
     ) -> None:
-        """The ranking signals, in order; boosts are in units of the best fused score."""
+        """The ranking signals, in order, but those in `skip`; boosts are in units of the best fused score."""
         top = max(c.fused for c in cands.values())
-        off = self.disable
+        off = self.disable | skip
         if "definition" not in off:  # definitions of the queried names, candidates or not
             boost_definitions(corpus, cands, query, top, mask)
         if "path_match" not in off:  # query words in the file's name and folder
