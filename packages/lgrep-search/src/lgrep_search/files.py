@@ -28,6 +28,7 @@ from lgrep_core.models import ChunkKind, ContentType
 from .corpus import Corpus
 from .fusion import RRF_K, Candidate
 from .query import ParsedQuery
+from .signals.path_match import PATH_PREFIX_MIN
 from .signals.penalty import path_penalty
 
 __all__ = ["FILE_CHANNEL_DEPTH", "RankedFile", "rank_files"]
@@ -39,7 +40,7 @@ FILE_LIST_DEPTH = 100
 # A file's chunk evidence: its best chunk, and these shares of its next ones.
 CHUNK_DECAY = (1.0, 0.5, 0.25)
 # The fusion weight of each evidence list.
-EVIDENCE_WEIGHTS = {"chunks": 1.0, "file_bm25": 1.0, "vector": 1.0, "defines": 1.0, "named": 1.0}
+EVIDENCE_WEIGHTS = {"chunks": 1.0, "file_bm25": 1.0, "vector": 1.0, "defines": 1.0, "named": 1.0, "path": 0.5}
 # Chunks whose line ranges a file answer shows.
 RANGES_SHOWN = 3
 # How much a definition of a question's name counts, by where the question uses the name.
@@ -104,6 +105,10 @@ def rank_files(
     named = _named_files(corpus, query, file_ok, reasons)
     if named:
         lists["named"] = named[:FILE_LIST_DEPTH]
+    if query.keywords:
+        counts = corpus.path_match_counts(query.keywords, PATH_PREFIX_MIN).astype(np.float32)
+        counts[~file_ok] = 0.0
+        lists["path"] = _top(counts, positive=True)
 
     ranked: dict[int, RankedFile] = {}
     for name, files in lists.items():
@@ -209,7 +214,28 @@ def _named_files(corpus: Corpus, query: ParsedQuery, file_ok: np.ndarray, reason
         if f is not None and file_ok[f] and f not in out:
             out.append(f)
             reasons[f].append("named in the traceback" if written in framed else "named in the question")
+    for dotted in parts.dotted:
+        f = _module_file(corpus, dotted)
+        if f is not None and file_ok[f] and f not in out:
+            out.append(f)
+            reasons[f].append(f"module of {dotted}")
     return out
+
+
+def _module_file(corpus: Corpus, dotted: str) -> int | None:
+    """The project file a qualified name refers to as a module (`sympy.physics.vector.printing.vlatex`
+    -> sympy/physics/vector/printing.py; `com.acme.Foo` -> src/main/java/com/acme/Foo.java): the
+    longest leading part of the name (two parts at least) that a file's path, without its extension
+    and a package's `__init__`/`index`/`mod`, ends with."""
+    parts = dotted.split(".")
+    stems = corpus.module_paths
+    for end in range(len(parts), 1, -1):
+        key = "/".join(parts[:end])
+        for f in stems.get(parts[end - 1], ()):
+            module = corpus.module_path(f)
+            if module == key or module.endswith("/" + key):
+                return f
+    return None
 
 
 def _project_file(corpus: Corpus, written: str) -> int | None:
