@@ -29,7 +29,7 @@ from .corpus import Corpus
 from .fusion import RRF_K, Candidate
 from .query import ParsedQuery
 from .signals.path_match import PATH_PREFIX_MIN
-from .signals.penalty import path_penalty
+from .signals.penalty import PATH_RULES, path_penalty
 
 __all__ = ["FILE_CHANNEL_DEPTH", "RankedFile", "rank_files"]
 
@@ -48,6 +48,9 @@ NAME_WEIGHTS = {"title": 2.0, "called": 1.5, "other": 1.0}
 # Names of a task question whose definitions are looked up (the first ones: frames, calls, dotted
 # names, code, then prose).
 MAX_NAMES = 40
+# A package file (`__init__.py`) with more definitions than this is a module, not a re-export barrel.
+REEXPORT_MAX_DEFINITIONS = 3
+_REEXPORT_FACTOR = next(rule.factor for rule in PATH_RULES if rule.name == "reexport")
 _DEFINING_KINDS = frozenset(k.value for k in (ChunkKind.FUNCTION, ChunkKind.METHOD, ChunkKind.CLASS, ChunkKind.MODULE))
 
 
@@ -121,10 +124,7 @@ def rank_files(
             r.score += weight / (RRF_K + rank + 1)
     for f, r in ranked.items():
         r.why.extend(reasons.get(f, ()))
-        path = corpus.files[f]
-        first = corpus.chunks_of(f)
-        is_docs = len(first) > 0 and corpus.content_types[first.start] == ContentType.DOCS.value
-        factor, applied = path_penalty(path, is_docs, query)
+        factor, applied = _file_penalty(corpus, f, query)
         if applied:
             r.score *= factor
             r.why.append(f"{'+'.join(applied)} file")
@@ -136,6 +136,23 @@ def rank_files(
                 chunk_bm25 = corpus.lexical.scores(query.terms, None, query.weights)
             r.chunks = _best_chunks(corpus, r.file, chunk_bm25)
     return order
+
+
+# ------------------------------------------------------------------------------------ penalties
+
+
+def _file_penalty(corpus: Corpus, f: int, query: ParsedQuery) -> tuple[float, list[str]]:
+    """The chunk ranking's path penalties (signals/penalty.py), read for a whole file: prose and
+    data around the code (docs, changelogs, translation catalogs, configuration) count as docs,
+    since the files to open for a task are its code unless the question asks for docs; a package's
+    `__init__.py` is a re-export barrel only when it defines little."""
+    chunks = corpus.chunks_of(f)
+    content_type = corpus.content_types[chunks.start] if len(chunks) else ""
+    factor, applied = path_penalty(corpus.files[f], content_type != ContentType.CODE.value, query)
+    if "reexport" in applied and sum(corpus.kinds[i] in _DEFINING_KINDS for i in chunks) > REEXPORT_MAX_DEFINITIONS:
+        factor /= _REEXPORT_FACTOR
+        applied.remove("reexport")
+    return factor, applied
 
 
 # ------------------------------------------------------------------------------------- evidence
