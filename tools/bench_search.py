@@ -34,6 +34,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 PROJECT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = PROJECT.parent / "shared" / "bench" / "semble"
@@ -201,6 +202,7 @@ class LgrepRunner:
     """Indexes a repository (incrementally, into the shared cache) and answers in-process."""
 
     def __init__(self, cache: Path) -> None:
+        self.cache = cache
         os.environ["LGREP_CACHE_DIR"] = str(cache)
         if "LGREP_CONFIG" not in os.environ:  # no user config file: the defaults, as CI sees them
             empty = cache / "no-user-config.yaml"
@@ -214,33 +216,51 @@ class LgrepRunner:
         self.embedder = None
         self._make_embedder = make_embedder
 
-    def index(self, root: Path) -> tuple[object, float, int]:
+    def embedder_for(self, root: Path) -> Any:
+        """The embedding provider the project's settings name (made once, then shared)."""
+        if self.embedder is None:
+            settings = self._load_settings(root).settings
+            self.embedder = self._make_embedder(settings.embedding, settings.cache_dir)
+        return self.embedder
+
+    def index_run(self, root: Path) -> tuple[Any, Any, float]:
+        """Index `root` incrementally: (its IndexSummary, a ProjectReader of it, seconds)."""
         from lgrep_core.storage.reader import ProjectReader
         from lgrep_index.pipeline import Indexer
 
         settings = self._load_settings(root).settings
-        if self.embedder is None:
-            self.embedder = self._make_embedder(settings.embedding, settings.cache_dir)
+        embedder = self.embedder_for(root)
         t0 = time.perf_counter()
-        summary = Indexer(settings, root, self.embedder).run(wait_vectors=True)
-        return ProjectReader(settings.cache_dir, root.resolve()), time.perf_counter() - t0, summary.chunks_total
+        summary = Indexer(settings, root, embedder).run(wait_vectors=True)
+        return summary, ProjectReader(settings.cache_dir, root.resolve()), time.perf_counter() - t0
+
+    def index(self, root: Path) -> tuple[object, float, int]:
+        summary, reader, secs = self.index_run(root)
+        return reader, secs, summary.chunks_total
 
     def searcher(self, store: object, mode: str) -> tuple[object, object]:
-        from lgrep_core.models import SearchType
         from lgrep_search.searcher import Searcher
         from lgrep_search.snapshot import Snapshots
 
-        base, _, off = mode.partition("-")
-        if base == "full":
-            kind, ranking = SearchType.HYBRID, True
-        elif base == "fusion":
-            kind, ranking = SearchType.HYBRID, False
-        else:
-            channel, _, rank = base.partition("+")
-            kind, ranking = SearchType(channel), rank == "rank"
+        kind, ranking, disable = search_options(mode)
         snapshots = Snapshots(store, background=False)  # type: ignore[arg-type]
-        searcher = Searcher(snapshots, self.embedder, ranking=ranking, disable=frozenset([off]) if off else frozenset())
+        searcher = Searcher(snapshots, self.embedder, ranking=ranking, disable=disable)
         return searcher, kind
+
+
+def search_options(mode: str) -> tuple[Any, bool, frozenset[str]]:
+    """What an lgrep mode asks of the searcher: (SearchType, ranking on, ranking signals off)."""
+    from lgrep_core.models import SearchType
+
+    base, _, off = mode.partition("-")
+    if base == "full":
+        kind, ranking = SearchType.HYBRID, True
+    elif base == "fusion":
+        kind, ranking = SearchType.HYBRID, False
+    else:
+        channel, _, rank = base.partition("+")
+        kind, ranking = SearchType(channel), rank == "rank"
+    return kind, ranking, frozenset([off]) if off else frozenset()
 
 
 def ripgrep(query: str, root: Path, k: int) -> list[tuple[str, int, int]]:

@@ -174,25 +174,6 @@ class LexicalIndex:
         )
         return out
 
-    def coverage(self, terms: Sequence[str], doc: int) -> float:
-        """The share of the query's idf mass that document `doc` holds: 1 when it has every term,
-        0 when none. A term no document has counts with the highest idf any term has (it is the
-        rarest kind of word, and nothing matched it)."""
-        total = matched = 0.0
-        ceiling = float(self._idf.max()) if len(self._idf) else 1.0
-        for term in dict.fromkeys(terms):
-            tid = self.vocab.get(term)
-            if tid is None:
-                total += ceiling
-                continue
-            weight = float(self._idf[tid])
-            total += weight
-            lo, hi = int(self._ptr[tid]), int(self._ptr[tid + 1])
-            at = lo + int(np.searchsorted(self._docs[lo:hi], doc))
-            if at < hi and self._docs[at] == doc:
-                matched += weight
-        return matched / total if total > 0 else 0.0
-
     def idf(self, term: str) -> float:
         tid = self.vocab.get(term)
         return float(self._idf[tid]) if tid is not None else 0.0

@@ -81,10 +81,6 @@ def retrieve(
     if "bm25" in channels:
         scores = corpus.lexical.scores(query.terms, mask, query.weights)
         lists["bm25"] = top(scores, depth, positive=True)
-        if "vector" in kept and kept["vector"] > 0 and query.parts is None and VECTOR_TRUST > 0:
-            best = lists["bm25"][0]
-            coverage = corpus.lexical.coverage(query.terms, int(best[0])) if len(best) else 0.0
-            kept["vector"] = kept["vector"] * (1.0 + VECTOR_TRUST * (1.0 - coverage))
     if "fuzzy" in channels:
         scores, fuzzy_best = corpus.symbol_index.scores(query.identifiers, len(corpus))
         if mask is not None:
@@ -115,12 +111,6 @@ def retrieve(
         lists["vector"] = top(sims, depth, positive=False)
         return Retrieved(lists=lists, weights=kept, fuzzy_best=fuzzy_best, embedding_ms=embedding_ms, sims=sims)
     return Retrieved(lists=lists, weights=kept, fuzzy_best=fuzzy_best, embedding_ms=None)
-
-
-# Per-query trust in the dense channel: when the chunk BM25 ranks first holds only part of the
-# question's words (by idf mass: `LexicalIndex.coverage`), the words did not find the code, and the
-# vector channel's fusion weight grows by up to this much (times the share missing).
-VECTOR_TRUST = 1.0
 
 
 # A task question is embedded in windows of about this many characters (cut at line ends), each with
