@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import re2
 
@@ -136,19 +138,11 @@ def parse_question(text: str) -> QuestionParts:
     title = lines[0].strip() if lines else ""
     code_parts: list[str] = []
     spans: list[tuple[int, int]] = []
-    for pattern in (_FENCE, _INDENTED):
-        for m in pattern.finditer(text):
-            if not _inside(m.start(), spans):
-                code_parts.append(m.group(1))
-                spans.append(m.span())
-    for m in _CONSOLE.finditer(text):
-        if not _inside(m.start(), spans):
-            code_parts.append(m.group(1))
-            spans.append(m.span())
-    for m in _INLINE.finditer(text):
-        if not _inside(m.start(), spans):
-            code_parts.append(m.group(1))
-            spans.append(m.span())
+    for pattern in (_FENCE, _INDENTED, _CONSOLE, _INLINE):
+        for span, groups in _matches(pattern, text):
+            if not _inside(span[0], spans):
+                code_parts.append(groups[0])
+                spans.append(span)
     spans.sort()
     prose_parts: list[str] = []
     at = 0
@@ -160,18 +154,18 @@ def parse_question(text: str) -> QuestionParts:
     code = "\n".join(code_parts)
     prose = "".join(prose_parts)
 
-    frames = [Frame(m.group(1), int(m.group(2)), m.group(3) or "") for m in _PY_FRAME.finditer(text)]
+    frames = [Frame(g[0], int(g[1]), g[2]) for _, g in _matches(_PY_FRAME, text)]
     framed = {f.path for f in frames}
-    for m in _PATH_LINE.finditer(text):
-        if m.group(1) not in framed:
-            frames.append(Frame(m.group(1), int(m.group(2)), ""))
-            framed.add(m.group(1))
-    paths = _unique([f.path for f in frames if not f.path.startswith("<")] + [m.group(1) for m in _PATH.finditer(text)])
-    errors = _unique(m.group(1) for m in _ERROR.finditer(text))
-    dotted = _unique(m.group(1) for m in _DOTTED.finditer(text) if not _looks_like_a_file_or_number(m.group(1)))
+    for _, (path, line) in _matches(_PATH_LINE, text):
+        if path not in framed:
+            frames.append(Frame(path, int(line), ""))
+            framed.add(path)
+    paths = _unique([f.path for f in frames if not f.path.startswith("<")] + [g[0] for _, g in _matches(_PATH, text)])
+    errors = _unique(g[0] for _, g in _matches(_ERROR, text))
+    dotted = _unique(g[0] for _, g in _matches(_DOTTED, text) if not _looks_like_a_file_or_number(g[0]))
     names: list[str] = []
     names += (f.function for f in frames if f.function and not f.function.startswith("<"))
-    names += (m.group(1) for m in _CALL.finditer(text))
+    names += (g[0] for _, g in _matches(_CALL, text))
     called = _unique(n for n in names if len(n) >= 3 and n.lower() not in _CODE_WORDS)
     names += (part for d in dotted for part in d.split("."))
     names += _IDENT.findall(_TRACEBACK_NOISE.sub("", code))
@@ -191,12 +185,18 @@ def parse_question(text: str) -> QuestionParts:
     )
 
 
+def _matches(pattern: Any, text: str) -> Iterator[tuple[tuple[int, int], list[str]]]:
+    """A re2 pattern's matches as (span, groups), a group that took no part as ""."""
+    for m in pattern.finditer(text):
+        yield m.span(), [g or "" for g in m.groups()]
+
+
 def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
     return any(start <= pos < end for start, end in spans)
 
 
-def _unique(items: object) -> list[str]:
-    return list(dict.fromkeys(items))  # type: ignore[arg-type]
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
 
 
 _FILEISH = re.compile(r"\.(?:py|pyi|js|ts|go|rs|java|rb|php|cs|c|h|cpp|md|rst|txt|toml|cfg|yaml|yml|json|html)$")
