@@ -211,7 +211,10 @@ class SearchRequest:
         if not self.query.strip():
             raise InvalidRequestError("the query is empty")
         if len(self.query) > MAX_QUERY_CHARS:
-            raise InvalidRequestError(f"the query is {len(self.query)} characters long; the limit is {MAX_QUERY_CHARS}")
+            raise InvalidRequestError(
+                f"the query is {len(self.query):,} characters long; the limit is {MAX_QUERY_CHARS:,}: keep the "
+                "task's words, its traceback and error messages, and leave out long logs and whole files"
+            )
         if self.limit is not None and not 1 <= self.limit <= MAX_LIMIT:
             raise InvalidRequestError(f"limit must be 1 to {MAX_LIMIT}, got {self.limit}")
         if self.bm25_weight is not None and not (math.isfinite(self.bm25_weight) and self.bm25_weight >= 0):
