@@ -17,6 +17,7 @@ from lgrep_core.models import (
     IndexPhase,
     IndexProgress,
     IndexSummary,
+    LineRange,
     MatchType,
     ProjectState,
     SearchRequest,
@@ -89,6 +90,27 @@ def test_search_round_trip(lgrep_server: RunningServer, client: LgrepClient) -> 
     assert response.search_type is SearchType.HYBRID
     (sent,) = _seen(lgrep_server, "Search")
     assert sent == SearchRequest(query="where are tokens verified?", project_root="/p", limit=5)
+
+
+def test_a_files_search_answers_with_files(lgrep_server: RunningServer, client: LgrepClient) -> None:
+    response = client.search(SearchRequest(query="verify", project_root="/p", limit=2, files=True))
+    assert not response.results
+    assert [f.path for f in response.files] == ["src/auth.py", "src/session.py"]
+    assert response.files[0].ranges[0] == LineRange(1, 4, "verify")
+    (sent,) = _seen(lgrep_server, "Search")
+    assert sent.files
+
+
+def test_a_server_that_ignores_files_is_named_not_believed(lgrep_server: RunningServer, client: LgrepClient) -> None:
+    """A daemon of revision 7, reached without the handshake, answers a files search with chunks:
+    the client says so, and what to do, rather than hand chunks on as if they were the files."""
+    lgrep_server.fake.contract_revision = 7
+    with pytest.raises(errors.ContractMismatchError) as caught:
+        client.search(SearchRequest(query="verify", project_root="/p", files=True))
+    message = caught.value.message
+    assert "answered a files search with chunks" in message and "contract revision 7" in message
+    assert "need revision 8" in message and "start it again" in message
+    assert client.search(SearchRequest(query="verify", project_root="/p")).results  # chunk searches still work
 
 
 def test_relative_roots_and_paths_are_resolved_by_the_client(

@@ -13,6 +13,8 @@ from lgrep_core.models import (
     Chunk,
     ChunkKind,
     ContentType,
+    FileHit,
+    LineRange,
     MatchType,
     SearchHit,
     SearchRequest,
@@ -243,6 +245,27 @@ def test_search_response_keeps_result_order() -> None:
     assert [h.path for h in decoded.results] == [h.path for h in hits]
 
 
+def test_a_files_answer_round_trips_in_rank_order() -> None:
+    files = [
+        FileHit(
+            "auth/tokens.py",
+            0.0492,
+            "python",
+            (LineRange(27, 39, "verify_jwt"), LineRange(10, 11, "TokenError"), LineRange(1, 8)),
+            why=("named in the traceback", "defines verify_jwt"),
+            stale=True,
+        ),
+        FileHit("docs/deploy.md", 0.0161, "markdown", ()),
+    ]
+    response = SearchResponse(
+        results=[], timings_ms={"total_ms": 2.0}, chunks_searched=9, vectors_pending=0, files=files
+    )
+    message = _through_bytes(wire.search_response_to_proto(response))
+    assert [f.path for f in message.files] == ["auth/tokens.py", "docs/deploy.md"]
+    assert message.files[0].ranges[2].symbol == "" and not message.results
+    assert wire.search_response_from_proto(message) == response
+
+
 # --- search requests ------------------------------------------------------------------------------
 
 
@@ -257,8 +280,10 @@ def test_search_request_round_trip_with_every_field() -> None:
         content_types=(ContentType.CODE, ContentType.DOCS),
         bm25_weight=0.0,
         explain=True,
+        files=True,
     )
     message = _through_bytes(wire.search_request_to_proto(request))
+    assert message.files
     assert message.HasField("bm25_weight") and message.bm25_weight == 0.0
     assert list(message.content_types) == [common_pb2.CONTENT_TYPE_CODE, common_pb2.CONTENT_TYPE_DOCS]
     assert wire.search_request_from_proto(message) == request

@@ -84,6 +84,8 @@ def test_the_same_request_gives_the_same_json_through_the_daemon_and_in_process(
     for args in (
         ("search", QUERY, root, "--json", "--explain"),
         ("search", "rate limit", root, "--json", "--type", "bm25", "--path", "web"),
+        ("search", QUERY, root, "--json", "--files", "--explain"),
+        ("search", "the config of the server", f"{root}/cmd", "--json", "--files", "-n", "1"),
         ("symbol", "verify_jwt", root, "--json"),
         ("files", root, "--json"),
         ("file", f"{root}/auth/tokens.py", "--lines", "1:5", "--json"),

@@ -64,6 +64,12 @@ def test_the_cli_indexes_tags_and_answers_from_a_version(lgrep_here, tmp_path: P
         "search", "screenshot", root, "--component", "server", "--version", "1.2.0", "--type", "bm25", "--json"
     ).json()
     assert fts["search_type"] == "bm25" and fts["results"][0]["symbol"] == "screenshot"
+    opened = lgrep_here(
+        "search", "retry a failing tool call", root, "--component", "agent", "--files", "-n", "2", "--json"
+    ).json()
+    assert opened["release"]["version"] == "0.4.0" and opened["results"] == []
+    assert 1 <= len(opened["files"]) <= 2 and all(f["path"].startswith("agent/") for f in opened["files"])
+    assert any(r["symbol"] == "retry_tool" for r in opened["files"][0]["ranges"])
 
     files = lgrep_here("files", root, "--component", "server", "--json").json()
     assert files["release"]["version"] == "1.3.0"
@@ -154,6 +160,11 @@ def test_an_agent_browses_and_searches_versions_through_mcp(daemon, tmp_path: Pa
                     {"query": "retry a failing tool", "component": "agent", "version": "latest"},
                 ),
                 ("fts", "lgrep_search", {"query": "screenshot", "component": "server", "search_type": "bm25"}),
+                (
+                    "to_open",
+                    "lgrep_search",
+                    {"query": "retry a failing tool", "component": "agent", "files": True, "limit": 2},
+                ),
                 ("file", "lgrep_get_file", {"path": "agent/core.py", "component": "agent", "version": "0.1.0"}),
                 ("unknown", "lgrep_search", {"query": "x", "component": "agnet"}),
                 ("escape", "lgrep_get_file", {"path": "../../etc/passwd", "component": "agent"}),
@@ -173,6 +184,9 @@ def test_an_agent_browses_and_searches_versions_through_mcp(daemon, tmp_path: Pa
     search = out["search"][1]
     assert search["release"]["version"] == "0.4.0" and search["results"][0]["symbol"] == "retry_tool"
     assert out["fts"][1]["results"][0]["symbol"] == "screenshot"
+    to_open = out["to_open"][1]
+    assert to_open["release"]["version"] == "0.4.0" and to_open["results"] == []
+    assert to_open["files"] and all(f["path"].startswith("agent/") and f["uri"] is None for f in to_open["files"])
     piece = out["file"][1]
     assert piece["release"]["tag"] == "agent-v0.1.0" and "max_steps * 1" in piece["content"]
     assert out["unknown"][0] is True and "agent, mono, server" in out["unknown"][2]

@@ -1,8 +1,8 @@
 import json
 import math
 
-from lgrep_core.models import ChunkKind, MatchType, SearchHit, SearchResponse, SearchType
-from lgrep_core.serialize import search_hit_json, search_response_json
+from lgrep_core.models import ChunkKind, FileHit, LineRange, MatchType, SearchHit, SearchResponse, SearchType
+from lgrep_core.serialize import file_hit_json, search_hit_json, search_response_json
 
 HIT = SearchHit(
     path="auth/jwt.py",
@@ -36,6 +36,33 @@ def test_a_hit_carries_the_documented_fields() -> None:
         "truncated",
     ]
     assert out["truncated"] is True and out["stale"] is False
+
+
+FILE = FileHit(
+    path="auth/tokens.py",
+    score=0.0492,
+    language="python",
+    ranges=(LineRange(27, 39, "verify_jwt"), LineRange(1, 8)),
+    why=("named in the traceback", "defines verify_jwt"),
+)
+
+
+def test_a_file_hit_carries_the_documented_fields() -> None:
+    out = file_hit_json(FILE)
+    assert list(out) == ["path", "score", "language", "ranges", "why", "stale"]
+    assert out["ranges"] == [
+        {"start_line": 27, "end_line": 39, "symbol": "verify_jwt"},
+        {"start_line": 1, "end_line": 8, "symbol": ""},
+    ]
+    assert out["why"] == ["named in the traceback", "defines verify_jwt"] and out["stale"] is False
+
+
+def test_a_files_answer_has_files_and_no_results() -> None:
+    response = SearchResponse([], {"total_ms": 1.0}, 3, 0, files=[FILE])
+    out = json.loads(json.dumps(search_response_json(response, query="q", root="/p"), allow_nan=False))
+    assert out["results"] == [] and [f["path"] for f in out["files"]] == ["auth/tokens.py"]
+    chunks = search_response_json(SearchResponse([HIT], {}, 3, 0), query="q", root="/p")
+    assert chunks["files"] == []  # always there: a script reads one shape
 
 
 def test_explain_adds_signals_and_reasons() -> None:
@@ -84,6 +111,10 @@ def test_answers_use_the_contracts_field_names() -> None:
     answer = search_response_json(SearchResponse([HIT], {"total_ms": 1.0}, 3, 0), query="q", root="/p")
     # `query` echoes the request; timings are milliseconds by name, not a Timings message.
     assert set(answer) - fields(search_pb2.SearchResponse) == {"query", "timings_ms"}
+    # A files answer's files and their line ranges are named as FileHit's and LineRange's fields.
+    file_hit = file_hit_json(FILE)
+    assert set(file_hit) == fields(search_pb2.FileHit)
+    assert set(file_hit["ranges"][0]) == fields(search_pb2.LineRange)
     summary = index_summary_json(IndexSummary(root="/p", files_seen=2))
     # Durations as numbers of seconds, named so (the message has google.protobuf.Duration fields).
     assert set(summary) - fields(index_pb2.IndexSummary) == {"seconds_bm25", "seconds_vectors"}

@@ -67,6 +67,9 @@ __all__ = ["DEFAULT_TIMEOUT_S", "IndexStream", "LgrepClient"]
 DEFAULT_TIMEOUT_S = 30.0
 """Deadline of each call but IndexProject (whose stream lasts as long as the run)."""
 
+# The contract revision that brought files answers (SearchRequest.files); an older server ignores the field.
+_FILES_REVISION = 8
+
 
 class LgrepClient:
     """One channel to one lgrep server. Thread-safe (gRPC channels are); close it when done."""
@@ -208,7 +211,11 @@ class LgrepClient:
         """Run one query. A relative (or `~`) project root is resolved here first."""
         request = replace(request, project_root=self._root(request.project_root)).validate()
         message = self._call(self._search.Search, wire.search_request_to_proto(request))
-        return wire.search_response_from_proto(message)
+        response = wire.search_response_from_proto(message)
+        if request.files and not response.files and response.results:
+            # Only a server that does not know `files` (before revision 8) answers it with chunks.
+            raise ContractMismatchError(self._no_files_message())
+        return response
 
     def get_file(
         self,
@@ -317,6 +324,15 @@ class LgrepClient:
         request = search_pb2.ListVersionsRequest(project_root=self._root(project_root), component=component)
         wire.list_versions_request_from_proto(request)  # the same checks the server makes
         return wire.list_versions_response_from_proto(self._call(self._search.ListVersions, request))
+
+    def _no_files_message(self) -> str:
+        info = self.server_info(check_contract=False)
+        server = f"the lgrep server at {self.target} (lgrep {info.version or 'unknown'}, pid {info.pid})"
+        return (
+            f"{server} answered a files search with chunks: it speaks contract revision {info.contract_revision}, "
+            f"and files answers need revision {_FILES_REVISION} or later. Stop it and start it again from this "
+            "version (`lgrep serve`)"
+        )
 
     # ------------------------------------------------------------------ IndexService
 

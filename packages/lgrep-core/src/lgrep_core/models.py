@@ -32,6 +32,7 @@ __all__ = [
     "ComponentInfo",
     "ContentType",
     "FileChanges",
+    "FileHit",
     "FileList",
     "FileSlice",
     "FindRelatedRequest",
@@ -42,6 +43,7 @@ __all__ = [
     "IndexProjectRequest",
     "IndexSummary",
     "IndexedFile",
+    "LineRange",
     "ListFilesRequest",
     "Location",
     "MatchType",
@@ -172,7 +174,9 @@ def embedding_text(path: str, scope: Sequence[str], content: str) -> str:
 
 # What a request may ask for. The CLI, gRPC and MCP all check through SearchRequest.validate().
 MAX_LIMIT = 1000
-MAX_QUERY_CHARS = 4096
+# A task pasted whole (an issue with its tracebacks and logs) fits: 99% of SWE-bench Lite's issues are
+# under 16,000 characters. Beyond this, a query is more likely a file pasted by mistake.
+MAX_QUERY_CHARS = 32_768
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,13 +202,19 @@ class SearchRequest:
     # exact version, or a semver range). Needs `lgrep index --tags`.
     component: str = ""
     version: str = ""
+    # Answer with files (`SearchResponse.files`, `limit` of them) ranked by all their evidence,
+    # instead of chunks: "which files do I open for this task".
+    files: bool = False
 
     def validate(self) -> SearchRequest:
         """The request itself, or InvalidRequestError naming what is wrong with it."""
         if not self.query.strip():
             raise InvalidRequestError("the query is empty")
         if len(self.query) > MAX_QUERY_CHARS:
-            raise InvalidRequestError(f"the query is {len(self.query)} characters long; the limit is {MAX_QUERY_CHARS}")
+            raise InvalidRequestError(
+                f"the query is {len(self.query):,} characters long; the limit is {MAX_QUERY_CHARS:,}: keep the "
+                "task's words, its traceback and error messages, and leave out long logs and whole files"
+            )
         if self.limit is not None and not 1 <= self.limit <= MAX_LIMIT:
             raise InvalidRequestError(f"limit must be 1 to {MAX_LIMIT}, got {self.limit}")
         if self.bm25_weight is not None and not (math.isfinite(self.bm25_weight) and self.bm25_weight >= 0):
@@ -238,6 +248,26 @@ class SearchHit:
 
 
 @dataclass(frozen=True, slots=True)
+class FileHit:
+    """One ranked file of a files answer (`SearchRequest.files`)."""
+
+    path: str
+    score: float
+    language: str
+    # Its best chunks, best first: the lines to read first (start, end, the symbol they define).
+    ranges: tuple[LineRange, ...]
+    why: tuple[str, ...] = ()  # the evidence, in words ("named in the traceback", "defines lambdify")
+    stale: bool = False  # the file changed on disk since it was indexed
+
+
+@dataclass(frozen=True, slots=True)
+class LineRange:
+    start_line: int
+    end_line: int
+    symbol: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResponse:
     results: list[SearchHit]
     timings_ms: dict[str, float]
@@ -250,6 +280,7 @@ class SearchResponse:
     release: Release | None = None  # the version searched, when the request named a component
     project_root: str = ""  # the project whose index answered ("" from a server before revision 7)
     scope: str = ""  # the folder inside it the search kept to ("" for the whole project)
+    files: list[FileHit] = field(default_factory=list)  # a files answer (SearchRequest.files); `results` is then empty
 
 
 # --- checks every request shares -------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 
 from lgrep_core.models import (
     ComponentInfo,
+    FileHit,
     FileList,
     FileSlice,
     IndexProgress,
@@ -33,6 +34,7 @@ from lgrep_core.models import (
 
 __all__ = [
     "component_json",
+    "file_hit_json",
     "file_list_json",
     "file_slice_json",
     "index_progress_json",
@@ -76,14 +78,28 @@ def search_hit_json(hit: SearchHit, *, explain: bool = False) -> dict[str, Any]:
     return out
 
 
+def file_hit_json(hit: FileHit) -> dict[str, Any]:
+    """One file of a files answer: where it is, how well it ranked, the line ranges to read first
+    (best first) and the evidence that ranked it, in words."""
+    return {
+        "path": hit.path,
+        "score": hit.score,
+        "language": hit.language,
+        "ranges": [{"start_line": r.start_line, "end_line": r.end_line, "symbol": r.symbol} for r in hit.ranges],
+        "why": list(hit.why),
+        "stale": hit.stale,
+    }
+
+
 def search_response_json(response: SearchResponse, *, query: str, root: str, explain: bool = False) -> dict[str, Any]:
     """A whole answer: the query, the project that answered (and the folder in it the search kept
-    to, `scope`), the results, and how the search went."""
+    to, `scope`), the results (chunks) or, for a files search, the files, and how the search went."""
     return {
         "query": query,
         "project_root": response.project_root or root,
         "scope": response.scope,
         "results": [search_hit_json(hit, explain=explain) for hit in response.results],
+        "files": [file_hit_json(hit) for hit in response.files],
         "query_kind": response.query_kind,
         "search_type": response.search_type.value if response.search_type is not None else "",
         "timings_ms": dict(response.timings_ms),

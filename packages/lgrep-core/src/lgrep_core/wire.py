@@ -35,6 +35,7 @@ from lgrep_core.models import (
     ComponentInfo,
     ContentType,
     FileChanges,
+    FileHit,
     FileList,
     FileSlice,
     FindRelatedRequest,
@@ -45,6 +46,7 @@ from lgrep_core.models import (
     IndexProgress,
     IndexProjectRequest,
     IndexSummary,
+    LineRange,
     ListFilesRequest,
     Location,
     MatchType,
@@ -91,6 +93,8 @@ __all__ = [
     "content_type_to_proto",
     "error_from_proto",
     "error_to_proto",
+    "file_hit_from_proto",
+    "file_hit_to_proto",
     "file_slice_from_proto",
     "file_slice_to_proto",
     "find_related_request_from_proto",
@@ -174,7 +178,7 @@ __all__ = [
     "watch_result_to_proto",
 ]
 
-CONTRACT_REVISION = 7
+CONTRACT_REVISION = 8
 """The revision of the lgrep.v1 contract this code was generated from and speaks.
 
 Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.client` refuses a server
@@ -425,6 +429,7 @@ def search_response_to_proto(response: SearchResponse) -> search_pb2.SearchRespo
         release=release_to_proto(response.release) if response.release is not None else None,
         project_root=response.project_root,
         scope=response.scope,
+        files=[file_hit_to_proto(hit) for hit in response.files],
     )
 
 
@@ -442,6 +447,33 @@ def search_response_from_proto(message: search_pb2.SearchResponse) -> SearchResp
         release=release_from_proto(message.release) if message.HasField("release") else None,
         project_root=message.project_root,
         scope=message.scope,
+        files=[file_hit_from_proto(hit) for hit in message.files],
+    )
+
+
+def file_hit_to_proto(hit: FileHit) -> search_pb2.FileHit:
+    """A ranked file of a files answer as `lgrep.v1.FileHit`."""
+    return search_pb2.FileHit(
+        path=hit.path,
+        score=hit.score,
+        language=hit.language,
+        ranges=[
+            search_pb2.LineRange(start_line=r.start_line, end_line=r.end_line, symbol=r.symbol) for r in hit.ranges
+        ],
+        why=list(hit.why),
+        stale=hit.stale,
+    )
+
+
+def file_hit_from_proto(message: search_pb2.FileHit) -> FileHit:
+    """An `lgrep.v1.FileHit` as a domain file hit."""
+    return FileHit(
+        path=message.path,
+        score=message.score,
+        language=message.language,
+        ranges=tuple(LineRange(r.start_line, r.end_line, r.symbol) for r in message.ranges),
+        why=tuple(message.why),
+        stale=message.stale,
     )
 
 
@@ -461,6 +493,7 @@ def search_request_to_proto(request: SearchRequest) -> search_pb2.SearchRequest:
         explain=request.explain,
         component=request.component,
         version=request.version,
+        files=request.files,
     )
     if request.bm25_weight is not None:
         message.bm25_weight = request.bm25_weight
@@ -495,6 +528,7 @@ def search_request_from_proto(message: search_pb2.SearchRequest) -> SearchReques
         explain=message.explain,
         component=message.component,
         version=message.version,
+        files=message.files,
     ).validate()
 
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 __all__ = [
     "FileAnswer",
+    "FileResult",
     "IndexAnswer",
     "IndexProgressOut",
     "IndexSummaryOut",
@@ -45,6 +46,22 @@ class SearchResult(BaseModel):
     uri: str | None = Field(None, description="The file as an MCP resource (lgrep://file/...)")
 
 
+class LineRangeOut(BaseModel):
+    start_line: int
+    end_line: int = Field(description="Inclusive")
+    symbol: str = Field(description="What the lines define ('' if nothing)")
+
+
+class FileResult(BaseModel):
+    path: str = Field(description="File, relative to the project root")
+    score: float = Field(description="Higher is better; comparable within one answer")
+    language: str
+    ranges: list[LineRangeOut] = Field(description="The lines to read first, best first (lgrep_get_file reads them)")
+    why: list[str] = Field(default_factory=list, description="The evidence that ranked it, in words")
+    stale: bool = Field(description="The file changed on disk since it was indexed")
+    uri: str | None = Field(None, description="The file as an MCP resource (lgrep://file/...)")
+
+
 class ReleaseOut(BaseModel):
     component: str
     version: str = Field(description="As the tag spells it")
@@ -59,10 +76,11 @@ class SearchAnswer(Budgeted):
     project_root: str = Field(description="The project whose index answered (absolute); paths are relative to it")
     scope: str = Field("", description="The folder inside it the search kept to ('' for the whole project)")
     release: ReleaseOut | None = Field(None, description="The released version searched (with component)")
-    results: list[SearchResult] = Field(description="Best first")
+    results: list[SearchResult] = Field(description="Best first (empty with files=true)")
+    files: list[FileResult] | None = Field(None, description="With files=true: the files to open, best first")
     stale_files: list[str] = Field(description="Result files changed since they were indexed")
     vectors_pending: int = Field(0, description="Chunks still waiting for their vectors (found by words and names)")
-    omitted: int = Field(0, description="Results left out to fit max_tokens")
+    omitted: int = Field(0, description="Results (or files) left out to fit max_tokens")
     indexing: IndexProgressOut | None = Field(
         None, description="Set while the project's first index is still being built: how far it is"
     )

@@ -16,9 +16,9 @@ from typing import Any
 from urllib.parse import quote
 
 from lgrep_core.api import Engine, Lgrep
-from lgrep_core.models import SearchHit
+from lgrep_core.models import FileHit, SearchHit
 from lgrep_core.scope import Scope, scoped_glob
-from lgrep_core.serialize import search_hit_json
+from lgrep_core.serialize import file_hit_json, search_hit_json
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
@@ -108,6 +108,12 @@ class App:
         resource (none for hits of a released version)."""
         uri = self.file_uris(project)
         return [{**search_hit_json(h), "why": list(h.why), "uri": uri(h.path)} for h in hits]
+
+    def file_items(self, hits: Sequence[FileHit], project: Path | None) -> list[dict[str, Any]]:
+        """A files answer's files as answers carry them: the shared JSON shape and the file as a
+        resource (none for files of a released version)."""
+        uri = self.file_uris(project)
+        return [{**file_hit_json(h), "uri": uri(h.path)} for h in hits]
 
     def answer(self, model: type[BaseModel], data: dict[str, Any], text: str) -> CallToolResult:
         model.model_validate(data)  # the published output schema holds (the SDK checks it too)

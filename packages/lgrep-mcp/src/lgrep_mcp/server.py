@@ -46,7 +46,9 @@ log = logging.getLogger("lgrep.mcp")
 
 INSTRUCTIONS = (
     "lgrep searches this project's code by meaning and by name. Use lgrep_search for questions "
-    "('where do we verify JWTs?'), lgrep_find_symbol for a name you know (typos are fine), "
+    "('where do we verify JWTs?'); starting a task, a bug report or an issue, lgrep_search with "
+    "files=true and the whole text as the query names the files to open and the lines to read first. "
+    "Use lgrep_find_symbol for a name you know (typos are fine), "
     "lgrep_get_file to read lines a result points at (skeleton=true first: a file's signatures for a "
     "fraction of its tokens), lgrep_trace for who calls a function and what it calls, "
     "lgrep_find_related for code connected to a given place. "

@@ -47,6 +47,8 @@ COLUMNS = [
 
 
 _KINDS = frozenset(k.value for k in ChunkKind)
+# A package's own file, which a module path names by its folder (corpus.module_path).
+_PACKAGE_FILES = frozenset({"__init__", "index", "mod"})
 
 
 def file_name_key(path: str) -> str:
@@ -140,6 +142,41 @@ class Corpus:
     def _file_bounds(self) -> np.ndarray:
         """Chunks are grouped by file: file f's chunks are rows bounds[f]:bounds[f + 1]."""
         return np.searchsorted(self.file_of, np.arange(len(self.files) + 1)).astype(np.int64)
+
+    @cached_property
+    def file_lexical(self) -> LexicalIndex:
+        """BM25 over whole files, each file's terms its chunks' summed (for ranking files)."""
+        return self.lexical.grouped(self.file_of, len(self.files))
+
+    @cached_property
+    def _files_by_base_name(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for f, path in enumerate(self.files):
+            out.setdefault(path.rsplit("/", 1)[-1], []).append(f)
+        return out
+
+    def module_path(self, file_no: int) -> str:
+        """A file's path as a module name reads it: no extension, a package's own file (`__init__`,
+        `index`, `mod`) standing for its folder (`a/b/__init__.py` -> `a/b`)."""
+        stem_path = (
+            self.files[file_no].rsplit(".", 1)[0]
+            if "." in self.files[file_no].rsplit("/", 1)[-1]
+            else self.files[file_no]
+        )
+        folder, _, name = stem_path.rpartition("/")
+        return folder if name in _PACKAGE_FILES and folder else stem_path
+
+    @cached_property
+    def module_paths(self) -> dict[str, list[int]]:
+        """The last part of each file's module path (`module_path`) -> the files with it."""
+        out: dict[str, list[int]] = {}
+        for f in range(len(self.files)):
+            out.setdefault(self.module_path(f).rsplit("/", 1)[-1], []).append(f)
+        return out
+
+    def files_with_name(self, name: str) -> list[int]:
+        """Files whose name (the last part of the path) is exactly `name`."""
+        return self._files_by_base_name.get(name, [])
 
     def chunks_of(self, file_no: int) -> range:
         b = self._file_bounds

@@ -136,18 +136,42 @@ class LexicalIndex:
         )
         return out
 
-    def scores(self, terms: Sequence[str], mask: np.ndarray | None = None) -> np.ndarray:
+    def scores(
+        self, terms: Sequence[str], mask: np.ndarray | None = None, weights: Sequence[float] | None = None
+    ) -> np.ndarray:
         """BM25 score of every chunk for the (already analysed) query terms; repeated terms count
-        once per repetition. Chunks outside `mask` score 0."""
+        once per repetition, and `weights` (one per term) scale each term's part. Chunks outside
+        `mask` score 0."""
         out = np.zeros(self.n_docs, dtype=np.float32)
-        for term in terms:
+        for n, term in enumerate(terms):
             tid = self.vocab.get(term)
             if tid is None:
                 continue
             lo, hi = self._ptr[tid], self._ptr[tid + 1]
-            out[self._docs[lo:hi]] += self._idf[tid] * self._weights[lo:hi]
+            scale = self._idf[tid] * (weights[n] if weights is not None else 1.0)
+            out[self._docs[lo:hi]] += scale * self._weights[lo:hi]
         if mask is not None:
             out[~mask] = 0.0
+        return out
+
+    def grouped(self, group_of: np.ndarray, n_groups: int) -> LexicalIndex:
+        """The index whose documents are groups of this one's (document i in group `group_of[i]`),
+        each group's term frequencies the sum of its documents': a whole file's BM25 from its
+        chunks', without analysing any text again."""
+        terms = np.repeat(np.arange(len(self.vocab), dtype=np.int64), np.diff(self._ptr))
+        key = terms * n_groups + group_of[self._docs].astype(np.int64)
+        uniq, inverse = np.unique(key, return_inverse=True)  # sorted: by term, then group
+        tf = np.bincount(inverse, weights=self._tf, minlength=len(uniq)).astype(np.float32)
+        out = LexicalIndex.__new__(LexicalIndex)
+        out._finish(
+            self.vocab,
+            n_docs=n_groups,
+            docs=(uniq % n_groups).astype(np.int32),
+            terms=(uniq // n_groups).astype(np.int32),
+            tf=tf,
+            weights=self.field_weights,
+            presorted=True,
+        )
         return out
 
     def idf(self, term: str) -> float:

@@ -12,6 +12,7 @@ from lgrep_core.text import QUERY_STOPWORDS, identifier_parts, stem
 
 from .fuzzy import query_identifiers
 from .lexical import query_terms
+from .question import QuestionParts, is_task_question, parse_question
 
 __all__ = ["ASKS_FOR", "ParsedQuery", "QueryKind", "classify_query", "embedded_identifiers", "parse_query"]
 
@@ -31,9 +32,15 @@ class ParsedQuery:
     embedded: tuple[str, ...]  # names written inside a sentence ("how ZodType parses input")
     definition_names: tuple[str, ...]  # the names whose definitions the query asks for
     asks_for: frozenset[str]  # kinds of file the query names (ASKS_FOR keys): "test", "docs", ...
+    # A task-length question (an issue, a report: question.py): its parts, and one BM25 weight per
+    # term of `terms`. None for a short question, whose terms count once per repetition.
+    parts: QuestionParts | None = None
+    weights: tuple[float, ...] | None = None
 
 
 def parse_query(text: str) -> ParsedQuery:
+    if is_task_question(text):
+        return _parse_task(text)
     kind = classify_query(text)
     identifiers = tuple(query_identifiers(text))
     embedded = tuple(embedded_identifiers(text))
@@ -50,6 +57,48 @@ def parse_query(text: str) -> ParsedQuery:
         embedded=embedded,
         definition_names=definition_names,
         asks_for=frozenset(name for name, pattern in ASKS_FOR.items() if pattern.search(text)),
+    )
+
+
+# ------------------------------------------------------------------------------- task questions
+
+# A task question's term weights: each term counts by how often the question uses it, saturating
+# (BM25's query-term saturation, k3), plus a bonus where the title or a name in the code, a
+# traceback or a qualified name uses it: what the reporter put first or pasted is the evidence.
+TASK_TERM_K3 = 1.2
+TASK_TITLE_BONUS = 1.0
+TASK_NAME_BONUS = 1.0
+# Names of a task question whose definitions the chunk ranking boosts: those the title uses, then
+# those it calls or a traceback runs, at most this many (files.py weighs every name's definitions).
+TASK_DEFINITION_NAMES = 8
+
+
+def _parse_task(text: str) -> ParsedQuery:
+    parts = parse_question(text)
+    counts: dict[str, int] = {}
+    for term in query_terms(text):
+        counts[term] = counts.get(term, 0) + 1
+    title_terms = set(query_terms(parts.title))
+    name_terms = {t for name in parts.identifiers for t in query_terms(name)}
+    terms = tuple(counts)
+    weights = tuple(
+        n * (TASK_TERM_K3 + 1) / (TASK_TERM_K3 + n)
+        + TASK_TITLE_BONUS * (t in title_terms)
+        + TASK_NAME_BONUS * (t in name_terms)
+        for t, n in counts.items()
+    )
+    names = tuple(dict.fromkeys((*parts.title_names, *parts.called)))[:TASK_DEFINITION_NAMES]
+    return ParsedQuery(
+        text=text,
+        kind=QueryKind.NATURAL,
+        terms=terms,
+        identifiers=tuple(parts.identifiers),
+        keywords=query_keywords(" ".join((parts.title, *names))),
+        embedded=names,
+        definition_names=names,
+        asks_for=frozenset(name for name, pattern in ASKS_FOR.items() if pattern.search(parts.title)),
+        parts=parts,
+        weights=weights,
     )
 
 

@@ -20,7 +20,17 @@ from .fuzzy import FuzzyMatch
 from .pathfilter import path_matcher
 from .query import ParsedQuery
 
-__all__ = ["CHANNELS", "CHANNEL_DEPTH", "Retrieved", "explain_fuzzy", "filter_mask", "retrieve", "top"]
+__all__ = [
+    "CHANNELS",
+    "CHANNEL_DEPTH",
+    "Retrieved",
+    "embed_question",
+    "explain_fuzzy",
+    "filter_mask",
+    "question_windows",
+    "retrieve",
+    "top",
+]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +53,7 @@ class Retrieved:
     fuzzy_best: dict[str, FuzzyMatch]  # matched name (lowercased) -> its best fuzzy match
     embedding_ms: float | None  # time to embed the query, when it was
     notes: tuple[str, ...] = ()  # the query could not be embedded: the lexical channels answered alone
+    sims: np.ndarray | None = None  # per chunk: cosine similarity to the query (-inf: none), when embedded
 
 
 def retrieve(
@@ -53,9 +64,11 @@ def retrieve(
     weights: Mapping[str, float],
     mask: np.ndarray | None,
     embedder: EmbeddingProvider | None,
+    depth: int = CHANNEL_DEPTH,
 ) -> Retrieved:
-    """Run the channels of `search_type`. In a hybrid search a channel weighted 0 does not run, except
-    the vector channel when neither lexical channel found anything."""
+    """Run the channels of `search_type`, each giving its `depth` best chunks. In a hybrid search a
+    channel weighted 0 does not run, except the vector channel when neither lexical channel found
+    anything."""
     channels = CHANNELS[search_type]
     if search_type is SearchType.HYBRID:
         kept = {ch: w for ch, w in weights.items() if w > 0}
@@ -66,13 +79,13 @@ def retrieve(
     lists: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     fuzzy_best: dict[str, FuzzyMatch] = {}
     if "bm25" in channels:
-        scores = corpus.lexical.scores(query.terms, mask)
-        lists["bm25"] = top(scores, CHANNEL_DEPTH, positive=True)
+        scores = corpus.lexical.scores(query.terms, mask, query.weights)
+        lists["bm25"] = top(scores, depth, positive=True)
     if "fuzzy" in channels:
         scores, fuzzy_best = corpus.symbol_index.scores(query.identifiers, len(corpus))
         if mask is not None:
             scores[~mask] = 0.0
-        lists["fuzzy"] = top(scores, CHANNEL_DEPTH, positive=True)
+        lists["fuzzy"] = top(scores, depth, positive=True)
     # Symbol queries weigh the vector 0 and skip the encoder, unless nothing lexical matched.
     if "vector" in channels and "vector" not in kept and not any(len(idx) for idx, _ in lists.values()):
         kept["vector"] = 1.0
@@ -80,7 +93,7 @@ def retrieve(
     if "vector" in kept and embedder is not None and len(corpus.matrix):
         t0 = time.perf_counter()
         try:
-            qvec = np.asarray(embedder.embed_query(query.text), dtype=np.float32)
+            qvec = embed_question(embedder, query)
         except EmbeddingError as exc:
             if search_type is SearchType.VECTOR:
                 raise  # a vector-only search has nothing else to answer with
@@ -89,15 +102,62 @@ def retrieve(
             note = f"the query could not be embedded ({exc.message}); these results are lexical only"
             kept.pop("vector", None)
             return Retrieved(lists=lists, weights=kept, fuzzy_best=fuzzy_best, embedding_ms=None, notes=(note,))
-        qvec /= max(float(np.linalg.norm(qvec)), 1e-12)
         embedding_ms = (time.perf_counter() - t0) * 1000
         sims = np.full(len(corpus), -np.inf, dtype=np.float32)
         has = corpus.vec_row >= 0
         sims[has] = (corpus.matrix @ qvec)[corpus.vec_row[has]]
         if mask is not None:
             sims[~mask] = -np.inf
-        lists["vector"] = top(sims, CHANNEL_DEPTH, positive=False)
-    return Retrieved(lists=lists, weights=kept, fuzzy_best=fuzzy_best, embedding_ms=embedding_ms)
+        lists["vector"] = top(sims, depth, positive=False)
+        return Retrieved(lists=lists, weights=kept, fuzzy_best=fuzzy_best, embedding_ms=embedding_ms, sims=sims)
+    return Retrieved(lists=lists, weights=kept, fuzzy_best=fuzzy_best, embedding_ms=None)
+
+
+# A task question is embedded in windows of about this many characters (cut at line ends), each with
+# the title in front, and the windows' vectors averaged: the encoder reads ~256 tokens of a text, and
+# an issue's evidence (a traceback, a snippet) is often past them.
+WINDOW_CHARS = 1000
+
+
+def embed_question(embedder: EmbeddingProvider, query: ParsedQuery) -> np.ndarray:
+    """The query's unit vector: of the text itself, or for a task question the mean of its windows'.
+
+    Raises EmbeddingError from the provider."""
+    if query.parts is None:
+        texts = [query.text]
+    else:
+        texts = question_windows(query.text, query.parts.title)
+    vecs = [_unit(np.asarray(embedder.embed_query(t), dtype=np.float32)) for t in texts]
+    return vecs[0] if len(vecs) == 1 else _unit(np.mean(vecs, axis=0))
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / max(float(np.linalg.norm(v)), 1e-12)
+
+
+def question_windows(text: str, title: str, size: int = WINDOW_CHARS) -> list[str]:
+    """The question in consecutive windows of at most ~`size` characters, cut at line ends (a longer
+    line is cut where it reaches the size); every window after the first starts with the title."""
+    windows: list[str] = []
+    current: list[str] = []
+    length = 0
+    for whole in text.strip().splitlines():
+        line = whole
+        while len(line) > size:
+            if current:
+                windows.append("\n".join(current))
+                current, length = [], 0
+            windows.append(line[:size])
+            line = line[size:]
+        if length + len(line) > size and current:
+            windows.append("\n".join(current))
+            current, length = [], 0
+        current.append(line)
+        length += len(line) + 1
+    if current:
+        windows.append("\n".join(current))
+    windows = [w for w in windows if w.strip()] or [text]
+    return [windows[0]] + [f"{title}\n{w}" for w in windows[1:]]
 
 
 def top(scores: np.ndarray, depth: int, *, positive: bool) -> tuple[np.ndarray, np.ndarray]:

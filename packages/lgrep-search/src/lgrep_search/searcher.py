@@ -15,15 +15,16 @@ import time
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import InvalidRequestError, LgrepError
-from lgrep_core.models import MatchType, SearchHit, SearchRequest, SearchResponse
+from lgrep_core.models import FileHit, LineRange, MatchType, SearchHit, SearchRequest, SearchResponse
 from lgrep_core.pathnames import disk_path
 
 from .corpus import Corpus
+from .files import FILE_CHANNEL_DEPTH, RankedFile, rank_files
 from .fusion import RRF_K, Candidate, channel_weights, fuse
 from .fuzzy import FuzzyMatch
 from .pathfilter import relative_to_root
 from .query import ParsedQuery, QueryKind, parse_query
-from .retrieval import explain_fuzzy, filter_mask, retrieve
+from .retrieval import CHANNEL_DEPTH, explain_fuzzy, filter_mask, retrieve
 from .signals.definition import boost_definitions
 from .signals.diversify import select
 from .signals.file_coherence import boost_coherent_files
@@ -108,7 +109,13 @@ class Searcher:
 
         t0 = time.perf_counter()
         found = retrieve(
-            corpus, query, search_type=request.search_type, weights=weights, mask=mask, embedder=self.embedder
+            corpus,
+            query,
+            search_type=request.search_type,
+            weights=weights,
+            mask=mask,
+            embedder=self.embedder,
+            depth=FILE_CHANNEL_DEPTH if request.files else CHANNEL_DEPTH,
         )
         if found.embedding_ms is not None:
             timings["query_embedding_ms"] = found.embedding_ms
@@ -117,14 +124,25 @@ class Searcher:
         t0 = time.perf_counter()
         cands = fuse(found.lists, found.weights)
         if self.ranking and cands:
-            self._rank(corpus, query, cands, mask, found.fuzzy_best)
-        chosen = select(corpus, cands, limit, self.ranking and "diversify" not in self.disable)
-        timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
-
-        stale = self._stale_paths(corpus, {corpus.paths[i] for i, _ in chosen})
-        hits = [self._hit(corpus, i, c, stale) for i, c in chosen]
+            # A files answer weighs each file's definitions of the question's names itself
+            # (files.py); the chunk signal's scan of every candidate's text would only repeat it.
+            skip = frozenset({"definition"}) if request.files else frozenset()
+            self._rank(corpus, query, cands, mask, found.fuzzy_best, skip=skip)
+        hits: list[SearchHit] = []
+        files: list[FileHit] = []
+        if request.files:
+            ranked = rank_files(corpus, query, cands, sims=found.sims, mask=mask, limit=limit)
+            timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
+            stale = self._stale_paths(corpus, {corpus.files[r.file] for r in ranked})
+            files = [self._file_hit(corpus, r, stale) for r in ranked]
+        else:
+            chosen = select(corpus, cands, limit, self.ranking and "diversify" not in self.disable)
+            timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
+            stale = self._stale_paths(corpus, {corpus.paths[i] for i, _ in chosen})
+            hits = [self._hit(corpus, i, c, stale) for i, c in chosen]
         timings["total_ms"] = (time.perf_counter() - started) * 1000
         return SearchResponse(
+            files=files,
             results=hits,
             timings_ms={k: round(v, 3) for k, v in timings.items()},
             chunks_searched=searched,
@@ -143,10 +161,12 @@ class Searcher:
         cands: dict[int, Candidate],
         mask: np.ndarray | None,
         fuzzy_best: dict[str, FuzzyMatch],
+        *,
+        skip: frozenset[str] = frozenset(),
     ) -> None:
-        """The ranking signals, in order; boosts are in units of the best fused score."""
+        """The ranking signals, in order, but those in `skip`; boosts are in units of the best fused score."""
         top = max(c.fused for c in cands.values())
-        off = self.disable
+        off = self.disable | skip
         if "definition" not in off:  # definitions of the queried names, candidates or not
             boost_definitions(corpus, cands, query, top, mask)
         if "path_match" not in off:  # query words in the file's name and folder
@@ -187,6 +207,20 @@ class Searcher:
             stale=path in stale,
             why=tuple(c.why),
             truncated=truncated,
+        )
+
+    def _file_hit(self, corpus: Corpus, r: RankedFile, stale: set[str]) -> FileHit:
+        path = corpus.files[r.file]
+        first = corpus.chunks_of(r.file)
+        return FileHit(
+            path=path,
+            score=round(r.score, 6),
+            language=corpus.languages[first.start] if len(first) else "",
+            ranges=tuple(
+                LineRange(int(corpus.start_line[i]), int(corpus.end_line[i]), corpus.symbols[i]) for i in r.chunks
+            ),
+            why=tuple(r.why),
+            stale=path in stale,
         )
 
     def _stale_paths(self, corpus: Corpus, paths: set[str]) -> set[str]:

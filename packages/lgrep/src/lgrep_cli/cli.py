@@ -356,7 +356,15 @@ def _spend_warnings(settings: LgrepSettings, root: Path) -> tuple[str, ...]:
 @cli.command()
 @click.argument("query")
 @click.argument("path", default=".", type=click.Path(path_type=Path))
-@click.option("-n", "--limit", type=click.IntRange(1, 1000), help="number of results (default: search.limit, 10)")
+@click.option(
+    "-n", "--limit", type=click.IntRange(1, 1000), help="number of results, or of files (default: search.limit, 10)"
+)
+@click.option(
+    "--files",
+    "files",
+    is_flag=True,
+    help="answer with the files to open, ranked, each with its best line ranges (for a task or an issue)",
+)
 @click.option(
     "--type",
     "search_type",
@@ -391,14 +399,21 @@ def search(
     component: str | None,
     version_spec: str | None,
     no_daemon: bool,
+    files: bool,
 ) -> int:
-    """Search a project's index (built first if there is none), or a released version of it."""
+    """Search a project's index (built first if there is none), or a released version of it.
+
+    QUERY is words, names, or a whole task: with --files, a bug report or an issue pasted whole
+    (its traceback too, up to 32,768 characters) answers with the files to open. `-` reads the
+    query from standard input (`lgrep search - --files < issue.md`)."""
     from lgrep_core.models import ContentType, SearchRequest, SearchType
 
     from . import output
 
     if version_spec and not component:
         raise click.UsageError("--version needs --component (lgrep components lists them)")
+    if query == "-":
+        query = sys.stdin.read()
     folder = _release_root(cs, path) if component else _root(path)
     request = SearchRequest(
         query=query,
@@ -412,13 +427,14 @@ def search(
         explain=explain,
         component=component or "",
         version=version_spec or "",
+        files=files,
     ).validate()
     app = make_app(cs, no_daemon=no_daemon, start=True, lock_timeout_s=SEARCH_BUILD_WAIT_S)
     with app, output.progress_bar(sys.stderr.isatty()) as on_progress:
         outcome = app.search(request, progress=on_progress)
     assert outcome.response is not None  # no wait bound: the index was built first
     root = str(outcome.scope.project)
-    output.print_search(outcome.response, query=query, root=root, as_json=as_json, explain=explain)
+    output.print_search(outcome.response, query=query, root=root, as_json=as_json, explain=explain, files=files)
     return EXIT_OK
 
 

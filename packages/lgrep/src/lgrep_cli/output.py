@@ -50,14 +50,18 @@ printable = terminal_safe
 # ------------------------------------------------------------------------------------- search
 
 
-def print_search(response: SearchResponse, *, query: str, root: str, as_json: bool, explain: bool) -> None:
+def print_search(
+    response: SearchResponse, *, query: str, root: str, as_json: bool, explain: bool, files: bool = False
+) -> None:
     if as_json:
         payload = search_response_json(response, query=query, root=root, explain=explain)
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return
     if response.release is not None:
         print(f"searched {printable(response.release.label)} (tag {printable(response.release.tag)})", file=sys.stderr)
-    if not response.results:
+    if files:
+        _print_files(response, explain=explain)
+    elif not response.results:
         print("no results", file=sys.stderr)
     for hit in response.results:
         where = f"{printable(hit.path)}:{hit.start_line}-{hit.end_line}"
@@ -83,6 +87,21 @@ def print_search(response: SearchResponse, *, query: str, root: str, as_json: bo
         )
     for note in response.notes:
         print(f"note: {printable(note)}", file=sys.stderr)
+
+
+def _print_files(response: SearchResponse, *, explain: bool) -> None:
+    """A files answer, a few lines a file: the file and its score, then the lines to read first as
+    `path:start-end (symbol)`, which terminals and editors open at the line."""
+    if not response.files:
+        print("no files", file=sys.stderr)
+    for hit in response.files:
+        flag = "  [changed on disk]" if hit.stale else ""
+        print(f"{printable(hit.path)}  score={hit.score:.4f}{flag}")
+        for r in hit.ranges:
+            label = f" ({printable(r.symbol)})" if r.symbol else ""
+            print(f"    {printable(hit.path)}:{r.start_line}-{r.end_line}{label}")
+        if explain and hit.why:
+            print("    why: " + printable("; ".join(hit.why)))
 
 
 # ------------------------------------------------------------------------------------ indexing

@@ -170,6 +170,7 @@ class SearchRequest(_message.Message):
     EXPLAIN_FIELD_NUMBER: _builtins.int
     COMPONENT_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    FILES_FIELD_NUMBER: _builtins.int
     project_root: _builtins.str
     """Absolute path of the project's root directory."""
     query: _builtins.str
@@ -188,6 +189,12 @@ class SearchRequest(_message.Message):
     """Search a released version instead of the working tree: the component (see ListComponents)."""
     version: _builtins.str
     """With `component`: an exact version, "latest" (or empty), or a semver range ("^0.7", ">=1.2 <2")."""
+    files: _builtins.bool
+    """Answer with files instead of chunks: SearchResponse.files, `limit` of them, each ranked by all of
+    its evidence, with the line ranges to read first; `results` is then empty. For a task, a bug
+    report or an issue pasted whole: which files to open (since revision 8; an older server ignores
+    it and answers with chunks).
+    """
     @_builtins.property
     def languages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Only these languages; empty means all."""
@@ -210,10 +217,11 @@ class SearchRequest(_message.Message):
         explain: _builtins.bool = ...,
         component: _builtins.str = ...,
         version: _builtins.str = ...,
+        files: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_bm25_weight", b"_bm25_weight", "bm25_weight", b"bm25_weight"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bm25_weight", b"_bm25_weight", "bm25_weight", b"bm25_weight", "component", b"component", "content_types", b"content_types", "explain", b"explain", "languages", b"languages", "limit", b"limit", "path_glob", b"path_glob", "project_root", b"project_root", "query", b"query", "search_type", b"search_type", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bm25_weight", b"_bm25_weight", "bm25_weight", b"bm25_weight", "component", b"component", "content_types", b"content_types", "explain", b"explain", "files", b"files", "languages", b"languages", "limit", b"limit", "path_glob", b"path_glob", "project_root", b"project_root", "query", b"query", "search_type", b"search_type", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__bm25_weight: _TypeAlias = _typing.Literal["bm25_weight"]  # noqa: Y015
     _WhichOneofArgType__bm25_weight: _TypeAlias = _typing.Literal["_bm25_weight", b"_bm25_weight"]  # noqa: Y015
@@ -393,6 +401,7 @@ class SearchResponse(_message.Message):
     RELEASE_FIELD_NUMBER: _builtins.int
     PROJECT_ROOT_FIELD_NUMBER: _builtins.int
     SCOPE_FIELD_NUMBER: _builtins.int
+    FILES_FIELD_NUMBER: _builtins.int
     chunks_searched: _builtins.int
     """Chunks the query ran against."""
     vectors_pending: _builtins.int
@@ -429,6 +438,10 @@ class SearchResponse(_message.Message):
     def release(self) -> Global___Release:
         """The version searched, when the request named a component."""
 
+    @_builtins.property
+    def files(self) -> _containers.RepeatedCompositeFieldContainer[Global___FileHit]:
+        """A files answer (SearchRequest.files): files, best first (since revision 8)."""
+
     def __init__(
         self,
         *,
@@ -443,14 +456,91 @@ class SearchResponse(_message.Message):
         release: Global___Release | None = ...,
         project_root: _builtins.str = ...,
         scope: _builtins.str = ...,
+        files: _abc.Iterable[Global___FileHit] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["release", b"release", "timings", b"timings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks_searched", b"chunks_searched", "files_changed", b"files_changed", "notes", b"notes", "project_root", b"project_root", "query_kind", b"query_kind", "release", b"release", "results", b"results", "scope", b"scope", "search_type", b"search_type", "timings", b"timings", "vectors_pending", b"vectors_pending"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks_searched", b"chunks_searched", "files", b"files", "files_changed", b"files_changed", "notes", b"notes", "project_root", b"project_root", "query_kind", b"query_kind", "release", b"release", "results", b"results", "scope", b"scope", "search_type", b"search_type", "timings", b"timings", "vectors_pending", b"vectors_pending"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SearchResponse: _TypeAlias = SearchResponse  # noqa: Y015
+
+@_typing.final
+class FileHit(_message.Message):
+    """One ranked file of a files answer (SearchRequest.files)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    LANGUAGE_FIELD_NUMBER: _builtins.int
+    RANGES_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
+    STALE_FIELD_NUMBER: _builtins.int
+    path: _builtins.str
+    """Path of the file relative to the project root, '/'-separated."""
+    score: _builtins.float
+    """Ranking score; higher is better. Comparable only within one response."""
+    language: _builtins.str
+    """Language name as the chunker spells it ("python"), or empty when unknown."""
+    stale: _builtins.bool
+    """The file changed on disk since it was indexed."""
+    @_builtins.property
+    def ranges(self) -> _containers.RepeatedCompositeFieldContainer[Global___LineRange]:
+        """Its best line ranges, best first: where to start reading."""
+
+    @_builtins.property
+    def why(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The evidence that ranked it, in words ("named in the traceback", "defines verify_jwt")."""
+
+    def __init__(
+        self,
+        *,
+        path: _builtins.str = ...,
+        score: _builtins.float = ...,
+        language: _builtins.str = ...,
+        ranges: _abc.Iterable[Global___LineRange] | None = ...,
+        why: _abc.Iterable[_builtins.str] | None = ...,
+        stale: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["language", b"language", "path", b"path", "ranges", b"ranges", "score", b"score", "stale", b"stale", "why", b"why"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FileHit: _TypeAlias = FileHit  # noqa: Y015
+
+@_typing.final
+class LineRange(_message.Message):
+    """Lines of a file: one of its chunks."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    START_LINE_FIELD_NUMBER: _builtins.int
+    END_LINE_FIELD_NUMBER: _builtins.int
+    SYMBOL_FIELD_NUMBER: _builtins.int
+    start_line: _builtins.int
+    """First line, 1-based."""
+    end_line: _builtins.int
+    """Last line, 1-based, inclusive."""
+    symbol: _builtins.str
+    """The symbol the lines define ("TokenSigner.verify_jwt"), or empty."""
+    def __init__(
+        self,
+        *,
+        start_line: _builtins.int = ...,
+        end_line: _builtins.int = ...,
+        symbol: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_line", b"end_line", "start_line", b"start_line", "symbol", b"symbol"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LineRange: _TypeAlias = LineRange  # noqa: Y015
 
 @_typing.final
 class Release(_message.Message):

@@ -16,7 +16,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,12 +31,14 @@ from lgrep_core.models import (
     ComponentInfo,
     ContentType,
     FileChanges,
+    FileHit,
     FileList,
     FileSlice,
     IndexedFile,
     IndexPhase,
     IndexProgress,
     IndexSummary,
+    LineRange,
     Location,
     MatchType,
     ProjectInfo,
@@ -150,6 +152,14 @@ class FakeLgrep:
             query_kind="natural",
             search_type=req.search_type,
         )
+        # A server before revision 8 knows no `files` and answers with chunks, as this one then does.
+        if req.files and self.contract_revision >= 8:
+            ranges = (LineRange(1, 4, "verify"), LineRange(10, 20))
+            files = [
+                FileHit("src/auth.py", 0.05, "python", ranges, why=("defines verify",)),
+                FileHit("src/session.py", 0.02, "python", ()),
+            ]
+            response = replace(response, results=[], files=files)
         return wire.search_response_to_proto(response)
 
     def GetFile(self, request: Any, context: grpc.ServicerContext) -> Any:

@@ -3,10 +3,11 @@ first, or a released version's code."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
-from lgrep_core.models import ContentType, SearchRequest, SearchType
+from lgrep_core.models import ContentType, SearchRequest, SearchResponse, SearchType
 from lgrep_core.serialize import index_progress_json, release_json
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
@@ -31,9 +32,13 @@ class SearchTools(Unit):
     async def lgrep_search(
         self,
         query: Annotated[
-            str, Field(description="What to find, in words or names: 'where are JWTs verified', 'parseConfig'")
+            str,
+            Field(
+                description="What to find, in words or names: 'where are JWTs verified', 'parseConfig'; with "
+                "files=true, the whole task or issue text, traceback included"
+            ),
         ],
-        limit: Annotated[int, Field(ge=1, le=50, description="Results to return")] = 10,
+        limit: Annotated[int, Field(ge=1, le=50, description="Results (files, with files=true) to return")] = 10,
         search_type: Annotated[
             Literal["hybrid", "vector", "bm25", "fuzzy"],
             Field(description="hybrid (default) combines meaning, words and names"),
@@ -45,6 +50,13 @@ class SearchTools(Unit):
         content: Annotated[
             Literal["code", "docs", "config", "text"] | None, Field(description="Only this kind of file")
         ] = None,
+        files: Annotated[
+            bool,
+            Field(
+                description="Answer with the files to open, ranked, each with the line ranges to read first, "
+                "instead of chunks: for a task, a bug report or an issue pasted whole as the query"
+            ),
+        ] = False,
         component: Component = None,
         version: VersionSpec = None,
         max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
@@ -53,12 +65,15 @@ class SearchTools(Unit):
         """Search the project's code by meaning and by name. Each result has the file, the line
         range, the symbol, a snippet (its first lines; lgrep_get_file reads the rest), a score and
         why it matched; `stale_files` lists result files that changed since they were indexed
-        (re-read them with lgrep_get_file). The answer stays within max_tokens (default 4000): lower
-        results are shortened, then left out, and `note` says so. With `component` (and `version`),
-        it searches that released version instead (search_type bm25 for full-text only)."""
+        (re-read them with lgrep_get_file). Starting a task, a bug report or an issue ("which files
+        do I open?"): pass its whole text as the query (traceback and errors included, up to 32,768
+        characters) with files=true, and get `files` instead: the files to open, ranked, each with
+        the line ranges to read first and why. The answer stays within max_tokens (default 4000):
+        lower results are shortened, then left out, and `note` says so. With `component` (and
+        `version`), it searches that released version instead (search_type bm25 for full-text only)."""
         if component:
             return await self._release_search(
-                query, limit, search_type, path, language, content, component, version, max_tokens
+                query, limit, search_type, path, language, content, component, version, max_tokens, files
             )
         project, path_glob, folder = self.app.scope(path)
         request = SearchRequest(
@@ -69,6 +84,7 @@ class SearchTools(Unit):
             path_glob=path_glob,
             languages=(language,) if language else (),
             content_types=(ContentType(content),) if content else (),
+            files=files,
         )
         # No index yet (or an interrupted or outdated one): lgrep builds it up to BM25 search, which
         # the daemon does once however many agents ask, and answers; vectors are filled in behind.
@@ -83,8 +99,10 @@ class SearchTools(Unit):
             "project_root": str(outcome.scope.project),
             "scope": folder,
             "results": [],
+            **({"files": []} if files else {}),
             "stale_files": [],
         }
+        key = "files" if files else "results"
         response = outcome.response
         if response is None:
             data["indexing"] = index_progress_json(outcome.progress)
@@ -93,13 +111,12 @@ class SearchTools(Unit):
                 "searchable by words and names once its files are chunked: search again shortly, or follow "
                 "it with lgrep_status"
             )
-            return self.app.budgeted(SearchAnswer, data, "results", max_tokens)
+            return self.app.budgeted(SearchAnswer, data, key, max_tokens)
         notes: list[str] = []
         if outcome.built is not None:
             built = outcome.built
             notes.append(f"indexed {project} first ({built.files_seen} files, {built.chunks_total} chunks)")
-        data["results"] = self.app.hit_items(response.results, project)
-        data["stale_files"] = sorted({h.path for h in response.results if h.stale})
+        self._fill(data, response, project)
         data["vectors_pending"] = response.vectors_pending
         notes.extend(response.notes)
         if response.vectors_pending:
@@ -109,13 +126,24 @@ class SearchTools(Unit):
             )
         if data["stale_files"]:
             shown = ", ".join(data["stale_files"][:5])
+            what = "line ranges may have moved" if files else "snippets may be out of date"
             notes.append(
-                f"{len(data['stale_files'])} result file(s) changed since indexing ({shown}): their snippets may "
-                "be out of date, lgrep_get_file shows them as they are now"
+                f"{len(data['stale_files'])} result file(s) changed since indexing ({shown}): their {what}, "
+                "lgrep_get_file shows them as they are now"
             )
         if notes:
             data["note"] = "; ".join(notes)
-        return self.app.budgeted(SearchAnswer, data, "results", max_tokens)
+        return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=None if files else "content")
+
+    def _fill(self, data: dict[str, Any], response: SearchResponse, project: Path | None) -> None:
+        """The answer's chunks, or its files (a files search), with the files among them that changed
+        since they were indexed. `project` None: a released version's (no file resources)."""
+        if "files" in data:
+            data["files"] = self.app.file_items(response.files, project)
+            data["stale_files"] = sorted({f.path for f in response.files if f.stale})
+        else:
+            data["results"] = self.app.hit_items(response.results, project)
+            data["stale_files"] = sorted({h.path for h in response.results if h.stale})
 
     async def _release_search(
         self,
@@ -128,6 +156,7 @@ class SearchTools(Unit):
         component: str,
         version: str | None,
         max_tokens: int,
+        files: bool,
     ) -> CallToolResult:
         """lgrep_search at a released version: no file on disk is involved, `path` is a glob or
         folder inside the repository."""
@@ -142,13 +171,17 @@ class SearchTools(Unit):
             content_types=(ContentType(content),) if content else (),
             component=component,
             version=version or "",
+            files=files,
         )
         response = await anyio.to_thread.run_sync(lambda: self.app.engine.search(request), abandon_on_cancel=True)
-        results = self.app.hit_items(response.results, None)  # no lgrep://file resource: not a file on disk
-        data: dict[str, Any] = {"project_root": str(project), "scope": "", "results": results, "stale_files": []}
+        data: dict[str, Any] = {"project_root": str(project), "scope": "", "results": [], "stale_files": []}
+        if files:
+            data["files"] = []
+        self._fill(data, response, None)  # no lgrep://file resource: not a file on disk
         if response.release is not None:
             data["release"] = release_json(response.release)
         data["vectors_pending"] = response.vectors_pending
         if response.notes:
             data["note"] = "; ".join(response.notes)
-        return self.app.budgeted(SearchAnswer, data, "results", max_tokens)
+        key = "files" if files else "results"
+        return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=None if files else "content")

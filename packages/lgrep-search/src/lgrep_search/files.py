@@ -1,0 +1,281 @@
+"""Files as answers: which files to open for a question, each ranked by all of its evidence.
+
+A chunk answer shows the best pieces; "which file do I open for this task" is better answered by
+adding up what each file has going for it. Each kind of evidence ranks the files on its own, and the
+rankings are fused by reciprocal rank (as the chunk channels are, fusion.py):
+
+- its chunks: the best three candidate chunks' scores after the ranking signals, decaying;
+- the whole file's BM25 (its chunks' terms summed, lexical.LexicalIndex.grouped), which rewards a
+  file that uses many of the question's words across its length;
+- its chunks' best cosine similarity to the question;
+- definitions: the files that define the names the question mentions, rarer names first;
+- mentions: the project's files the question names (traceback frames first, innermost first).
+
+Then tests, examples and docs are scaled down as in the chunk ranking (signals/penalty.py), unless the
+question asks for them.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from lgrep_core.models import ChunkKind, ContentType
+
+from .corpus import Corpus
+from .fusion import RRF_K, Candidate
+from .query import ParsedQuery
+from .signals.path_match import PATH_PREFIX_MIN
+from .signals.penalty import PATH_RULES, path_penalty
+
+__all__ = ["FILE_CHANNEL_DEPTH", "RankedFile", "rank_files"]
+
+# How many chunks each channel passes on in a files search: a file's evidence is spread over its chunks.
+FILE_CHANNEL_DEPTH = 300
+# Files each evidence list ranks before fusion.
+FILE_LIST_DEPTH = 100
+# A file's chunk evidence: its best chunk, and these shares of its next ones.
+CHUNK_DECAY = (1.0, 0.5, 0.25)
+# The fusion weight of each evidence list.
+EVIDENCE_WEIGHTS = {"chunks": 1.0, "file_bm25": 1.0, "vector": 1.0, "defines": 1.0, "named": 1.0, "path": 0.5}
+# Chunks whose line ranges a file answer shows.
+RANGES_SHOWN = 3
+# How much a definition of a question's name counts, by where the question uses the name.
+NAME_WEIGHTS = {"title": 2.0, "called": 1.5, "other": 1.0}
+# Names of a task question whose definitions are looked up (the first ones: frames, calls, dotted
+# names, code, then prose).
+MAX_NAMES = 40
+# A package file (`__init__.py`) with more definitions than this is a module, not a re-export barrel.
+REEXPORT_MAX_DEFINITIONS = 3
+_REEXPORT_FACTOR = next(rule.factor for rule in PATH_RULES if rule.name == "reexport")
+_DEFINING_KINDS = frozenset(k.value for k in (ChunkKind.FUNCTION, ChunkKind.METHOD, ChunkKind.CLASS, ChunkKind.MODULE))
+
+
+@dataclass(slots=True)
+class RankedFile:
+    file: int  # index into corpus.files
+    score: float
+    chunks: list[int]  # its best candidate chunks, best first
+    ranks: dict[str, int] = field(default_factory=dict)  # evidence list -> 0-based rank
+    why: list[str] = field(default_factory=list)
+
+
+def rank_files(
+    corpus: Corpus,
+    query: ParsedQuery,
+    cands: dict[int, Candidate],
+    *,
+    sims: np.ndarray | None,
+    mask: np.ndarray | None,
+    limit: int,
+) -> list[RankedFile]:
+    """The `limit` best files for `query`, from the ranked candidate chunks `cands` (scores after the
+    ranking signals), the per-chunk cosine similarities `sims` (None without vectors) and the
+    corpus's file-level indexes. Files outside `mask` (by their chunks) are never ranked."""
+    n_files = len(corpus.files)
+    if n_files == 0:
+        return []
+    file_ok = _file_mask(corpus, mask)
+    lists: dict[str, list[int]] = {}
+    reasons: dict[int, list[str]] = defaultdict(list)
+
+    by_file: dict[int, list[tuple[float, int]]] = defaultdict(list)
+    for i, c in cands.items():
+        by_file[int(corpus.file_of[i])].append((c.score, i))
+    for chunks in by_file.values():
+        chunks.sort(reverse=True)
+    chunk_score = {
+        f: sum(w * s for w, (s, _) in zip(CHUNK_DECAY, chunks, strict=False)) for f, chunks in by_file.items()
+    }
+    lists["chunks"] = sorted(chunk_score, key=lambda f: (-chunk_score[f], f))[:FILE_LIST_DEPTH]
+
+    bm25 = corpus.file_lexical.scores(query.terms, None, query.weights)
+    bm25[~file_ok] = 0.0
+    lists["file_bm25"] = _top(bm25, positive=True)
+
+    if sims is not None and np.isfinite(sims).any():
+        best = np.full(n_files, -np.inf, dtype=np.float32)
+        np.maximum.at(best, corpus.file_of, sims)
+        best[~file_ok] = -np.inf
+        lists["vector"] = _top(best, positive=False)
+
+    defines = _defining_files(corpus, query, file_ok, reasons)
+    if defines:
+        lists["defines"] = sorted(defines, key=lambda f: (-defines[f], f))[:FILE_LIST_DEPTH]
+    named = _named_files(corpus, query, file_ok, reasons)
+    if named:
+        lists["named"] = named[:FILE_LIST_DEPTH]
+    if query.keywords:
+        counts = corpus.path_match_counts(query.keywords, PATH_PREFIX_MIN).astype(np.float32)
+        counts[~file_ok] = 0.0
+        lists["path"] = _top(counts, positive=True)
+
+    ranked: dict[int, RankedFile] = {}
+    for name, files in lists.items():
+        weight = EVIDENCE_WEIGHTS[name]
+        for rank, f in enumerate(files):
+            r = ranked.get(f)
+            if r is None:
+                r = ranked[f] = RankedFile(f, 0.0, [i for _, i in by_file.get(f, [])[:RANGES_SHOWN]])
+            r.ranks[name] = rank
+            r.score += weight / (RRF_K + rank + 1)
+    for f, r in ranked.items():
+        r.why.extend(reasons.get(f, ()))
+        factor, applied = _file_penalty(corpus, f, query)
+        if applied:
+            r.score *= factor
+            r.why.append(f"{'+'.join(applied)} file")
+    order = sorted(ranked.values(), key=lambda r: (-r.score, r.file))[:limit]
+    chunk_bm25: np.ndarray | None = None
+    for r in order:
+        if not r.chunks:  # found by file-level evidence only: show its chunks BM25 likes best
+            if chunk_bm25 is None:
+                chunk_bm25 = corpus.lexical.scores(query.terms, None, query.weights)
+            r.chunks = _best_chunks(corpus, r.file, chunk_bm25)
+    return order
+
+
+# ------------------------------------------------------------------------------------ penalties
+
+
+def _file_penalty(corpus: Corpus, f: int, query: ParsedQuery) -> tuple[float, list[str]]:
+    """The chunk ranking's path penalties (signals/penalty.py), read for a whole file: prose and
+    data around the code (docs, changelogs, translation catalogs, configuration) count as docs,
+    since the files to open for a task are its code unless the question asks for docs; a package's
+    `__init__.py` is a re-export barrel only when it defines little."""
+    chunks = corpus.chunks_of(f)
+    content_type = corpus.content_types[chunks.start] if len(chunks) else ""
+    factor, applied = path_penalty(corpus.files[f], content_type != ContentType.CODE.value, query)
+    if "reexport" in applied and sum(corpus.kinds[i] in _DEFINING_KINDS for i in chunks) > REEXPORT_MAX_DEFINITIONS:
+        factor /= _REEXPORT_FACTOR
+        applied.remove("reexport")
+    return factor, applied
+
+
+# ------------------------------------------------------------------------------------- evidence
+
+
+def _file_mask(corpus: Corpus, mask: np.ndarray | None) -> np.ndarray:
+    if mask is None:
+        return np.ones(len(corpus.files), dtype=bool)
+    ok = np.zeros(len(corpus.files), dtype=bool)
+    ok[corpus.file_of[mask]] = True
+    return ok
+
+
+def _top(scores: np.ndarray, *, positive: bool) -> list[int]:
+    valid = scores > 0 if positive else np.isfinite(scores)
+    idx = np.flatnonzero(valid)
+    if len(idx) == 0:
+        return []
+    order = idx[np.lexsort((idx, -scores[idx]))]
+    return order[:FILE_LIST_DEPTH].tolist()
+
+
+def _question_names(query: ParsedQuery) -> dict[str, float]:
+    """The names whose definitions count, each with its weight: a name the title uses or the
+    question calls (or a traceback runs) is surely the program's; one that only appears in pasted
+    code or output may be the reporter's own."""
+    parts = query.parts
+    if parts is None:
+        return dict.fromkeys(query.definition_names, NAME_WEIGHTS["title"])
+    weights: dict[str, float] = {}
+    for name in parts.identifiers[:MAX_NAMES]:
+        weights[name] = NAME_WEIGHTS["other"]
+    for name in parts.called:
+        weights[name] = max(weights.get(name, 0.0), NAME_WEIGHTS["called"])
+    for name in parts.title_names:
+        weights[name] = NAME_WEIGHTS["title"]
+    return weights
+
+
+def _defining_files(
+    corpus: Corpus, query: ParsedQuery, file_ok: np.ndarray, reasons: dict[int, list[str]]
+) -> dict[int, float]:
+    """File -> the summed weight x rarity (idf over files) of the question's names it defines (as a
+    function, method, class or module: a config key or a heading named like it defines nothing)."""
+    names = _question_names(query)
+    if not names:
+        return {}
+    n_files = len(corpus.files)
+    out: dict[int, float] = defaultdict(float)
+    for name, weight in names.items():
+        last = name.replace("::", ".").replace("->", ".").split(".")[-1]
+        chunks = corpus.symbol_index.chunks_defining(last)
+        files = {int(corpus.file_of[i]) for i in chunks.tolist() if corpus.kinds[i] in _DEFINING_KINDS}
+        files = {f for f in files if file_ok[f]}
+        if not files:
+            continue
+        idf = math.log1p(n_files / len(files))
+        for f in files:
+            out[f] += weight * idf
+            if len(reasons[f]) < 4:
+                reasons[f].append(f"defines {last}")
+    return out
+
+
+def _named_files(corpus: Corpus, query: ParsedQuery, file_ok: np.ndarray, reasons: dict[int, list[str]]) -> list[int]:
+    """The project's files the question names: the traceback's frames innermost first, then the
+    other paths in the order written. A path written from elsewhere (`/usr/lib/python3/site-packages/
+    pkg/mod.py`, `./src/a.ts`) names the project file it ends with."""
+    parts = query.parts
+    if parts is None:
+        return []
+    framed = [f.path for f in reversed(parts.frames)]
+    out: list[int] = []
+    for written in (*framed, *parts.paths):
+        f = _project_file(corpus, written)
+        if f is not None and file_ok[f] and f not in out:
+            out.append(f)
+            reasons[f].append("named in the traceback" if written in framed else "named in the question")
+    for dotted in parts.dotted:
+        f = _module_file(corpus, dotted)
+        if f is not None and file_ok[f] and f not in out:
+            out.append(f)
+            reasons[f].append(f"module of {dotted}")
+    return out
+
+
+def _module_file(corpus: Corpus, dotted: str) -> int | None:
+    """The project file a qualified name refers to as a module (`sympy.physics.vector.printing.vlatex`
+    -> sympy/physics/vector/printing.py; `com.acme.Foo` -> src/main/java/com/acme/Foo.java): the
+    longest leading part of the name (two parts at least) that a file's path, without its extension
+    and a package's `__init__`/`index`/`mod`, ends with."""
+    parts = dotted.split(".")
+    stems = corpus.module_paths
+    for end in range(len(parts), 1, -1):
+        key = "/".join(parts[:end])
+        for f in stems.get(parts[end - 1], ()):
+            module = corpus.module_path(f)
+            if module == key or module.endswith("/" + key):
+                return f
+    return None
+
+
+def _project_file(corpus: Corpus, written: str) -> int | None:
+    """The project file a path written in a question names: the file whose path is the longest
+    suffix of it (at least its name and one folder, or the name alone when only one file has it)."""
+    parts = [p for p in posixpath.normpath(written.replace("\\", "/")).split("/") if p not in ("", ".", "..")]
+    numbers = corpus.file_numbers
+    for start in range(len(parts)):
+        candidate = "/".join(parts[start:])
+        f = numbers.get(candidate)
+        if f is not None and (len(parts) - start >= 2 or start == 0):
+            return f
+    if parts:
+        same = corpus.files_with_name(parts[-1])
+        if len(same) == 1:
+            return same[0]
+    return None
+
+
+def _best_chunks(corpus: Corpus, f: int, chunk_bm25: np.ndarray) -> list[int]:
+    chunks = corpus.chunks_of(f)
+    if len(chunks) == 0:
+        return []
+    scores = chunk_bm25[chunks.start : chunks.stop]
+    order = np.argsort(-scores, kind="stable")[:RANGES_SHOWN]
+    return [chunks.start + int(k) for k in order if scores[k] > 0] or [chunks.start]

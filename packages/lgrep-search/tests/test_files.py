@@ -1,0 +1,75 @@
+"""Files as answers (files.py): each file ranked by all of its evidence, through `Searcher.search`."""
+
+from lgrep_core.models import Chunk, ChunkKind, ContentType, SearchRequest
+from lgrep_search.corpus import Corpus
+from lgrep_search.searcher import Searcher
+
+
+def _chunk(path: str, symbol: str, content: str, kind: ChunkKind = ChunkKind.FUNCTION, line: int = 1) -> Chunk:
+    content_type = ContentType.DOCS if path.endswith(".md") else ContentType.CODE
+    language = "markdown" if path.endswith(".md") else "python"
+    lines = content.count("\n") + 1
+    return Chunk(path, language, line, line + lines - 1, content, kind, symbol, (symbol,), "", content_type)
+
+
+def _searcher() -> Searcher:
+    chunks = [
+        _chunk(
+            "pkg/matrices/dense.py", "extract", "def extract(self, rows, cols):\n    return [a2idx(k) for k in cols]"
+        ),
+        _chunk(
+            "pkg/matrices/dense.py", "a2idx", "def a2idx(j, n):\n    raise IndexError('Index out of range')", line=9
+        ),
+        _chunk("pkg/matrices/shape.py", "is_upper", "def is_upper(self):\n    return all(self[i, j].is_zero)"),
+        _chunk("pkg/printing/latex.py", "latex", "def latex(expr):\n    '''Print an expression as LaTeX.'''"),
+        _chunk("tests/test_matrices.py", "test_is_upper", "def test_is_upper():\n    assert zeros(4, 2).is_upper"),
+        _chunk(
+            "docs/matrices.md",
+            "Matrices",
+            "# Matrices\nis_upper tells whether a matrix is upper triangular.",
+            ChunkKind.SECTION,
+        ),
+    ]
+    return Searcher(None, None, corpus=Corpus.of_chunks(chunks))
+
+
+ISSUE = """is_upper() raises IndexError for tall matrices
+Calling is_upper on a 4x2 matrix of zeros fails:
+```
+Traceback (most recent call last):
+  File "/home/me/venv/lib/python3.11/site-packages/pkg/matrices/dense.py", line 10, in a2idx
+    raise IndexError("Index out of range")
+IndexError: Index out of range: a[2]
+```
+"""
+
+
+def test_a_files_answer_ranks_files_with_their_best_lines() -> None:
+    answer = _searcher().search(SearchRequest(ISSUE, limit=3, files=True))
+    assert answer.results == [] and len(answer.files) == 3
+    paths = [f.path for f in answer.files]
+    assert set(paths[:2]) == {
+        "pkg/matrices/shape.py",
+        "pkg/matrices/dense.py",
+    }  # defines the title's name; the traceback's
+    dense = next(f for f in answer.files if f.path == "pkg/matrices/dense.py")
+    assert "named in the traceback" in dense.why
+    assert (dense.ranges[0].start_line, dense.ranges[0].symbol) in {(9, "a2idx"), (1, "extract")}
+    shape = next(f for f in answer.files if f.path == "pkg/matrices/shape.py")
+    assert "defines is_upper" in shape.why and shape.language == "python"
+
+
+def test_tests_and_docs_rank_below_the_source_unless_asked_for() -> None:
+    searcher = _searcher()
+    source_first = [f.path for f in searcher.search(SearchRequest("is_upper zeros matrix", files=True)).files]
+    assert source_first[0] == "pkg/matrices/shape.py"
+    assert source_first.index("tests/test_matrices.py") > 0 and source_first.index("docs/matrices.md") > 0
+    asked = [f.path for f in searcher.search(SearchRequest("tests of is_upper for zeros", files=True)).files]
+    assert asked.index("tests/test_matrices.py") < source_first.index("tests/test_matrices.py")
+
+
+def test_the_limit_counts_files_and_filters_apply() -> None:
+    searcher = _searcher()
+    assert len(searcher.search(SearchRequest(ISSUE, limit=1, files=True)).files) == 1
+    kept = searcher.search(SearchRequest(ISSUE, files=True, path_glob="pkg/printing/**")).files
+    assert [f.path for f in kept] in ([], ["pkg/printing/latex.py"])

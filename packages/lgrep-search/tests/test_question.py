@@ -1,0 +1,79 @@
+"""A task-length question (an issue pasted whole) is read by its parts; a short one as before."""
+
+import time
+
+from lgrep_search.lexical import query_terms
+from lgrep_search.query import parse_query
+from lgrep_search.question import is_task_question, parse_question
+from lgrep_search.retrieval import question_windows
+
+ISSUE = """is_upper() raises IndexError for tall matrices
+The function Matrix.is_upper raises an IndexError for a 4x2 matrix of zeros.
+```
+>>> sympy.zeros(4,2).is_upper
+Traceback (most recent call last):
+  File "<stdin>", line 1, in <module>
+  File "/usr/lib/python3/site-packages/sympy/matrices/matrices.py", line 1112, in is_upper
+    for i in range(1, self.rows)
+  File "sympy/matrices/dense.py", line 119, in __getitem__
+    return self.extract(i, j)
+IndexError: Index out of range: a[2]
+```
+The code for `is_upper()` is in sympy.matrices.matrices and calls `a2idx`.
+"""
+
+
+def test_an_issue_is_read_by_its_parts() -> None:
+    q = parse_question(ISSUE)
+    assert q.title == "is_upper() raises IndexError for tall matrices"
+    assert [(f.path, f.line, f.function) for f in q.frames][1:] == [
+        ("/usr/lib/python3/site-packages/sympy/matrices/matrices.py", 1112, "is_upper"),
+        ("sympy/matrices/dense.py", 119, "__getitem__"),
+    ]
+    assert "sympy/matrices/dense.py" in q.paths and not any(p.startswith("<") for p in q.paths)
+    assert q.errors == ("IndexError",)
+    assert "sympy.matrices.matrices" in q.dotted and "Matrix.is_upper" in q.dotted
+    assert {"is_upper", "extract", "a2idx", "zeros"} <= set(q.identifiers)
+    assert q.title_names[0] == "is_upper" and "IndexError" in q.title_names
+    assert "is_upper" in q.called and "range" not in q.called  # builtins are nobody's answer
+    # The traceback's own framing words are not names of the program.
+    assert not {"Traceback", "recent", "File", "line", "stdin"} & set(q.identifiers)
+    assert "is_upper" in q.code and "Traceback" not in q.prose
+
+
+def test_only_long_or_multi_line_questions_are_tasks() -> None:
+    assert not is_task_question("how are files split into chunks")
+    assert is_task_question("a title\nfirst line\nsecond line")
+    assert is_task_question("word " * 50)
+    short = parse_query("how does the router match paths")
+    assert short.parts is None and short.weights is None
+
+
+def test_a_task_weighs_its_terms_by_count_title_and_names() -> None:
+    q = parse_query(ISSUE)
+    assert q.parts is not None and q.weights is not None and len(q.weights) == len(q.terms)
+    weight = dict(zip(q.terms, q.weights, strict=True))
+    assert len(set(q.terms)) == len(q.terms)  # each term once, its count in the weight
+    (upper,) = query_terms("upper")
+    (function,) = query_terms("function")
+    assert weight[upper] > weight[function] + 1.5  # in the title and in a name, vs once in prose
+    assert q.definition_names[0] == "is_upper"  # the title's name first
+
+
+def test_the_dense_channel_sees_every_window_of_a_long_question() -> None:
+    text = "Title line\n" + "\n".join(f"line {n} " + "x" * 90 for n in range(60))
+    windows = question_windows(text, "Title line", size=1000)
+    assert len(windows) == 6
+    assert all(len(w) <= 1000 + len("Title line\n") for w in windows)
+    assert all(w.startswith("Title line") for w in windows)
+    joined = "\n".join(w.removeprefix("Title line\n") for w in windows[1:])
+    assert "line 59 " in joined and "line 10 " in windows[0] + joined  # nothing is cut
+    one_long_line = question_windows("T\n" + "y" * 2500, "T", size=1000)
+    assert sum(w.count("y") for w in one_long_line) == 2500
+
+
+def test_hostile_text_is_parsed_in_linear_time() -> None:
+    for text in ("a" * 30_000 + "!", 'File "' * 5000, "`" * 30_000, "x." * 15_000, "    a\n" * 5000):
+        started = time.perf_counter()
+        parse_question(text)
+        assert time.perf_counter() - started < 2.0, text[:20]
