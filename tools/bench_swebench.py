@@ -28,8 +28,9 @@ beside the old one (worktrees with different search code can share one cache; KE
 Ranking files: each mode is a function `rank_files(searcher, query) -> [path, ...]`. The chunk modes
 ask lgrep for CHUNK_LIMIT chunks and keep each file where its first chunk stands: the files in the
 order an agent reading the answer meets them. `full` is what `lgrep search` does; `fusion`, `bm25`,
-`vector`, `bm25+rank`, `full-SIGNAL`, ... are bench_search.py's modes. A mode that answers files
-itself plugs in through FILE_RANKERS. The variant `.py` keeps only the Python files of the same
+`vector`, `bm25+rank`, `full-SIGNAL`, ... are bench_search.py's modes. `files` is `lgrep search
+--files` (10 files, ranked by their evidence); modes that answer files themselves are FILE_RANKERS.
+By default `files` and `full` are both scored. The variant `.py` keeps only the Python files of the same
 ranking; it is reported beside each mode, never instead.
 
 Long issues: SearchRequest.validate refuses queries over MAX_QUERY_CHARS; such a query is cut to the
@@ -613,9 +614,18 @@ def chunk_ranker(search_type: Any, limit: int = CHUNK_LIMIT) -> RankFiles:
     return rank_files
 
 
-# Modes that rank files themselves, by name: (bench_search mode of the searcher, ranker). None yet:
-# the "files as answers" feature plugs in here.
-FILE_RANKERS: dict[str, tuple[str, RankFiles]] = {}
+def files_ranker(limit: int = 10) -> RankFiles:
+    """Files as a files answer (`lgrep search --files`, `SearchRequest.files`) gives them."""
+    from lgrep_core.models import SearchRequest
+
+    def rank_files(searcher: Any, query: str) -> list[str]:
+        return [f.path for f in searcher.search(SearchRequest(query, limit=limit, files=True)).files]
+
+    return rank_files
+
+
+# Modes that rank files themselves, by name: (bench_search mode of the searcher, ranker).
+FILE_RANKERS: dict[str, tuple[str, RankFiles]] = {"files": ("full", files_ranker())}
 
 
 def ranker(mode: str, limit: int) -> tuple[str, RankFiles]:
@@ -785,7 +795,9 @@ def main() -> int:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="indexes, saved states, model (kept)")
     ap.add_argument("--repo", action="append", default=[], choices=[f for f, _ in REPOS.values()])
     ap.add_argument("--instance", action="append", default=[], help="only these instance ids (repeatable)")
-    ap.add_argument("--mode", action="append", default=[], help="lgrep modes to score (repeatable; default full)")
+    ap.add_argument(
+        "--mode", action="append", default=[], help="lgrep modes to score (repeatable; default files and full)"
+    )
     ap.add_argument("--limit", type=int, default=CHUNK_LIMIT, help="chunks asked for per question")
     ap.add_argument("--score-only", action="store_true", help="no checkout or indexing: the saved states only")
     ap.add_argument("--no-floor", action="store_true", help="leave out the BM25 floors")
@@ -795,7 +807,7 @@ def main() -> int:
     insts = load_instances(args.data, set(args.repo), set(args.instance))
     if not insts:
         raise SystemExit("no instances matched")
-    modes = args.mode or ["full"]
+    modes = args.mode or ["files", "full"]
     for mode in modes:
         try:
             ranker(mode, args.limit)
