@@ -15,7 +15,7 @@ import time
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import InvalidRequestError, LgrepError
-from lgrep_core.models import FileHit, LineRange, MatchType, SearchHit, SearchRequest, SearchResponse
+from lgrep_core.models import FileHit, LineRange, MatchType, SearchHit, SearchRequest, SearchResponse, SearchType
 from lgrep_core.pathnames import disk_path
 
 from .corpus import Corpus
@@ -107,6 +107,14 @@ class Searcher:
         adaptive = "adaptive_weights" not in self.disable
         weights = channel_weights(query.kind if adaptive else QueryKind.NATURAL, request.bm25_weight)
 
+        # A task question (an issue pasted whole) is answered file by file even as chunks: the
+        # files its evidence ranks (files.py), each with its best chunk, since "which code do I
+        # read for this task" is a question about files (a chunk list ranked on its own put the
+        # right file in its first 5 less often: docs/benchmarks.md, issue 24).
+        by_files = request.files or (
+            query.parts is not None and self.ranking and request.search_type is SearchType.HYBRID
+        )
+
         t0 = time.perf_counter()
         found = retrieve(
             corpus,
@@ -115,7 +123,7 @@ class Searcher:
             weights=weights,
             mask=mask,
             embedder=self.embedder,
-            depth=FILE_CHANNEL_DEPTH if request.files else CHANNEL_DEPTH,
+            depth=FILE_CHANNEL_DEPTH if by_files else CHANNEL_DEPTH,
         )
         if found.embedding_ms is not None:
             timings["query_embedding_ms"] = found.embedding_ms
@@ -124,9 +132,9 @@ class Searcher:
         t0 = time.perf_counter()
         cands = fuse(found.lists, found.weights)
         if self.ranking and cands:
-            # A files answer weighs each file's definitions of the question's names itself
-            # (files.py); the chunk signal's scan of every candidate's text would only repeat it.
-            skip = frozenset({"definition"}) if request.files else frozenset()
+            # The file ranking weighs each file's definitions of the question's names itself; the
+            # chunk signal's scan of every candidate's text would only repeat it.
+            skip = frozenset({"definition"}) if by_files else frozenset()
             self._rank(corpus, query, cands, mask, found.fuzzy_best, skip=skip)
         hits: list[SearchHit] = []
         files: list[FileHit] = []
@@ -135,6 +143,12 @@ class Searcher:
             timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
             stale = self._stale_paths(corpus, {corpus.files[r.file] for r in ranked})
             files = [self._file_hit(corpus, r, stale) for r in ranked]
+        elif by_files:
+            ranked = rank_files(corpus, query, cands, sims=found.sims, mask=mask, limit=limit)
+            chosen = _chunks_of_files(ranked, cands, limit)
+            timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
+            stale = self._stale_paths(corpus, {corpus.paths[i] for i, _ in chosen})
+            hits = [self._hit(corpus, i, c, stale) for i, c in chosen]
         else:
             chosen = select(corpus, cands, limit, self.ranking and "diversify" not in self.disable)
             timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
@@ -250,6 +264,23 @@ class Searcher:
 
 
 # ---------------------------------------------------------------------------------------- helpers
+
+
+def _chunks_of_files(ranked: list[RankedFile], cands: dict[int, Candidate], limit: int) -> list[tuple[int, Candidate]]:
+    """Up to `limit` chunks of the ranked files: the best chunk of each file in the files' order,
+    then the second best of each, and so on; each scored as its file, with its file's evidence."""
+    chosen: list[tuple[int, Candidate]] = []
+    for depth in range(max((len(r.chunks) for r in ranked), default=0)):
+        for r in ranked:
+            if len(chosen) >= limit:
+                return chosen
+            if depth < len(r.chunks):
+                i = r.chunks[depth]
+                c = cands.get(i) or Candidate()
+                c.score = r.score
+                c.why.extend(w for w in r.why if w not in c.why)
+                chosen.append((i, c))
+    return chosen
 
 
 def snippet(content: str) -> tuple[str, bool]:
