@@ -167,10 +167,11 @@ def _file_mask(corpus: Corpus, mask: np.ndarray | None) -> np.ndarray:
 
 
 def _top(scores: np.ndarray, *, positive: bool) -> list[int]:
+    """The FILE_LIST_DEPTH best files by `scores`, ties by file order. Not retrieval.top: its
+    partial sort leaves which of several tied files make the cut to chance, and a file list's cut
+    often falls among ties (counts of path words, equal BM25 of copies)."""
     valid = scores > 0 if positive else np.isfinite(scores)
     idx = np.flatnonzero(valid)
-    if len(idx) == 0:
-        return []
     order = idx[np.lexsort((idx, -scores[idx]))]
     return order[:FILE_LIST_DEPTH].tolist()
 
@@ -205,8 +206,8 @@ def _defining_files(
     for name, weight in names.items():
         last = name.replace("::", ".").replace("->", ".").split(".")[-1]
         chunks = corpus.symbol_index.chunks_defining(last)
-        files = {int(corpus.file_of[i]) for i in chunks.tolist() if corpus.kinds[i] in _DEFINING_KINDS}
-        files = {f for f in files if file_ok[f]}
+        file_of = (int(corpus.file_of[i]) for i in chunks.tolist() if corpus.kinds[i] in _DEFINING_KINDS)
+        files = {f for f in file_of if file_ok[f]}
         if not files:
             continue
         idf = math.log1p(n_files / len(files))

@@ -138,19 +138,16 @@ class Searcher:
             self._rank(corpus, query, cands, mask, found.fuzzy_best, skip=skip)
         hits: list[SearchHit] = []
         files: list[FileHit] = []
+        ranked = rank_files(corpus, query, cands, sims=found.sims, mask=mask, limit=limit) if by_files else []
         if request.files:
-            ranked = rank_files(corpus, query, cands, sims=found.sims, mask=mask, limit=limit)
             timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
             stale = self._stale_paths(corpus, {corpus.files[r.file] for r in ranked})
             files = [self._file_hit(corpus, r, stale) for r in ranked]
-        elif by_files:
-            ranked = rank_files(corpus, query, cands, sims=found.sims, mask=mask, limit=limit)
-            chosen = _chunks_of_files(ranked, cands, limit)
-            timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
-            stale = self._stale_paths(corpus, {corpus.paths[i] for i, _ in chosen})
-            hits = [self._hit(corpus, i, c, stale) for i, c in chosen]
         else:
-            chosen = select(corpus, cands, limit, self.ranking and "diversify" not in self.disable)
+            if by_files:
+                chosen = _chunks_of_files(ranked, cands, limit)
+            else:
+                chosen = select(corpus, cands, limit, self.ranking and "diversify" not in self.disable)
             timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
             stale = self._stale_paths(corpus, {corpus.paths[i] for i, _ in chosen})
             hits = [self._hit(corpus, i, c, stale) for i, c in chosen]
