@@ -2,13 +2,14 @@
 
 import numpy as np
 import pytest
+from lgrep_core.models import SearchType
 from lgrep_core.text import analyze, identifier_terms, path_terms
 from lgrep_search.fusion import channel_weights
 from lgrep_search.fuzzy import SymbolIndex, query_identifiers
 from lgrep_search.lexical import FieldWeights, LexicalIndex, query_terms
 from lgrep_search.pathfilter import path_matcher
 from lgrep_search.query import QueryKind, classify_query, parse_query
-from lgrep_search.retrieval import top
+from lgrep_search.retrieval import DENSE_TRUST, retrieve, top
 from lgrep_search.signals.definition import definition_pattern
 from lgrep_search.signals.penalty import path_penalty
 
@@ -48,6 +49,35 @@ def test_bm25_mask_zeroes_excluded_chunks() -> None:
     idx = _index([("alpha beta", "", "a.py"), ("alpha", "", "b.py")])
     scores = idx.scores(["alpha"], mask=np.array([False, True]))
     assert scores[0] == 0.0 and scores[1] > 0
+
+
+def test_coverage_is_the_share_of_distinct_query_terms_a_chunk_holds() -> None:
+    idx = _index([("parse the config file", "", "a.py"), ("render html", "", "b.py")])
+    terms = query_terms("parse config config colour")  # pars, config, config, colour
+    assert idx.coverage(terms, 0) == pytest.approx(2 / 3)
+    assert idx.coverage(terms, 1) == 0.0
+    assert idx.coverage([], 0) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("query", "trusted"),
+    [
+        ("parse the config file", False),  # the best chunk holds the question's words: as before
+        ("read settings from disk at startup", True),  # other words than the code's: lean on vectors
+        ("x" * 120 + "\nread settings\nfrom disk\n", False),  # a task question keeps its own weighing
+    ],
+)
+def test_the_dense_channel_counts_more_when_the_words_miss_the_code(make_corpus, query: str, trusted: bool) -> None:
+    corpus = make_corpus(
+        {"path": "cfg.py", "content": "def parse_config_file(path):\n    return load(path)"},
+        {"path": "html.py", "content": "def render(page):\n    return page"},
+    )
+    weights = channel_weights(QueryKind.NATURAL, None)
+    found = retrieve(
+        corpus, parse_query(query), search_type=SearchType.HYBRID, weights=weights, mask=None, embedder=None
+    )
+    assert found.weights["vector"] == (weights["vector"] * DENSE_TRUST if trusted else weights["vector"])
+    assert found.weights["bm25"] == weights["bm25"]
 
 
 def test_query_terms_drop_stopwords_unless_nothing_is_left() -> None:

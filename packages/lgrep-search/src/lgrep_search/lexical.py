@@ -178,6 +178,19 @@ class LexicalIndex:
         tid = self.vocab.get(term)
         return float(self._idf[tid]) if tid is not None else 0.0
 
+    def coverage(self, terms: Sequence[str], doc: int) -> float:
+        """The share of the query's distinct terms that document `doc` holds (0 for no terms)."""
+        distinct = list(dict.fromkeys(terms))
+        held = 0
+        for term in distinct:
+            tid = self.vocab.get(term)
+            if tid is None:
+                continue
+            lo, hi = int(self._ptr[tid]), int(self._ptr[tid + 1])
+            at = lo + int(np.searchsorted(self._docs[lo:hi], doc))
+            held += at < hi and int(self._docs[at]) == doc
+        return held / len(distinct) if distinct else 0.0
+
 
 def _postings(
     vocab: dict[str, int],

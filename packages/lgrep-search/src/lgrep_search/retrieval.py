@@ -81,6 +81,11 @@ def retrieve(
     if "bm25" in channels:
         scores = corpus.lexical.scores(query.terms, mask, query.weights)
         lists["bm25"] = top(scores, depth, positive=True)
+        if kept.get("vector", 0) > 0 and query.parts is None:
+            best = lists["bm25"][0]
+            held = corpus.lexical.coverage(query.terms, int(best[0])) if len(best) else 0.0
+            if held < WEAK_LEXICAL:
+                kept["vector"] *= DENSE_TRUST
     if "fuzzy" in channels:
         scores, fuzzy_best = corpus.symbol_index.scores(query.identifiers, len(corpus))
         if mask is not None:
@@ -111,6 +116,15 @@ def retrieve(
         lists["vector"] = top(sims, depth, positive=False)
         return Retrieved(lists=lists, weights=kept, fuzzy_best=fuzzy_best, embedding_ms=embedding_ms, sims=sims)
     return Retrieved(lists=lists, weights=kept, fuzzy_best=fuzzy_best, embedding_ms=None)
+
+
+# Per-query trust in the dense channel: when the chunk BM25 ranks first holds fewer than half of a
+# short question's distinct words, its words did not find the code (a question put in other words
+# than the code's), and the vector channel counts DENSE_TRUST times in the fusion. When the words
+# do find the code, nothing changes. Measured, with 1.5 and 3 and an idf-weighted share:
+# docs/benchmarks.md (issue 24, second part).
+WEAK_LEXICAL = 0.5
+DENSE_TRUST = 2.0
 
 
 # A task question is embedded in windows of about this many characters (cut at line ends), each with
