@@ -147,6 +147,10 @@ def test_path_penalties_and_their_exemptions() -> None:
     assert path_penalty("src/auth.py", True, parse_query("auth"))[1] == ["docs"]
     assert path_penalty("types/index.d.ts", False, parse_query("session"))[0] < 1
     assert path_penalty("src/auth.py", False, parse_query("auth")) == (1.0, [])
+    assert path_penalty("themes/basic/static/jquery-3.5.1.js", False, parse_query("search"))[1] == ["vendored"]
+    assert path_penalty("static/bootstrap-4.3.1.min.css", False, parse_query("grid"))[1] == ["vendored"]
+    assert path_penalty("static/searchtools.js", False, parse_query("search")) == (1.0, [])
+    assert path_penalty("api/v1.2/routes.js", False, parse_query("routes")) == (1.0, [])
 
 
 @pytest.mark.parametrize(

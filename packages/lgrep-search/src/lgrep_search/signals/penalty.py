@@ -37,10 +37,15 @@ PATH_RULES = (
     PathRule("test", re.compile(f"{_TEST_FILE.pattern}|{_TEST_DIR.pattern}"), 0.3),
     # Examples and benchmarks restate the API rather than implement it.
     PathRule("example", re.compile(r"(?:^|/)(?:_?examples?|samples?|demos?|benchmarks?|benches|docs?_src)/"), 0.3),
-    # Vendored and amalgamated copies duplicate the real source (single_include/ in nlohmann-json).
+    # Vendored and amalgamated copies duplicate the real source (single_include/ in nlohmann-json);
+    # a script or stylesheet named with its version is a library's release copied in
+    # (static/jquery-3.5.1.js, bootstrap-4.3.1.min.css).
     PathRule(
         "vendored",
-        re.compile(r"(?:^|/)(?:vendor|third_party|thirdparty|node_modules|external|single_include)/"),
+        re.compile(
+            r"(?:^|/)(?:vendor|third_party|thirdparty|node_modules|external|single_include)/"
+            r"|[-_.]v?\d+\.\d+(?:\.\d+)*(?:\.min)?\.(?:js|css)$"
+        ),
         0.3,
     ),
     # Compatibility shims re-export the real implementation under an old name.
