@@ -364,6 +364,10 @@ class States:
         if self._rows is None:
             self._rows = {}
             for keys_file in sorted(self.root.glob("*/vector_keys.json")):
+                if not (keys_file.parent / "meta.json").is_file():
+                    # an unfinished state (a build stopped while saving it): its vectors are saved
+                    # again, all of them, when it is built
+                    continue
                 self._add(
                     json.loads(keys_file.read_text(encoding="utf-8")), np.load(keys_file.with_name("vectors.npy"))
                 )
@@ -517,12 +521,15 @@ def check_index(
     return out
 
 
-def build_repo(repo: str, clone: Path, insts: list[Instance], runner: LgrepRunner, states: States) -> dict[str, Any]:
-    """Index every instance's commit in turn and save its state (instances already saved are skipped)."""
+def build_repo(
+    repo: str, clone: Path, insts: list[Instance], runner: LgrepRunner, states: States, label: str | None = None
+) -> dict[str, Any]:
+    """Index every instance's commit in turn and save its state (instances already saved are
+    skipped). `label` names the repository in progress lines (default: its REPOS label)."""
     from lgrep_core.storage.reader import ProjectReader
     from lgrep_search.corpus import COLUMNS
 
-    label = REPOS[repo][1]
+    label = label or REPOS[repo][1]
     states.root.mkdir(parents=True, exist_ok=True)
     marker = states.root / "index_commit"  # the commit the lgrep index was last brought to
     head = _git(clone, "rev-parse", "--abbrev-ref", "HEAD").decode().strip()

@@ -2,6 +2,7 @@
 
 from lgrep_core.models import Chunk, ChunkKind, ContentType, SearchRequest
 from lgrep_search.corpus import Corpus
+from lgrep_search.files import Evidence
 from lgrep_search.searcher import Searcher
 
 
@@ -73,3 +74,25 @@ def test_the_limit_counts_files_and_filters_apply() -> None:
     assert len(searcher.search(SearchRequest(ISSUE, limit=1, files=True)).files) == 1
     kept = searcher.search(SearchRequest(ISSUE, files=True, path_glob="pkg/printing/**")).files
     assert [f.path for f in kept] in ([], ["pkg/printing/latex.py"])
+
+
+# --------------------------------------------------------------------------- evidence for tools
+
+
+def test_the_evidence_hook_sees_every_found_file_and_what_found_it() -> None:
+    """tools/train_file_ranker.py learns from this: every file a list found, the lists' ranks and
+    scores, each named file's kind and each file's penalty."""
+    searcher = _searcher()
+    seen: list[tuple[list[int], Evidence]] = []
+    searcher.on_file_evidence = lambda files, ev: seen.append((files, ev))
+    answer = searcher.search(SearchRequest(ISSUE, limit=2, files=True))
+    assert len(answer.files) == 2 and len(seen) == 1
+    files, ev = seen[0]
+    corpus = searcher.corpus()
+    paths = {corpus.files[f]: f for f in files}
+    assert files == sorted(files) and len(files) > len(answer.files)
+    dense, shape = paths["pkg/matrices/dense.py"], paths["pkg/matrices/shape.py"]
+    assert ev.named_kind[dense] == "frame" and ev.ranks["named"][0] == dense
+    assert shape in ev.ranks["defines"] and ev.scores["defines"][shape] > 0
+    assert ev.penalty[paths["tests/test_matrices.py"]] < 1.0 == ev.penalty[dense]
+    assert set(ev.fused) == set(files) and ev.chunks[dense] == 2

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import posixpath
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +32,7 @@ from .query import ParsedQuery
 from .signals.path_match import PATH_PREFIX_MIN
 from .signals.penalty import PATH_RULES, path_penalty
 
-__all__ = ["FILE_CHANNEL_DEPTH", "RankedFile", "rank_files"]
+__all__ = ["FILE_CHANNEL_DEPTH", "Evidence", "RankedFile", "rank_files"]
 
 # How many chunks each channel passes on in a files search: a file's evidence is spread over its chunks.
 FILE_CHANNEL_DEPTH = 300
@@ -55,6 +56,22 @@ _DEFINING_KINDS = frozenset(k.value for k in (ChunkKind.FUNCTION, ChunkKind.METH
 
 
 @dataclass(slots=True)
+class Evidence:
+    """One question's evidence, for tools that learn from it (tools/train_file_ranker.py): per list
+    the files in rank order and their raw scores (file -> score), the kind of each named file
+    (frame, mention, module), and per candidate file its chunk count, candidate chunks, penalty
+    factor and fused score."""
+
+    ranks: dict[str, list[int]]
+    scores: dict[str, dict[int, float]]
+    named_kind: dict[int, str]
+    chunks: dict[int, int]
+    candidates: dict[int, int]
+    penalty: dict[int, float]
+    fused: dict[int, float]
+
+
+@dataclass(slots=True)
 class RankedFile:
     file: int  # index into corpus.files
     score: float
@@ -71,10 +88,14 @@ def rank_files(
     sims: np.ndarray | None,
     mask: np.ndarray | None,
     limit: int,
+    on_evidence: Callable[[list[int], Evidence], None] | None = None,
 ) -> list[RankedFile]:
     """The `limit` best files for `query`, from the ranked candidate chunks `cands` (scores after the
     ranking signals), the per-chunk cosine similarities `sims` (None without vectors) and the
-    corpus's file-level indexes. Files outside `mask` (by their chunks) are never ranked."""
+    corpus's file-level indexes. Files outside `mask` (by their chunks) are never ranked.
+
+    `on_evidence(files, evidence)` sees every file some list found (sorted) and all of the evidence
+    (tools/train_file_ranker.py learns from it)."""
     n_files = len(corpus.files)
     if n_files == 0:
         return []
@@ -96,6 +117,7 @@ def rank_files(
     bm25[~file_ok] = 0.0
     lists["file_bm25"] = _top(bm25, positive=True)
 
+    best: np.ndarray | None = None
     if sims is not None and np.isfinite(sims).any():
         best = np.full(n_files, -np.inf, dtype=np.float32)
         np.maximum.at(best, corpus.file_of, sims)
@@ -105,9 +127,11 @@ def rank_files(
     defines = _defining_files(corpus, query, file_ok, reasons)
     if defines:
         lists["defines"] = sorted(defines, key=lambda f: (-defines[f], f))[:FILE_LIST_DEPTH]
-    named = _named_files(corpus, query, file_ok, reasons)
+    named_kind: dict[int, str] = {}
+    named = _named_files(corpus, query, file_ok, reasons, named_kind)
     if named:
         lists["named"] = named[:FILE_LIST_DEPTH]
+    counts: np.ndarray | None = None
     if query.keywords:
         counts = corpus.path_match_counts(query.keywords, PATH_PREFIX_MIN).astype(np.float32)
         counts[~file_ok] = 0.0
@@ -122,12 +146,33 @@ def rank_files(
                 r = ranked[f] = RankedFile(f, 0.0, [i for _, i in by_file.get(f, [])[:RANGES_SHOWN]])
             r.ranks[name] = rank
             r.score += weight / (RRF_K + rank + 1)
+    factors: dict[int, float] = {}
     for f, r in ranked.items():
         r.why.extend(reasons.get(f, ()))
         factor, applied = _file_penalty(corpus, f, query)
+        factors[f] = factor
         if applied:
             r.score *= factor
             r.why.append(f"{'+'.join(applied)} file")
+    if on_evidence is not None:
+        pool = sorted(ranked)
+        evidence = Evidence(
+            ranks=lists,
+            scores={
+                "chunks": chunk_score,
+                "file_bm25": {f: float(bm25[f]) for f in pool},
+                "vector": {f: float(best[f]) for f in pool if np.isfinite(best[f])} if best is not None else {},
+                "defines": defines,
+                "named": {},
+                "path": {f: float(counts[f]) for f in pool} if counts is not None else {},
+            },
+            named_kind=named_kind,
+            chunks={f: len(corpus.chunks_of(f)) for f in pool},
+            candidates={f: len(by_file.get(f, ())) for f in pool},
+            penalty=factors,
+            fused={f: ranked[f].score for f in pool},
+        )
+        on_evidence(pool, evidence)
     order = sorted(ranked.values(), key=lambda r: (-r.score, r.file))[:limit]
     chunk_bm25: np.ndarray | None = None
     for r in order:
@@ -218,9 +263,12 @@ def _defining_files(
     return out
 
 
-def _named_files(corpus: Corpus, query: ParsedQuery, file_ok: np.ndarray, reasons: dict[int, list[str]]) -> list[int]:
+def _named_files(
+    corpus: Corpus, query: ParsedQuery, file_ok: np.ndarray, reasons: dict[int, list[str]], kinds: dict[int, str]
+) -> list[int]:
     """The project's files the question names: the traceback's frames innermost first, then the
-    other paths in the order written. A path written from elsewhere (`/usr/lib/python3/site-packages/
+    other paths in the order written, then modules of qualified names; `kinds` gets each one's
+    kind (frame, mention, module). A path written from elsewhere (`/usr/lib/python3/site-packages/
     pkg/mod.py`, `./src/a.ts`) names the project file it ends with."""
     parts = query.parts
     if parts is None:
@@ -231,11 +279,13 @@ def _named_files(corpus: Corpus, query: ParsedQuery, file_ok: np.ndarray, reason
         f = _project_file(corpus, written)
         if f is not None and file_ok[f] and f not in out:
             out.append(f)
+            kinds[f] = "frame" if written in framed else "mention"
             reasons[f].append("named in the traceback" if written in framed else "named in the question")
     for dotted in parts.dotted:
         f = _module_file(corpus, dotted)
         if f is not None and file_ok[f] and f not in out:
             out.append(f)
+            kinds[f] = "module"
             reasons[f].append(f"module of {dotted}")
     return out
 

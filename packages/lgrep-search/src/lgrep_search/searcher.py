@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 import numpy as np
 from lgrep_core.embeddings.base import EmbeddingProvider
@@ -19,7 +20,7 @@ from lgrep_core.models import FileHit, LineRange, MatchType, SearchHit, SearchRe
 from lgrep_core.pathnames import disk_path
 
 from .corpus import Corpus
-from .files import FILE_CHANNEL_DEPTH, RankedFile, rank_files
+from .files import FILE_CHANNEL_DEPTH, Evidence, RankedFile, rank_files
 from .fusion import RRF_K, Candidate, channel_weights, fuse
 from .fuzzy import FuzzyMatch
 from .pathfilter import relative_to_root
@@ -71,6 +72,8 @@ class Searcher:
         self.ranking = ranking
         self.disable = disable
         self._corpus: Corpus | None = corpus
+        # Sees each files ranking's candidate files and their evidence (tools/train_file_ranker.py).
+        self.on_file_evidence: Callable[[list[int], Evidence], None] | None = None
         if snapshots is None and corpus is None:
             raise InvalidRequestError("a searcher needs a project's snapshots or a corpus")
 
@@ -138,7 +141,11 @@ class Searcher:
             self._rank(corpus, query, cands, mask, found.fuzzy_best, skip=skip)
         hits: list[SearchHit] = []
         files: list[FileHit] = []
-        ranked = rank_files(corpus, query, cands, sims=found.sims, mask=mask, limit=limit) if by_files else []
+        ranked: list[RankedFile] = []
+        if by_files:
+            ranked = rank_files(
+                corpus, query, cands, sims=found.sims, mask=mask, limit=limit, on_evidence=self.on_file_evidence
+            )
         if request.files:
             timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
             stale = self._stale_paths(corpus, {corpus.files[r.file] for r in ranked})

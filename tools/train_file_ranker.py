@@ -1,0 +1,485 @@
+"""Learn a files ranking from commit history, and check it, reproducibly (issue 24, ADR 0020).
+
+One command does it all, from clones of the training repositories (and, to check the model on the
+development set, tools/bench_swebench.py's built cache):
+
+    uv run --frozen python tools/train_file_ranker.py --clones /work/bench/train \\
+        --cache /work/bench/train-cache --dev-cache /work/bench/swebench-cache
+
+Clones: `git clone` of each TRAINING_REPOS entry into --clones/<folder> (the `fetch` verb's
+mirrors will do); their default branch (MINED_REF) is what is mined.
+
+What it learns from: commits of public repositories that are in no benchmark (TRAINING_REPOS; the
+tool refuses any repository of ../shared/bench's sets or of SWE-bench Lite's held-out test). A
+commit whose message reads like a task (at least MIN_MESSAGE_CHARS once trailers and pull-request
+numbers are stripped) and whose change touches 1 to MAX_GOLD existing non-test source files is a
+question: its message is the query, those files are the answer, and the repository at the commit's
+parent is what is searched, as an issue and its fix are in SWE-bench.
+
+Steps (each skips what an earlier run finished; `--step` runs some):
+1. mine: the questions, MAX_PER_REPO most recent per repository -> CACHE/instances.jsonl;
+2. build: an incremental lgrep index per repository, commit after commit, each state saved as
+   tools/bench_swebench.py saves its own (same code, same checks);
+3. features: every question's candidate files (what `lgrep search --files` ranks: every file an
+   evidence list of lgrep_search/files.py found) with their features (FEATURES) and whether each
+   is an answer -> CACHE/features.npz;
+4. dev (with --dev-cache): the same for the development set's saved states -> dev-features.npz;
+5. fit: a pairwise logistic model over the features (numpy, deterministic), each repository held
+   out in turn to report how it generalises, then fitted on all -> CACHE/model.json, with its
+   held-out and development scores beside the fused ranking's.
+
+lgrep ships no model today: the one this fits does not beat the fused ranking on the development
+set (docs/benchmarks.md, 2026-11-26). A model that does would be applied in files.rank_files to
+task questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_swebench as swe
+from bench_search import LgrepRunner
+from lgrep_search.files import Evidence
+from lgrep_search.fusion import RRF_K
+
+PROJECT = Path(__file__).resolve().parents[1]
+SHARED_BENCH = PROJECT.parent / "shared" / "bench"
+
+# owner/name -> clone folder under --clones. Python projects with descriptive commit messages: a
+# graph library, a documentation generator, a migration tool, a build system, two packaging tools,
+# a syntax highlighter.
+TRAINING_REPOS = {
+    "networkx/networkx": "networkx",
+    "mkdocs/mkdocs": "mkdocs",
+    "sqlalchemy/alembic": "alembic",
+    "mesonbuild/meson": "meson",
+    "pypa/pip": "pip",
+    "python-poetry/poetry": "poetry",
+    "pygments/pygments": "pygments",
+}
+# SWE-bench Lite's repositories beyond the development set: the held-out test. Never trained on.
+HELD_OUT = {
+    "astropy/astropy", "django/django", "matplotlib/matplotlib", "mwaskom/seaborn", "pallets/flask",
+    "psf/requests", "pydata/xarray", "pylint-dev/pylint", "pytest-dev/pytest", "scikit-learn/scikit-learn",
+    "sphinx-doc/sphinx", "sympy/sympy",
+}  # fmt: skip
+# The history mined: the clone's default branch as cloned (the build step moves HEAD), the commits
+# read, newest first, and the questions kept per repository.
+MINED_REF = "origin/HEAD"
+HISTORY_DEPTH = 4000
+MAX_PER_REPO = 120
+MIN_MESSAGE_CHARS = 200
+MAX_GOLD = 3
+SOURCE_SUFFIXES = (".py",)
+_TRAILER = re.compile(r"^[A-Z][A-Za-z-]+(-[a-z]+)*: \S.*$")
+_PR_NUMBER = re.compile(r"\s*\((#|gh-)\d+\)")
+_DOC_FOLDERS = ("doc", "docs", "documentation", "changes", "changelog", "news", "examples", "example")
+_TEST_FOLDERS = ("test cases", "unittests", "testing", "benchmarks")
+_VENDORED_FOLDERS = ("_vendor", "vendor", "vendored", "third_party")
+
+
+def benchmark_repos() -> set[str]:
+    """Every repository some benchmark set of ../shared/bench uses, and the held-out test."""
+    names = set(HELD_OUT)
+    for folder in ("semble", "vocab-dev"):
+        path = SHARED_BENCH / folder / "repos.json"
+        if path.is_file():
+            for repo in json.loads(path.read_text(encoding="utf-8")):
+                names.add(repo["url"].split("github.com/")[1].removesuffix(".git").lower())
+    dev = SHARED_BENCH / "swebench-dev" / "instances.jsonl"
+    if dev.is_file():
+        names |= {json.loads(line)["repo"] for line in dev.read_text(encoding="utf-8").splitlines() if line.strip()}
+    return {n.lower() for n in names}
+
+
+# ------------------------------------------------------------------------------------------ mine
+
+
+def clean_message(body: str) -> str:
+    """A commit message as a question: without its trailer block (Signed-off-by:, Closes:, ...) and
+    pull-request numbers."""
+    lines = body.strip().splitlines()
+    while lines and (not lines[-1].strip() or _TRAILER.match(lines[-1].strip())):
+        lines.pop()
+    return _PR_NUMBER.sub("", "\n".join(lines)).strip()
+
+
+def is_source(path: str) -> bool:
+    """Code a fix edits: a source file outside tests, docs and examples."""
+    *folders, _name = path.split("/")
+    if not path.endswith(SOURCE_SUFFIXES) or swe.is_test_path(path):
+        return False
+    lowered = [f.lower() for f in folders]
+    return not any(f in _DOC_FOLDERS or f in _TEST_FOLDERS or f in _VENDORED_FOLDERS for f in lowered)
+
+
+def mine(repo: str, clone: Path, ref: str = MINED_REF) -> list[dict[str, Any]]:
+    """The questions of one repository, oldest first (see the module docstring)."""
+    log = subprocess.run(
+        ["git", "-C", str(clone), "log", "--first-parent", "--no-merges", "-n", str(HISTORY_DEPTH),
+         "--format=%x1e%H%x00%P%x00%ct%x00%B%x00", "--name-status", ref],
+        capture_output=True, text=True, check=True, errors="replace",
+    ).stdout  # fmt: skip
+    out: list[dict[str, Any]] = []
+    for record in log.split("\x1e")[1:]:
+        sha, parents, stamp, body, names = record.split("\x00", 4)
+        if len(parents.split()) != 1:
+            continue
+        changes = [line.split("\t") for line in names.strip().splitlines() if line.strip()]
+        gold = [c[-1] for c in changes if is_source(c[-1])]
+        if not 1 <= len(gold) <= MAX_GOLD or any(c[0] != "M" for c in changes if c[-1] in gold):
+            continue
+        message = clean_message(body)
+        if len(message) < MIN_MESSAGE_CHARS:
+            continue
+        out.append({
+            "instance_id": f"{repo.replace('/', '__')}-{sha[:12]}",
+            "repo": repo,
+            "base_commit": parents.strip(),
+            "commit": sha,
+            "created_at": datetime.fromtimestamp(int(stamp), UTC).isoformat(),
+            "problem_statement": message,
+            "gold_files": sorted(gold),
+        })  # fmt: skip
+        if len(out) == MAX_PER_REPO:
+            break
+    return out[::-1]
+
+
+def load(cache: Path) -> dict[str, list[swe.Instance]]:
+    out: dict[str, list[swe.Instance]] = {}
+    for line in (cache / "instances.jsonl").read_text(encoding="utf-8").splitlines():
+        raw = json.loads(line)
+        out.setdefault(raw["repo"], []).append(
+            swe.Instance(raw["instance_id"], raw["repo"], raw["base_commit"], raw["created_at"],
+                         raw["problem_statement"], tuple(raw["gold_files"]))
+        )  # fmt: skip
+    return {repo: sorted(insts, key=lambda i: i.created_at) for repo, insts in out.items()}
+
+
+def step_mine(clones: Path, cache: Path) -> None:
+    banned = benchmark_repos()
+    rows: list[dict[str, Any]] = []
+    for repo, folder in TRAINING_REPOS.items():
+        if repo.lower() in banned:
+            raise SystemExit(f"{repo} is in a benchmark set: never trained on")
+        got = mine(repo, clones / folder)
+        print(f"mined {repo}: {len(got)} questions", file=sys.stderr, flush=True)
+        rows += got
+    cache.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    (cache / "instances.jsonl").write_text(text, encoding="utf-8")
+
+
+def step_build(clones: Path, cache: Path) -> None:
+    runner = LgrepRunner(cache)
+    for repo, insts in load(cache).items():
+        folder = TRAINING_REPOS[repo]
+        states = swe.States(cache / "states" / folder)
+        result = swe.build_repo(repo, clones / folder, insts, runner, states, label=folder)
+        print(f"built {repo}: {result['seconds']:.0f} s", file=sys.stderr, flush=True)
+
+
+# -------------------------------------------------------------------------------------- features
+
+# The evidence lists, in files.py's order.
+LISTS = ("chunks", "file_bm25", "vector", "defines", "named", "path")
+# Kinds of a named file, in files.py's order of trust.
+NAMED_KINDS = ("frame", "mention", "module")
+# Feature names, in matrix column order: per list its reciprocal rank, its top-heavy rank and its
+# score over the list's best; then the named kinds, the cosine gap, the file's size and candidate
+# chunks, its path penalty, and the fused score files.py computed.
+FEATURES = (
+    *(f"{name}.rrf" for name in LISTS),
+    *(f"{name}.top" for name in LISTS),
+    *(f"{name}.rel" for name in LISTS),
+    *(f"named.{kind}" for kind in NAMED_KINDS),
+    "vector.gap",
+    "size.chunks",
+    "size.candidates",
+    "penalty.log",
+    "fused",
+)
+
+
+def feature_matrix(files: list[int], ev: Evidence) -> np.ndarray:
+    """The FEATURES of `files` (rows in that order)."""
+    col = {name: k for k, name in enumerate(FEATURES)}
+    x = np.zeros((len(files), len(FEATURES)), dtype=np.float64)
+    row = {f: k for k, f in enumerate(files)}
+    for name in LISTS:
+        for rank, f in enumerate(ev.ranks.get(name, [])):
+            k = row.get(f)
+            if k is not None:
+                x[k, col[f"{name}.rrf"]] = RRF_K / (RRF_K + rank + 1)
+                x[k, col[f"{name}.top"]] = 1.0 / (rank + 1)
+        scores = ev.scores.get(name, {})
+        best = max(scores.values(), default=0.0)
+        if name != "vector" and best > 0:
+            for f, k in row.items():
+                x[k, col[f"{name}.rel"]] = scores.get(f, 0.0) / best
+    sims = ev.scores.get("vector", {})
+    if sims:
+        top = max(sims.values())
+        floor = min(sims.values())
+        for f, k in row.items():
+            sim = sims.get(f, floor)
+            x[k, col["vector.rel"]] = sim
+            x[k, col["vector.gap"]] = top - sim
+    for f, kind in ev.named_kind.items():
+        k = row.get(f)
+        if k is not None:
+            x[k, col[f"named.{kind}"]] = 1.0
+    for f, k in row.items():
+        x[k, col["size.chunks"]] = math.log1p(ev.chunks.get(f, 0))
+        x[k, col["size.candidates"]] = math.log1p(ev.candidates.get(f, 0))
+        x[k, col["penalty.log"]] = math.log(max(ev.penalty.get(f, 1.0), 1e-6))
+    fused = ev.fused
+    top_fused = max(fused.values(), default=0.0)
+    if top_fused > 0:
+        for f, k in row.items():
+            x[k, col["fused"]] = fused.get(f, 0.0) / top_fused
+    return x
+
+
+Rows = list[tuple[str, str, np.ndarray, np.ndarray, int]]  # (repository, id, features, is-gold, gold files)
+
+
+def question_features(repo: str, insts: list[swe.Instance], states: swe.States, embedder: Any) -> Rows:
+    """Every question with a saved state: its files answer's candidate files and their features
+    (files.rank_files's evidence, through Searcher.on_file_evidence), and which are its answers."""
+    from lgrep_core.models import SearchRequest
+    from lgrep_search.searcher import Searcher
+
+    rows: Rows = []
+    for inst in insts:
+        if not states.done(inst.instance_id):
+            continue
+        corpus = states.corpus(inst.instance_id)
+        seen: list[tuple[list[int], Evidence]] = []
+        searcher = Searcher(None, embedder, corpus=corpus)
+        searcher.on_file_evidence = lambda files, ev, seen=seen: seen.append((files, ev))
+        query, _cut = swe.prepare_query(inst.query)
+        searcher.search(SearchRequest(query, limit=10, files=True))
+        if seen:
+            files, evidence = seen[0]
+            y = np.array([corpus.files[f] in inst.gold for f in files], dtype=bool)
+            rows.append((repo, inst.instance_id, feature_matrix(files, evidence), y, len(inst.gold)))
+    return rows
+
+
+def save_rows(path: Path, rows: Rows) -> None:
+    np.savez_compressed(
+        path,
+        x=np.concatenate([r[2] for r in rows]), y=np.concatenate([r[3] for r in rows]),
+        qid=np.concatenate([np.full(len(r[3]), q) for q, r in enumerate(rows)]),
+        repo=np.array([r[0] for r in rows]), ids=np.array([r[1] for r in rows]),
+        golds=np.array([r[4] for r in rows]), features=np.array(FEATURES),
+    )  # fmt: skip
+
+
+def load_rows(path: Path) -> dict[str, np.ndarray]:
+    data = dict(np.load(path))
+    if tuple(data["features"]) != FEATURES:
+        raise SystemExit(f"{path} was made by other code: run the features step again")
+    return data
+
+
+def step_features(clones: Path, cache: Path) -> None:
+    """The training questions' features (a question no evidence list answers teaches nothing)."""
+    runner = LgrepRunner(cache)
+    insts = load(cache)
+    embedder = runner.embedder_for(clones / TRAINING_REPOS[next(iter(insts))])
+    rows: Rows = []
+    for repo, repo_insts in insts.items():
+        states = swe.States(cache / "states" / TRAINING_REPOS[repo])
+        rows += [r for r in question_features(repo, repo_insts, states, embedder) if r[3].any()]
+    save_rows(cache / "features.npz", rows)
+    print(f"features: {len(rows)} questions", file=sys.stderr, flush=True)
+
+
+def step_dev_features(dev_data: Path, dev_cache: Path, clones: Path, cache: Path) -> None:
+    """The development set's features, from tools/bench_swebench.py's saved states: to check a
+    model there (never to fit it)."""
+    runner = LgrepRunner(dev_cache)
+    insts = swe.load_instances(dev_data, set(), set())
+    embedder = runner.embedder_for(clones / TRAINING_REPOS[next(iter(TRAINING_REPOS))])
+    rows: Rows = []
+    for repo, repo_insts in insts.items():
+        states = swe.States(dev_cache / "swebench" / swe.REPOS[repo][0])
+        rows += question_features(repo, repo_insts, states, embedder)
+    save_rows(cache / "dev-features.npz", rows)
+    print(f"development features: {len(rows)} questions", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------------------------- fit
+
+# Pairwise logistic regression: L2 strength, Adam steps and rate; negatives per question (the files
+# the fused ranking puts first: the ones a gold file has to pass).
+L2 = 1e-3
+STEPS_ADAM = 600
+RATE = 0.05
+NEGATIVES = 50
+KS = (1, 3, 5, 10)
+
+
+def _pairs(
+    x: np.ndarray, y: np.ndarray, qid: np.ndarray, fused_col: int, questions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Feature differences gold - other for the chosen questions, and each pair's weight (every
+    question weighs 1 in all)."""
+    diffs: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    for q in questions:
+        rows = np.flatnonzero(qid == q)
+        gold = rows[y[rows]]
+        other = rows[~y[rows]]
+        other = other[np.argsort(-x[other, fused_col], kind="stable")[:NEGATIVES]]
+        if not len(gold) or not len(other):
+            continue
+        d = (x[gold][:, None, :] - x[other][None, :, :]).reshape(-1, x.shape[1])
+        diffs.append(d)
+        weights.append(np.full(len(d), 1.0 / len(d)))
+    return np.concatenate(diffs), np.concatenate(weights)
+
+
+def fit(
+    x: np.ndarray, y: np.ndarray, qid: np.ndarray, questions: np.ndarray, fused_col: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, scale, weights) of the pairwise model fitted on `questions`."""
+    rows = np.isin(qid, questions)
+    mean = x[rows].mean(axis=0)
+    scale = x[rows].std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = (x - mean) / scale
+    d, pw = _pairs(z, y, qid, fused_col, questions)
+    pw = pw / pw.sum()
+    w = np.zeros(x.shape[1])
+    w[fused_col] = 1.0  # start from the fused ranking
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    for t in range(1, STEPS_ADAM + 1):
+        margin = d @ w
+        grad = -(d * (pw / (1.0 + np.exp(margin)))[:, None]).sum(axis=0) + 2 * L2 * w
+        m = 0.9 * m + 0.1 * grad
+        v = 0.999 * v + 0.001 * grad**2
+        w -= RATE * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+    return mean, scale, w
+
+
+def accuracy(
+    scores: np.ndarray, y: np.ndarray, qid: np.ndarray, questions: np.ndarray, golds: np.ndarray
+) -> dict[str, float]:
+    """Acc@k (every gold file in the first k; a gold file no list found counts as missed) and MRR."""
+    hits = dict.fromkeys(KS, 0)
+    mrr = 0.0
+    for q in questions:
+        rows = np.flatnonzero(qid == q)
+        order = rows[np.argsort(-scores[rows], kind="stable")]
+        ranks = np.flatnonzero(y[order])
+        if len(ranks) == golds[q]:
+            for k in KS:
+                hits[k] += int(ranks.max() < k)
+        mrr += 1.0 / (ranks.min() + 1) if len(ranks) else 0.0
+    n = max(len(questions), 1)
+    return {**{f"acc@{k}": round(100 * v / n, 1) for k, v in hits.items()}, "mrr": round(float(mrr) / n, 3)}
+
+
+def _score(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
+    mean, scale, weights = (np.asarray(model[k]) for k in ("mean", "scale", "weights"))
+    return ((x - mean) / scale) @ weights
+
+
+def step_fit(cache: Path) -> dict[str, Any]:
+    """Fit with each repository held out in turn (reported), then on all; the model is written to
+    CACHE/model.json. With CACHE/dev-features.npz, the model is also scored on the development set
+    beside the fused ranking."""
+    data = load_rows(cache / "features.npz")
+    x, y, qid, repos, golds = data["x"], data["y"], data["qid"], data["repo"], data["golds"]
+    fused_col = FEATURES.index("fused")
+    report: dict[str, Any] = {"held_out": {}}
+    for repo in sorted(set(repos.tolist())):
+        test = np.flatnonzero(repos == repo)
+        mean, scale, w = fit(x, y, qid, np.flatnonzero(repos != repo), fused_col)
+        learned = ((x - mean) / scale) @ w
+        report["held_out"][repo] = {
+            "questions": len(test),
+            "fused": accuracy(x[:, fused_col], y, qid, test, golds),
+            "learned": accuracy(learned, y, qid, test, golds),
+        }
+        print(f"held out {repo}: {report['held_out'][repo]}", file=sys.stderr, flush=True)
+    mean, scale, w = fit(x, y, qid, np.arange(len(repos)), fused_col)
+    model = {
+        "features": list(FEATURES),
+        "mean": mean.tolist(), "scale": scale.tolist(), "weights": w.tolist(),
+        "trained": time.strftime("%Y-%m-%d"),
+        "repositories": sorted(set(repos.tolist())),
+        "questions": len(repos),
+        "fit": {"l2": L2, "steps": STEPS_ADAM, "rate": RATE, "negatives": NEGATIVES},
+        "held_out": report["held_out"],
+    }  # fmt: skip
+    for name, weight in sorted(zip(FEATURES, w, strict=True), key=lambda p: -abs(p[1])):
+        print(f"  {name:22s} {weight:+.3f}", file=sys.stderr)
+    dev_path = cache / "dev-features.npz"
+    if dev_path.is_file():
+        dev = load_rows(dev_path)
+        report["development"] = {}
+        for repo in sorted(set(dev["repo"].tolist())):
+            questions = np.flatnonzero(dev["repo"] == repo)
+            report["development"][repo] = {
+                "questions": len(questions),
+                "fused": accuracy(dev["x"][:, fused_col], dev["y"], dev["qid"], questions, dev["golds"]),
+                "learned": accuracy(_score(model, dev["x"]), dev["y"], dev["qid"], questions, dev["golds"]),
+            }
+            print(f"development {repo}: {report['development'][repo]}", file=sys.stderr, flush=True)
+        model["development"] = report["development"]
+    (cache / "model.json").write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {cache / 'model.json'}", file=sys.stderr)
+    return report
+
+
+# ------------------------------------------------------------------------------------------ main
+
+STEPS = ("mine", "build", "features", "dev", "fit")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--clones", type=Path, required=True, help="folder with one clone per TRAINING_REPOS entry")
+    ap.add_argument("--cache", type=Path, required=True, help="questions, indexes, saved states, features (kept)")
+    ap.add_argument("--dev-data", type=Path, default=swe.DEFAULT_DATA, help="the swebench-dev folder")
+    ap.add_argument(
+        "--dev-cache", type=Path, help="tools/bench_swebench.py's --cache, built: score the model on its states too"
+    )
+    ap.add_argument("--step", choices=STEPS, action="append", help="run only these steps (default: all)")
+    args = ap.parse_args()
+    steps = args.step or list(STEPS)
+    started = time.perf_counter()
+    if "mine" in steps:
+        step_mine(args.clones, args.cache)
+    if "build" in steps:
+        step_build(args.clones, args.cache)
+    if "features" in steps:
+        step_features(args.clones, args.cache)
+    if "dev" in steps and args.dev_cache is not None:
+        step_dev_features(args.dev_data, args.dev_cache, args.clones, args.cache)
+    if "fit" in steps:
+        step_fit(args.cache)
+    print(f"done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
