@@ -91,3 +91,21 @@ def test_bm25_scores_match_the_formula(bench: ModuleType) -> None:
     assert want[0] > want[1] > want[2] == 0.0
     assert got.tolist() == pytest.approx(want)
     assert bench.rank_by_score(["a.py", "b.py", "c.py"], got) == ["a.py", "b.py", "c.py"]
+
+
+def test_a_state_a_stopped_build_left_unfinished_lends_no_vectors(bench: ModuleType, tmp_path: Path) -> None:
+    """Its vectors are saved again, all of them, when it is built again: counting them as saved
+    would leave them out of that save, and lose them."""
+    import json
+
+    import numpy as np
+
+    for name, finished in (("done", True), ("stopped", False)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "vector_keys.json").write_text(json.dumps([f"key-{name}"]))
+        np.save(folder / "vectors.npy", np.ones((1, 4), np.float32))
+        if finished:
+            (folder / "meta.json").write_text("{}")
+    states = bench.States(tmp_path)
+    assert states.missing_vectors(["key-done", "key-stopped"]) == ["key-stopped"]
