@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
+from tests.tools.conftest import load_tool
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    sys.path.insert(0, str(TOOLS))  # the tool imports bench_search beside it
-    try:
-        spec = importlib.util.spec_from_file_location("bench_swebench", TOOLS / "bench_swebench.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up while it runs
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(TOOLS))
+    return load_tool("bench_swebench")
 
 
 def test_acc_at_k_needs_every_gold_file_and_mrr_counts_the_first(bench: ModuleType) -> None:

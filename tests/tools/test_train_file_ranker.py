@@ -3,10 +3,8 @@ the features it reads from a files answer's evidence, and the fit, on hand-made 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -14,21 +12,12 @@ import numpy as np
 import pytest
 from lgrep_search.files import Evidence
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
+from tests.tools.conftest import load_tool
 
 
 @pytest.fixture(scope="module")
 def tool() -> ModuleType:
-    sys.path.insert(0, str(TOOLS))  # the tool imports bench_swebench and bench_search beside it
-    try:
-        spec = importlib.util.spec_from_file_location("train_file_ranker", TOOLS / "train_file_ranker.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up while it runs
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(TOOLS))
+    return load_tool("train_file_ranker")
 
 
 def test_no_training_repository_is_in_a_benchmark(tool: ModuleType) -> None:
