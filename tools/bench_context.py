@@ -43,7 +43,18 @@ from typing import Any
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_search import DEFAULT_DATA, SUBSET, LgrepRunner, Repo, Task, hit, load, ndcg, repo_mean
+from bench_search import (
+    SUBSET,
+    LgrepRunner,
+    Repo,
+    Task,
+    add_corpus_arguments,
+    hit,
+    load_selected,
+    ndcg,
+    repo_mean,
+    write_json,
+)
 
 BUDGETS = (500, 1000, 2000, 4000)
 
@@ -230,12 +241,7 @@ def _print(summaries: dict[str, dict[str, Any]], budgets: tuple[int, ...]) -> No
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="semble-format data folder")
-    ap.add_argument("--checkouts", type=Path, required=True, help="folder with one checkout per repository")
-    ap.add_argument("--cache", type=Path, default=Path(os.environ.get("LGREP_BENCH_CACHE", "/tmp/lgrep-bench-cache")))
-    ap.add_argument("--repo", action="append", default=[], help="only these repositories (repeatable)")
-    ap.add_argument("--language", action="append", default=[], help="only these languages (repeatable)")
-    ap.add_argument("--subset", action="store_true", help="the 19-repository one-per-language subset")
+    add_corpus_arguments(ap)
     ap.add_argument("--limit", type=int, help="lgrep_search's limit (default: the tool's own)")
     ap.add_argument("--max-tokens", type=int, help="lgrep_search's max_tokens (default: the tool's own)")
     ap.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS), help="token budgets to report")
@@ -244,12 +250,7 @@ def main() -> int:
     args = ap.parse_args()
     budgets = tuple(args.budgets)
 
-    names = set(args.repo) | (set(SUBSET) if args.subset else set())
-    repos, missing = load(args.data, args.checkouts, names, set(args.language))
-    if missing:
-        print(f"not checked out (skipped): {', '.join(missing)}", file=sys.stderr)
-    if not repos:
-        raise SystemExit("no repositories with queries matched")
+    repos, missing = load_selected(args)
 
     runner = LgrepRunner(args.cache)  # the index cache bench_search.py builds and reuses
     for repo in repos:
@@ -288,7 +289,6 @@ def main() -> int:
         checked = verify(answered[::step][: args.verify], args)
         print(f"real process: {checked['identical']} of {checked['queries']} answers identical", file=sys.stderr)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "date": time.strftime("%Y-%m-%d"),
             "data": str(args.data),
@@ -302,8 +302,7 @@ def main() -> int:
             "verify": checked,
             "per_query": rows,
         }
-        args.out.write_text(json.dumps(payload, indent=1), encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
+        write_json(args.out, payload)
     return 0
 
 

@@ -403,14 +403,38 @@ def run_mode(mode: str, repos: list[Repo], runner: LgrepRunner | None, stores: d
     }
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_corpus_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options that choose the benchmark's data, checkouts, index cache and repositories."""
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="semble-format data folder")
     ap.add_argument("--checkouts", type=Path, required=True, help="folder with one checkout per repository")
     ap.add_argument("--cache", type=Path, default=Path(os.environ.get("LGREP_BENCH_CACHE", "/tmp/lgrep-bench-cache")))
     ap.add_argument("--repo", action="append", default=[], help="only these repositories (repeatable)")
     ap.add_argument("--language", action="append", default=[], help="only these languages (repeatable)")
     ap.add_argument("--subset", action="store_true", help="the 19-repository one-per-language subset")
+
+
+def load_selected(args: argparse.Namespace) -> tuple[list[Repo], list[str]]:
+    """The repositories `add_corpus_arguments`'s options choose, and those not checked out (said on
+    stderr). Exits when none is left."""
+    names = set(args.repo) | (set(SUBSET) if args.subset else set())
+    repos, missing = load(args.data, args.checkouts, names, set(args.language))
+    if missing:
+        print(f"not checked out (skipped): {', '.join(missing)}", file=sys.stderr)
+    if not repos:
+        raise SystemExit("no repositories with queries matched")
+    return repos, missing
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    """A run's results as JSON at `path` (its folder made)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_corpus_arguments(ap)
     ap.add_argument("--mode", action="append", default=[], help="modes to run (repeatable; default full)")
     ap.add_argument("--ablate", action="store_true", help="run the standard ablation set")
     ap.add_argument("-k", type=int, default=10)
@@ -428,12 +452,7 @@ def main() -> int:
     args = ap.parse_args()
     _choose_provider(args, ap)
 
-    names = set(args.repo) | (set(SUBSET) if args.subset else set())
-    repos, missing = load(args.data, args.checkouts, names, set(args.language))
-    if missing:
-        print(f"not checked out (skipped): {', '.join(missing)}", file=sys.stderr)
-    if not repos:
-        raise SystemExit("no repositories with queries matched")
+    repos, missing = load_selected(args)
     modes = ABLATION if args.ablate else (args.mode or ["full"])
     if "ripgrep" in modes and shutil.which("rg") is None:
         raise SystemExit("the ripgrep mode needs `rg` on PATH (apt install ripgrep)")
@@ -482,7 +501,6 @@ def main() -> int:
         total = sum(r["index_s"] for r in index_rows)
         print(f"index (incremental check or build): {total:.1f} s over {len(index_rows)} repositories", file=sys.stderr)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "date": time.strftime("%Y-%m-%d"),
             "data": str(args.data),
@@ -491,8 +509,7 @@ def main() -> int:
             "index": index_rows,
             "modes": results,
         }
-        args.out.write_text(json.dumps(payload, indent=1), encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
+        write_json(args.out, payload)
     return 0
 
 

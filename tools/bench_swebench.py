@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_search import LgrepRunner, search_options
+from bench_search import LgrepRunner, search_options, write_json
 
 PROJECT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = PROJECT.parent / "shared" / "bench" / "swebench-dev"
@@ -871,7 +871,6 @@ def main() -> int:
         f"{timing['search_s']:.1f} s, floors {timing['floor_s']:.1f} s)"
     )
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "date": time.strftime("%Y-%m-%d"),
             "data": str(args.data),
@@ -885,8 +884,7 @@ def main() -> int:
             "builds": builds,
             "instances": rows,
         }
-        args.out.write_text(json.dumps(payload, indent=1), encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
+        write_json(args.out, payload)
     return 0
 
 
