@@ -397,8 +397,9 @@ def accuracy(
     return {**{f"acc@{k}": round(100 * v / n, 1) for k, v in hits.items()}, "mrr": round(float(mrr) / n, 3)}
 
 
-def _score(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
-    mean, scale, weights = (np.asarray(model[k]) for k in ("mean", "scale", "weights"))
+def predict(params: tuple[np.ndarray, np.ndarray, np.ndarray], x: np.ndarray) -> np.ndarray:
+    """The model's score of each row of `x`; `params` is `fit`'s (mean, scale, weights)."""
+    mean, scale, weights = params
     return ((x - mean) / scale) @ weights
 
 
@@ -412,8 +413,7 @@ def step_fit(cache: Path) -> dict[str, Any]:
     report: dict[str, Any] = {"held_out": {}}
     for repo in sorted(set(repos.tolist())):
         test = np.flatnonzero(repos == repo)
-        mean, scale, w = fit(x, y, qid, np.flatnonzero(repos != repo), fused_col)
-        learned = ((x - mean) / scale) @ w
+        learned = predict(fit(x, y, qid, np.flatnonzero(repos != repo), fused_col), x)
         report["held_out"][repo] = {
             "questions": len(test),
             "fused": accuracy(x[:, fused_col], y, qid, test, golds),
@@ -441,7 +441,7 @@ def step_fit(cache: Path) -> dict[str, Any]:
             report["development"][repo] = {
                 "questions": len(questions),
                 "fused": accuracy(dev["x"][:, fused_col], dev["y"], dev["qid"], questions, dev["golds"]),
-                "learned": accuracy(_score(model, dev["x"]), dev["y"], dev["qid"], questions, dev["golds"]),
+                "learned": accuracy(predict((mean, scale, w), dev["x"]), dev["y"], dev["qid"], questions, dev["golds"]),
             }
             print(f"development {repo}: {report['development'][repo]}", file=sys.stderr, flush=True)
         model["development"] = report["development"]

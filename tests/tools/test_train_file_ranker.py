@@ -122,8 +122,7 @@ def test_the_fit_learns_which_evidence_finds_the_answers(tool: ModuleType) -> No
     x, y, qid = np.concatenate(xs), np.concatenate(ys), np.concatenate(qids)
     golds = np.ones(60, dtype=int)
     fused = col["fused"]
-    mean, scale, w = tool.fit(x, y, qid, np.arange(40), fused)
-    learned = ((x - mean) / scale) @ w
+    learned = tool.predict(tool.fit(x, y, qid, np.arange(40), fused), x)
     held_out = np.arange(40, 60)
     assert tool.accuracy(learned, y, qid, held_out, golds)["acc@1"] == 100.0
     assert tool.accuracy(x[:, fused], y, qid, held_out, golds)["acc@1"] < 50.0

@@ -163,7 +163,6 @@ def rank_files(
                 "file_bm25": {f: float(bm25[f]) for f in pool},
                 "vector": {f: float(best[f]) for f in pool if np.isfinite(best[f])} if best is not None else {},
                 "defines": defines,
-                "named": {},
                 "path": {f: float(counts[f]) for f in pool} if counts is not None else {},
             },
             named_kind=named_kind,
