@@ -2,21 +2,21 @@
 .PHONY: install format lint typecheck imports proto proto-check proto-lint smoke-install test check ci
 
 install:
-	uv sync --locked --group codegen
+	uv sync --locked --group dev --group lint --group codegen
 
 format:
-	uv run --frozen ruff format .
-	uv run --frozen ruff check --fix .
+	uv run --frozen --group lint ruff format .
+	uv run --frozen --group lint ruff check --fix .
 
 lint:
-	uv run --frozen ruff format --check .
-	uv run --frozen ruff check .
+	uv run --frozen --group lint ruff format --check .
+	uv run --frozen --group lint ruff check .
 
 typecheck:
-	uv run --frozen pyright
+	uv run --frozen --group lint pyright
 
 imports:
-	uv run --frozen lint-imports
+	uv run --frozen --group lint lint-imports
 
 proto:
 	uv run --frozen --group codegen python tools/gen_proto.py
@@ -32,7 +32,7 @@ smoke-install:
 	tools/smoke_install.sh
 
 test:
-	uv run --frozen pytest
+	uv run --frozen --group dev pytest
 
 check ci:
 	.ci/run

@@ -1,8 +1,8 @@
 """The MCP server's surface, as a client lists it: tool names, descriptions, input and output
 schemas and hints, resources, prompts and their texts, and the instructions, compared with
 `surface.json` byte for byte (agents' prompts and clients' caches are built from it). A change to
-any of them is deliberate: regenerate the file with `LGREP_UPDATE_SURFACE=1 uv run --frozen pytest
-packages/lgrep-mcp/tests/test_surface.py` and review its diff. Also: the units answer through the
+any of them is deliberate: regenerate the file with `LGREP_UPDATE_SURFACE=1 uv run --frozen --group dev
+pytest packages/lgrep-mcp/tests/test_surface.py` and review its diff. Also: the units answer through the
 SDK with the `App` they were registered with, and lgrep's errors arrive as tool errors."""
 
 from __future__ import annotations
