@@ -73,7 +73,7 @@ if [ -x "$venv/bin/python" ]; then
   say "lgrep $version into $(short "$venv") (uv $("$uv" --version | cut -d' ' -f2))"
 else
   say "lgrep $version and its locked dependencies into $(short "$venv") (uv $("$uv" --version | cut -d' ' -f2)):"
-  say "  about 340 MB from PyPI (1 GB unpacked), a minute or more on a first install"
+  say "  a first install downloads about 340 MB from PyPI (1 GB unpacked): seconds to minutes, by your connection"
 fi
 UV_PROJECT_ENVIRONMENT=$venv "$uv" sync --quiet --project "$repo" --frozen --no-default-groups --no-editable \
   --python "$pyexe" "$@"

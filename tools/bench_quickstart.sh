@@ -19,11 +19,12 @@ trap 'rm -rf "$work"' EXIT
 git clone -q ${2:+-b "$2"} "$repo" "$work/clone"
 cd "$work/clone"
 
+exec 3>&1  # the step lines, whatever a step's own output is redirected to
 step() {  # $1: a label; the rest: the command. Prints the label, seconds and the load average.
   local label="$1" started=$SECONDS
   shift
   "$@"
-  printf '== %-32s %4d s   (load %s)\n' "$label" $((SECONDS - started)) "$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')"
+  printf '== %-32s %4d s   (load %s)\n' "$label" $((SECONDS - started)) "$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')" >&3
 }
 
 step "install.sh (cold caches)" ./install.sh
