@@ -17,7 +17,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_search as bs  # noqa: E402
+import bench_search as bs
 
 # Pairs of one language (the hard case: the other repository speaks the question's language) and of
 # two languages, among the repositories most often checked out.
@@ -62,7 +62,7 @@ def main() -> int:
     for name, repo in repos.items():
         store, _, _ = runner.index(repo.root)
         searchers[name] = runner.searcher(store, "full")[0]
-    merges = {"lgrep": lambda a, k: merge_hits(a, k), "score": by_score}
+    merges: dict[str, Any] = {"lgrep": merge_hits, "score": by_score}
     rows: dict[str, list[dict]] = {m: [] for m in ["alone", *merges]}
     pairs = [(a, b) for a, b in PAIRS if a in repos and b in repos]
     for a, b in pairs:
@@ -82,7 +82,7 @@ def main() -> int:
     print(f"{len(pairs)} pairs, {len(rows['alone'])} questions (each asked of its repository and the other)")
     for label, found in rows.items():
         other = sum(r["other"] for r in found) / len(found)
-        print(f"{label:<6} NDCG@10 {bs.repo_mean(found, 'ndcg10'):.4f}   other repository's hits in the top 10: {other:.2f}")
+        print(f"{label:<6} NDCG@10 {bs.repo_mean(found, 'ndcg10'):.4f}   other hits in the top 10: {other:.2f}")
     return 0
 
 

@@ -282,7 +282,8 @@ class Lgrep:
         the folder, indexed first when it has no index, after the spend gate agrees for that
         project) with its own embedding model; `wait_s` bounds each project's first index, and a
         project still being indexed when it runs out is left out of the ranking (its outcome says
-        how far it is). The merged answer has `request.limit` hits (default: the projects' own).
+        how far it is). Each project is asked for `request.limit` hits (default: the largest
+        `search.limit` of the projects' settings), and the merged answer has as many.
 
         Raises InvalidRequestError when two folders are of one project or a released version is
         asked for, and what `search` raises for any project."""
@@ -292,23 +293,25 @@ class Lgrep:
         scopes = [self.scope(f) for f in folders]
         for i, scope in enumerate(scopes):
             for earlier, other in zip(folders[:i], scopes[:i], strict=True):
-                if other.project == scope.project:
-                    raise InvalidRequestError(
-                        f"{earlier} and {folders[i]} are both in the project {scope.project}: name it once "
-                        "(and keep to part of it with a path filter)"
-                    )
+                nested = folders[i].is_relative_to(earlier) or earlier.is_relative_to(folders[i])
+                if other.project == scope.project or nested:
+                    _same_project(earlier, folders[i], scope.project if not nested else min(earlier, folders[i]))
+        limit = request.limit or max(_search_limit(s.project) for s in scopes)
         outcomes = [
             self.search(
-                replace(request, project_root=str(f), explain=True),
+                replace(request, project_root=str(f), explain=True, limit=limit),
                 progress=progress,
                 wait_s=wait_s,
                 wait_vectors=wait_vectors,
             )
             for f in folders
         ]
+        for i, outcome in enumerate(outcomes):  # a folder's project can change once another is indexed
+            for earlier, other in zip(folders[:i], outcomes[:i], strict=True):
+                if other.scope.project == outcome.scope.project:
+                    _same_project(earlier, folders[i], outcome.scope.project)
         answered = [(o, o.response) for o in outcomes if o.response is not None]
         answers = [ProjectAnswer(o.scope.project, r, self._model(o.scope.project)) for o, r in answered]
-        limit = request.limit or max((len(r.files if request.files else r.results) for _, r in answered), default=1)
         if not request.files:
             return ProjectsOutcome(outcomes, merge_hits(answers, limit, bm25_weight=request.bm25_weight), [])
         # A files answer has no channel scores: the same question's best chunks calibrate each project.
@@ -379,6 +382,20 @@ class Lgrep:
     def _approve(self, project: Path, *, force: bool) -> None:
         if self.spend_gate is not None:
             self.spend_gate(project, force)
+
+
+def _same_project(first: Path, second: Path, project: Path) -> None:
+    raise InvalidRequestError(
+        f"{first} and {second} are both in the project {project}: name it once (and keep to part of it with "
+        "a path filter)"
+    )
+
+
+def _search_limit(project: Path) -> int:
+    """A project's `search.limit` (its settings and the user's)."""
+    from lgrep_core.config import load_settings
+
+    return load_settings(project).settings.search.limit
 
 
 # Chunks asked of each project to calibrate a files answer across projects (lgrep_core.merge).

@@ -81,7 +81,14 @@ def build_server(
 
         cache_dir = client_settings().cache_dir
     app = App(roots, Lgrep(engine or DaemonEngine(), cache_dir), counter or TokenCounter())
-    server = MCPServer("lgrep", instructions=INSTRUCTIONS)
+    instructions = INSTRUCTIONS
+    if len(roots.roots) > 1:
+        listed = ", ".join(str(r) for r in roots.roots)
+        instructions += (
+            f" This server has several roots ({listed}): lgrep_search searches {roots.default} unless given "
+            "projects (folders among the roots, or ['*'] for all), then ranks their results together."
+        )
+    server = MCPServer("lgrep", instructions=instructions)
     search, index, files = SearchTools(app), IndexTools(app), FileTools(app)
     structure, releases = StructureTools(app), ReleaseTools(app)
     for tool, hints in (

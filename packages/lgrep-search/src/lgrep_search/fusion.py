@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from lgrep_core.rrf import NATURAL_WEIGHTS, RRF_K, SYMBOL_WEIGHTS
 
 from .query import QueryKind

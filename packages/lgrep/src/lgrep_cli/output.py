@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from lgrep_core.api import ProjectsOutcome
-
     from lgrep_index.plan import IndexPlan
 
 __all__ = [
