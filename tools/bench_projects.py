@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_search as bs
 
-# Pairs of one language (the hard case: the other repository speaks the question's language) and of
-# two languages, among the repositories most often checked out.
+# Pairs of one language (the hard case: the other repository speaks the question's language, and
+# often about the same things), then four of two languages.
 PAIRS = [
     ("flask", "fastapi"),
     ("requests", "httpx"),
@@ -38,21 +38,32 @@ PAIRS = [
     ("plug", "phoenix"),
     ("trpc", "vitest"),
     ("click", "starlette"),
+    ("fastapi", "gin"),
+    ("axum", "express"),
+    ("circe", "guzzle"),
+    ("libuv", "ktor"),
 ]
 
 
-def by_score(answers: list[Any], limit: int) -> list[tuple[Path, Any]]:
-    hits = [(h.score, a.project, h) for a in answers for h in a.response.results]
+def by_score(answers: list[Any], limit: int, files: bool) -> list[tuple[Path, Any]]:
+    """The answers merged by their own scores (what lgrep does not do)."""
+    hits = [(h.score, a.project, h) for a in answers for h in (a.response.files if files else a.response.results)]
     hits.sort(key=lambda t: -t[0])
     return [(p, h) for _, p, h in hits[:limit]]
+
+
+def _where(hit: Any, files: bool) -> tuple[str, int, int]:
+    """A result as the metric reads it: a file covers every line of it (as bench_search's ripgrep)."""
+    return (hit.path, 1, 1 << 31) if files else (hit.path, hit.start_line, hit.end_line)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bs.add_corpus_arguments(ap)
     ap.add_argument("-k", type=int, default=10)
+    ap.add_argument("--files", action="store_true", help="files answers (a file covers every target in it)")
     args = ap.parse_args()
-    from lgrep_core.merge import ProjectAnswer, merge_hits
+    from lgrep_core.merge import ProjectAnswer, merge_files, merge_hits
     from lgrep_core.models import SearchRequest
 
     args.repo = sorted({n for pair in PAIRS for n in pair} | set(args.repo))
@@ -62,27 +73,50 @@ def main() -> int:
     for name, repo in repos.items():
         store, _, _ = runner.index(repo.root)
         searchers[name] = runner.searcher(store, "full")[0]
-    merges: dict[str, Any] = {"lgrep": merge_hits, "score": by_score}
-    rows: dict[str, list[dict]] = {m: [] for m in ["alone", *merges]}
+    rows: dict[str, list[dict]] = {m: [] for m in ("alone", "lgrep", "score")}
     pairs = [(a, b) for a, b in PAIRS if a in repos and b in repos]
     for a, b in pairs:
+        same = repos[a].language == repos[b].language
         for mine, other in ((a, b), (b, a)):
             for task in repos[mine].tasks:
-                request = SearchRequest(task.query, limit=args.k, explain=True)
+                request = SearchRequest(task.query, limit=args.k, explain=True, files=args.files)
                 answers = [
                     ProjectAnswer(Path(name), searchers[name].search(request), "local") for name in (mine, other)
                 ]
-                alone = [(h.path, h.start_line, h.end_line) for h in answers[0].response.results]
-                rows["alone"].append({"repo": mine, "ndcg10": bs.ndcg(alone, task.targets, 10), "other": 0})
-                for label, merge in merges.items():
-                    merged = merge(answers, args.k)
-                    found = [(h.path, h.start_line, h.end_line) if p.name == mine else ("\0", 0, 0) for p, h in merged]
-                    other_hits = sum(1 for p, _ in merged if p.name != mine)
-                    rows[label].append({"repo": mine, "ndcg10": bs.ndcg(found, task.targets, 10), "other": other_hits})
-    print(f"{len(pairs)} pairs, {len(rows['alone'])} questions (each asked of its repository and the other)")
+                if args.files:
+                    chunks = [
+                        ProjectAnswer(
+                            Path(name),
+                            searchers[name].search(SearchRequest(task.query, limit=5, explain=True)),
+                            "local",
+                        )
+                        for name in (mine, other)
+                    ]
+                    merged = {"lgrep": merge_files(answers, chunks, args.k), "score": by_score(answers, args.k, True)}
+                    alone = [(Path(mine), h) for h in answers[0].response.files]
+                else:
+                    merged = {"lgrep": merge_hits(answers, args.k), "score": by_score(answers, args.k, False)}
+                    alone = [(Path(mine), h) for h in answers[0].response.results]
+                for label, found in (("alone", alone), *merged.items()):
+                    ranked = [_where(h, args.files) if p.name == mine else ("\0", 0, 0) for p, h in found]
+                    rows[label].append(
+                        {
+                            "repo": mine,
+                            "same": same,
+                            "ndcg10": bs.ndcg(ranked, task.targets, 10),
+                            "other": sum(1 for p, _ in found if p.name != mine),
+                        }
+                    )
+    what = "files" if args.files else "chunks"
+    print(f"{len(pairs)} pairs, {len(rows['alone'])} questions (each asked of its repository and the other), {what}")
     for label, found in rows.items():
         other = sum(r["other"] for r in found) / len(found)
-        print(f"{label:<6} NDCG@10 {bs.repo_mean(found, 'ndcg10'):.4f}   other hits in the top 10: {other:.2f}")
+        same = bs.repo_mean([r for r in found if r["same"]], "ndcg10")
+        mixed = bs.repo_mean([r for r in found if not r["same"]], "ndcg10")
+        print(
+            f"{label:<6} NDCG@10 {bs.repo_mean(found, 'ndcg10'):.4f} (same language {same:.4f}, other {mixed:.4f})"
+            f"   other hits in the top 10: {other:.2f}"
+        )
     return 0
 
 

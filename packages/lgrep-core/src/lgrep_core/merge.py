@@ -24,6 +24,7 @@ are the searcher's); on 637 questions of 16 repository pairs they keep NDCG@10 a
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -52,21 +53,32 @@ def merge_hits(
     """The `limit` best chunks of all the answers, each with its project, best first; a hit's
     `score` is its merged score (see the module docstring)."""
     factor = calibration(answers)
-    entries = [(a, h) for a in answers for h in a.response.results]
+    raws = {
+        (i, channel): sorted(h.scores[f"{channel}_score"] for h in a.response.results if f"{channel}_score" in h.scores)
+        for i, a in enumerate(answers)
+        for channel in _CHANNELS
+    }
     ranked: list[tuple[float, int, Path, SearchHit]] = []
-    for order, (answer, hit) in enumerate(entries):
-        weights = _weights(answer.response, bm25_weight, hit)
-        fused = hit.scores.get("fused", 0.0)
-        merged = 0.0
-        for channel in _CHANNELS:
-            raw = hit.scores.get(f"{channel}_score")
-            if raw is None:
-                continue
-            rank = hit.scores.get(f"{channel}_rank", 1.0) + _above(entries, answer, channel, raw)
-            merged += weights.get(channel, 0.0) / (RRF_K + rank)
-        score = hit.score * (merged / fused) if fused > 0 else hit.score
-        score *= factor[answer.project]
-        ranked.append((score, order, answer.project, hit))
+    for i, answer in enumerate(answers):
+        others = [j for j in range(len(answers)) if j != i]
+        for hit in answer.response.results:
+            weights = _weights(answer.response, bm25_weight, hit)
+            merged = 0.0
+            for channel in _CHANNELS:
+                raw = hit.scores.get(f"{channel}_score")
+                if raw is None:
+                    continue
+                # Its rank among every project's hits: its own, plus the other projects' hits this
+                # channel scored higher (cosines only of projects with the same model).
+                above = sum(
+                    len(raws[j, channel]) - bisect_right(raws[j, channel], raw)
+                    for j in others
+                    if channel != "vector" or answers[j].model == answer.model
+                )
+                merged += weights.get(channel, 0.0) / (RRF_K + hit.scores.get(f"{channel}_rank", 1.0) + above)
+            fused = hit.scores.get("fused", 0.0)
+            score = hit.score * (merged / fused) if fused > 0 else hit.score
+            ranked.append((score * factor[answer.project], len(ranked), answer.project, hit))
     ranked.sort(key=lambda r: (-r[0], r[1]))
     return [(project, replace(hit, score=round(score, 6))) for score, _, project, hit in ranked[:limit]]
 
@@ -104,19 +116,6 @@ def calibration(answers: Sequence[ProjectAnswer]) -> dict[Path, float]:
 
 def _best_cosine(response: SearchResponse) -> float | None:
     return max((h.scores["vector_score"] for h in response.results if "vector_score" in h.scores), default=None)
-
-
-def _above(entries: Sequence[tuple[ProjectAnswer, SearchHit]], answer: ProjectAnswer, channel: str, raw: float) -> int:
-    """How many hits of the other projects `channel` scored above `raw` (vector scores: only those
-    of projects with the same model)."""
-    key = f"{channel}_score"
-    return sum(
-        1
-        for other, hit in entries
-        if other.project != answer.project
-        and (channel != "vector" or other.model == answer.model)
-        and hit.scores.get(key, float("-inf")) > raw
-    )
 
 
 def _weights(response: SearchResponse, bm25_weight: float | None, hit: SearchHit) -> dict[str, float]:

@@ -355,7 +355,7 @@ def _spend_warnings(settings: LgrepSettings, root: Path) -> tuple[str, ...]:
 
 @cli.command()
 @click.argument("query")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, metavar="[PATH]...", type=click.Path(path_type=Path))
 @click.option(
     "-n", "--limit", type=click.IntRange(1, 1000), help="number of results, or of files (default: search.limit, 10)"
 )
