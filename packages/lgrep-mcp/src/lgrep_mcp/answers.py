@@ -31,7 +31,7 @@ class Budgeted(BaseModel):
 
 
 class SearchResult(BaseModel):
-    project_root: str | None = Field(None, description="With projects: the project it is in (absolute)")
+    project_root: str | None = Field(None, description="With projects: its project")
     path: str = Field(description="File, relative to the project root")
     start_line: int = Field(description="First line of the chunk (1-based)")
     end_line: int = Field(description="Last line of the chunk (inclusive); the snippet may stop earlier")
@@ -54,7 +54,7 @@ class LineRangeOut(BaseModel):
 
 
 class FileResult(BaseModel):
-    project_root: str | None = Field(None, description="With projects: the project it is in (absolute)")
+    project_root: str | None = Field(None, description="With projects: its project")
     path: str = Field(description="File, relative to the project root")
     score: float = Field(description="Higher is better; comparable within one answer")
     language: str
@@ -76,10 +76,8 @@ class ReleaseOut(BaseModel):
 
 class ProjectPart(BaseModel):
     project_root: str
-    scope: str = Field("", description="The folder inside it the search kept to")
-    chunks_searched: int | None = None
-    vectors_pending: int | None = None
-    indexing: IndexProgressOut | None = Field(None, description="Still being indexed: not in the results yet")
+    scope: str = ""
+    indexing: IndexProgressOut | None = Field(None, description="Its first index is still running: no results yet")
 
 
 class SearchAnswer(Budgeted):

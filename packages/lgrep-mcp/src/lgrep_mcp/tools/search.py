@@ -193,11 +193,7 @@ class SearchTools(Unit):
             "project_root": "",
             "scope": "",
             "projects": [
-                {
-                    k: v
-                    for k, v in part.items()
-                    if k in ("project_root", "scope", "chunks_searched", "vectors_pending", "indexing")
-                }
+                {k: v for k, v in part.items() if k in ("project_root", "scope", "indexing")}
                 for part in json["projects"]
             ],
             "results": [],
