@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
+from tests.conftest import Daemon, Lgrep
 from tests.e2e.test_mcp import _run
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
@@ -38,7 +39,9 @@ def _stable(payload: dict[str, Any]) -> str:
     return json.dumps({**payload, "projects": parts}, indent=1, sort_keys=True)
 
 
-def test_two_projects_one_ranking_through_the_daemon_and_in_process(daemon, mini_repo: Path, tmp_path: Path) -> None:
+def test_two_projects_one_ranking_through_the_daemon_and_in_process(
+    daemon: Daemon, mini_repo: Path, tmp_path: Path
+) -> None:
     mini, beta = mini_repo.resolve(), _second_project(tmp_path).resolve()
     query = "verify the token signature"
 
@@ -76,7 +79,7 @@ def test_two_projects_one_ranking_through_the_daemon_and_in_process(daemon, mini
     assert _stable(in_process_files.json()) == _stable(files)
 
 
-def test_bad_projects_are_clear_errors(daemon, mini_repo: Path, tmp_path: Path) -> None:
+def test_bad_projects_are_clear_errors(daemon: Daemon, mini_repo: Path, tmp_path: Path) -> None:
     mini, beta = mini_repo.resolve(), _second_project(tmp_path).resolve()
     for args, says in [
         ((str(mini), str(tmp_path / "nowhere")), "nowhere is not a directory"),
@@ -90,7 +93,7 @@ def test_bad_projects_are_clear_errors(daemon, mini_repo: Path, tmp_path: Path) 
             assert "Traceback" not in result.err
 
 
-def test_mcp_searches_its_roots_together_when_asked(daemon, mini_repo: Path, tmp_path: Path) -> None:
+def test_mcp_searches_its_roots_together_when_asked(daemon: Daemon, mini_repo: Path, tmp_path: Path) -> None:
     mini, beta = mini_repo.resolve(), _second_project(tmp_path).resolve()
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -155,3 +158,53 @@ def test_mcp_searches_its_roots_together_when_asked(daemon, mini_repo: Path, tmp
         assert error and "outside the folders" in text and "hunter2" not in text, (name, text)
     error, _, text = out["folder_path"]
     assert error and "path is a glob" in text
+
+
+def test_each_project_its_own_model_and_its_own_cost_question(lgrep: Lgrep, mini_repo: Path, tmp_path: Path) -> None:
+    """A cloud provider for one project, the local model for the other (`embedding.local_projects`):
+    the cost question is asked for the project that would be billed, and once it is indexed both
+    answer, each searched with its own model, in one ranking."""
+    import subprocess
+
+    from lgrep_core.testing.standins import EmbeddingStandIn
+
+    mini, beta = mini_repo.resolve(), _second_project(tmp_path).resolve()
+    with EmbeddingStandIn("voyage", dimension=1024) as voyage:
+        config = tmp_path / "config.yaml"
+        config.write_text(
+            json.dumps({"spend": {"confirm_above_usd": 0.0000001}, "embedding": {"local_projects": [str(beta)]}})
+        )
+        lgrep.env.update(
+            {
+                "LGREP_EMBEDDING_PROVIDER": "voyage",
+                "LGREP_EMBEDDING_BASE_URL": voyage.base_url,
+                "LGREP_EMBEDDING_DIMENSIONS": "256",
+                "VOYAGE_API_KEY": "test-key",
+                "LGREP_CONFIG": str(config),
+            }
+        )
+        query = ["search", "parse spreadsheet rows from a csv file", str(beta), str(mini), "--json"]
+        refused = subprocess.run(
+            [*lgrep.command, *query],
+            stdin=subprocess.DEVNULL,  # not a terminal: nobody to ask
+            capture_output=True,
+            text=True,
+            env=lgrep.env,
+            timeout=300,
+            check=False,
+        )
+        assert refused.returncode == 1 and "no terminal to ask" in refused.stderr and "--yes" in refused.stderr
+        assert str(mini) in refused.stderr and "Traceback" not in refused.stderr
+        assert not voyage.texts("document")  # nothing of either project was sent
+
+        lgrep("index", str(mini), "--yes")
+        sent = len(voyage.texts("document"))
+        assert sent and not any("spreadsheet" in t for t in voyage.texts("document"))  # beta stays local
+        answer = lgrep(*query).json()
+        assert [p["project_root"] for p in answer["projects"]] == [str(beta), str(mini)]
+        assert answer["results"][0]["project_root"] == str(beta)
+        assert answer["results"][0]["path"] == "sheets/csv_rows.py"
+        assert {r["project_root"] for r in answer["results"]} == {str(beta), str(mini)}
+        assert len(voyage.texts("document")) == sent  # searching sent no chunk, only the query
+        statuses = [lgrep("status", str(p), "--json").json() for p in (beta, mini)]
+        assert [s["provider"] for s in statuses] == ["local", "voyage"]
