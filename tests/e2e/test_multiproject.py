@@ -127,7 +127,8 @@ def test_mcp_searches_its_roots_together_when_asked(daemon: Daemon, mini_repo: P
             out[name] = (result.is_error, result.structured_content, text)
         return out
 
-    out = _run(daemon, mini, steps, "--root", str(beta), program=("lgrep_cli", "mcp"))
+    # A root inside another (mini/auth) is covered by it: ["*"] searches mini once.
+    out = _run(daemon, mini, steps, "--root", str(beta), "--root", str(mini / "auth"), program=("lgrep_cli", "mcp"))
     error, default, _ = out["default"]
     assert not error and default["project_root"] == str(mini)  # the server's project alone by default
     assert all("project_root" not in r or r["project_root"] is None for r in default["results"])
