@@ -120,6 +120,7 @@ def test_mcp_searches_its_roots_together_when_asked(daemon: Daemon, mini_repo: P
             ("files", {"query": "verify the token signature", "projects": ["*"], "files": True}),
             ("outside", {"query": "spreadsheet rows", "projects": [str(mini), str(outside)]}),
             ("escape", {"query": "spreadsheet rows", "projects": ["../outside"]}),
+            ("missing", {"query": "spreadsheet rows", "projects": ["*", str(mini / "nope")]}),
             ("folder_path", {"query": "spreadsheet rows", "projects": ["*"], "path": "auth"}),
         ]:
             result = await session.call_tool("lgrep_search", args)
@@ -157,6 +158,8 @@ def test_mcp_searches_its_roots_together_when_asked(daemon: Daemon, mini_repo: P
     for name in ("outside", "escape"):
         error, _, text = out[name]
         assert error and "outside the folders" in text and "hunter2" not in text, (name, text)
+    error, _, text = out["missing"]
+    assert error and "nope is not a folder" in text and "Traceback" not in text
     error, _, text = out["folder_path"]
     assert error and "path is a glob" in text
 

@@ -170,11 +170,11 @@ class SearchTools(Unit):
             raise ToolError(f"{path}: with projects, path is a glob applied in each (name folders in projects)")
         if path and (".." in Path(path).parts or Path(path).is_absolute()):
             raise ToolError(f"{path}: a glob must stay inside the project (no '..', not absolute)")
-        if projects == ["*"]:  # every root, but those inside another (its search covers them)
+        named = [self._folder(p) for p in projects if p != "*"]
+        if "*" in projects:  # every root, but those inside another (its search covers them)
             roots = self.app.roots.roots
-            folders = [r for r in dict.fromkeys(roots) if not any(r != o and r.is_relative_to(o) for o in roots)]
-        else:
-            folders = list(dict.fromkeys(self._folder(p) for p in projects))
+            named += [r for r in roots if not any(r != o and r.is_relative_to(o) for o in roots) and r not in named]
+        folders = list(dict.fromkeys(named))
         request = SearchRequest(
             query,
             limit=limit,
