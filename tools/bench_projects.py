@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_search as bs
 
 # Pairs of one language (the hard case: the other repository speaks the question's language, and
-# often about the same things), then four of two languages.
+# often about the same things; redux/zod is JavaScript and TypeScript), then four of two languages.
 PAIRS = [
     ("flask", "fastapi"),
     ("requests", "httpx"),
