@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["init", "install", "uninstall"]
 
-_CLIENTS = ("opencode", "claude-code", "agents-md")
+_CLIENTS = ("opencode", "claude-code", "codex", "gemini", "cursor", "vscode", "agents-md")
 
 
 def _locations() -> Any:
@@ -33,11 +33,15 @@ def _locations() -> Any:
     xdg = os.environ.get("XDG_CONFIG_HOME")
     state = os.environ.get("XDG_STATE_HOME")
     claude_dir = os.environ.get("CLAUDE_CONFIG_DIR")
+    codex_home = os.environ.get("CODEX_HOME")
+    appdata = os.environ.get("APPDATA")
     return Locations(
         home=Path.home(),
         xdg_config_home=Path(xdg) if xdg and Path(xdg).is_absolute() else None,
         claude_config_dir=Path(claude_dir).expanduser() if claude_dir else None,
         xdg_state_home=Path(state) if state and Path(state).is_absolute() else None,
+        codex_home=Path(codex_home).expanduser() if codex_home else None,
+        appdata=Path(appdata) if appdata and Path(appdata).is_absolute() else None,
     )
 
 
@@ -71,8 +75,8 @@ def _project(path: Path) -> Path:
 def _scope(client: str, scope: str | None) -> Any:
     if scope is not None:
         return scope
-    # OpenCode and Claude Code: once for every project (the server serves the folder the client runs
-    # in); AGENTS.md belongs to one project.
+    # Every client: once for every project (the server serves the folder the client runs in);
+    # AGENTS.md belongs to one project.
     return "project" if client == "agents-md" else "user"
 
 
@@ -133,14 +137,17 @@ def _with_scope_options(fn: Any) -> Any:
 @click.argument("client", type=click.Choice(_CLIENTS))
 @_with_scope_options
 def install(client: str, scope: str | None, project_dir: Path, dry_run: bool, as_json: bool) -> int:
-    """Add lgrep to an agent client: its MCP server and skill (opencode, claude-code), or a section
-    in the project's AGENTS.md (agents-md). Merges into existing settings; running it again changes
-    nothing."""
+    """Add lgrep to an agent client: its MCP server, and its skill where the client reads skills
+    (opencode, claude-code, codex, gemini, cursor, vscode), or a section in the project's AGENTS.md
+    (agents-md). --user (the default) writes the absolute path of this lgrep into your own settings;
+    --project writes `lgrep` (found on PATH) into the project's files, which teams commit. Merges into
+    existing settings; running it again changes nothing."""
     from lgrep_skill import plan_install
 
     plan = plan_install(
         client, _scope(client, scope), project=_project(project_dir), command=lgrep_executable(), where=_locations()
     )
+    _note_path([plan])
     if not dry_run:
         plan.apply()
     _report([plan], dry_run=dry_run, as_json=as_json)
@@ -161,14 +168,31 @@ def uninstall(client: str, scope: str | None, project_dir: Path, dry_run: bool, 
     return EXIT_OK
 
 
+def _note_path(plans: list[Any]) -> None:
+    """A project install writes `lgrep` for the client to find on PATH: say so when it is not there."""
+    from lgrep_skill import PORTABLE_COMMAND
+
+    if shutil.which(PORTABLE_COMMAND):
+        return
+    for plan in plans:
+        if plan.command == PORTABLE_COMMAND:
+            plan.notes.append(
+                f"`{PORTABLE_COMMAND}` is not on your PATH: the client will not find the command this project's "
+                f"settings name until it is (or install with --user, which writes {lgrep_executable()})"
+            )
+
+
 def detect_clients(where: Any) -> list[str]:
-    """The agent clients this user has: on PATH, or their settings folder exists."""
-    found = []
-    if shutil.which("opencode") or where.opencode_dir.exists():
-        found.append("opencode")
-    if shutil.which("claude") or where.claude_dir.exists():
-        found.append("claude-code")
-    return found
+    """The agent clients this user has: their command on PATH, or their settings folder exists."""
+    checks = [
+        ("opencode", "opencode", where.opencode_dir),
+        ("claude-code", "claude", where.claude_dir),
+        ("codex", "codex", where.codex_dir),
+        ("gemini", "gemini", where.gemini_dir),
+        ("cursor", "cursor", where.cursor_dir),
+        ("vscode", "code", where.vscode_user_dir),
+    ]
+    return [client for client, exe, folder in checks if shutil.which(exe) or folder.exists()]
 
 
 @click.command()
@@ -179,7 +203,7 @@ def detect_clients(where: Any) -> list[str]:
 @click.pass_obj
 def init(cs: ClientSettings, path: Path, no_index: bool, dry_run: bool, as_json: bool) -> int:
     """Index a project and add lgrep's MCP server to the project settings of the agent clients
-    found here (OpenCode, Claude Code)."""
+    found here (OpenCode, Claude Code, Codex, Gemini CLI, Cursor, VS Code)."""
     from lgrep_skill import plan_install
 
     from .output import printable
@@ -189,6 +213,7 @@ def init(cs: ClientSettings, path: Path, no_index: bool, dry_run: bool, as_json:
     clients = detect_clients(where)
     command = lgrep_executable()
     plans = [plan_install(c, "project", project=root, command=command, where=where) for c in clients]
+    _note_path(plans)
     summary = None
     if not dry_run and not no_index:
         summary = _index(cs, root)
@@ -210,7 +235,8 @@ def init(cs: ClientSettings, path: Path, no_index: bool, dry_run: bool, as_json:
             )
         if not clients:
             print(
-                "no OpenCode or Claude Code found (neither on PATH nor their settings folder): "
+                "no agent client found (OpenCode, Claude Code, Codex, Gemini CLI, Cursor, VS Code: neither on "
+                "PATH nor their settings folder): "
                 "`lgrep install agents-md` writes instructions for any agent into AGENTS.md"
             )
     return EXIT_OK
