@@ -324,10 +324,10 @@ def set_table(text: str, path: list[str], values: dict[str, Any], source: str = 
     if existing is None:
         body = "".join(f"{_key(k)} = {dump_value(v)}\n" for k, v in values.items())
         block = f"[{'.'.join(_key(p) for p in path)}]\n{body}"
-        if not text.strip():
-            after = text + block
-        elif text.endswith("\n\n"):
-            after = text + block
+        # One blank line before it, always added (so removal knows to take exactly one back); a file
+        # without a final newline gets one, and keeps it after uninstall.
+        if not text:
+            after = block
         elif text.endswith("\n"):
             after = text + "\n" + block
         else:
