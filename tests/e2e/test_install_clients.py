@@ -182,9 +182,9 @@ class _AppServer:
         while True:
             for notice in self.notices[seen:]:
                 params = notice.get("params") or {}
-                if notice.get("method") == "mcpServer/startupStatus/updated" and params.get("name") == name:
-                    if params.get("status") not in ("starting", None):
-                        return params
+                ours = notice.get("method") == "mcpServer/startupStatus/updated" and params.get("name") == name
+                if ours and params.get("status") not in ("starting", None):
+                    return params
             seen = len(self.notices)
             self.notices.append(json.loads(self.lines.get(timeout=timeout)))
 

@@ -349,7 +349,10 @@ def test_codex_adds_one_table_keeps_every_other_byte_and_uninstalls(tmp_path: Pa
 
 
 def test_codex_keeps_the_users_keys_and_sub_tables_of_the_entry(project: Path, where: Locations) -> None:
-    mine = '[mcp_servers.lgrep]\ncommand = "/old/lgrep" # moved\nstartup_timeout_sec = 30\n\n[mcp_servers.lgrep.env]\nLGREP_LOG_LEVEL = "INFO"\n'
+    mine = (
+        '[mcp_servers.lgrep]\ncommand = "/old/lgrep" # moved\nstartup_timeout_sec = 30\n\n'
+        '[mcp_servers.lgrep.env]\nLGREP_LOG_LEVEL = "INFO"\n'
+    )
     (project / ".codex").mkdir()
     (project / ".codex" / "config.toml").write_text(mine)
     plan = plan_install("codex", "project", project=project, command=EXE, where=where)
@@ -403,7 +406,7 @@ def test_json_clients_write_their_documented_entry_and_give_the_file_back(
     container = "servers" if client == "vscode" else "mcpServers"
     path = tmp_path / config
     path.parent.mkdir(parents=True, exist_ok=True)
-    original = '{\n  // mine\n  "%s": {\n    "other": {"command": "x"},\n  },\n  "theme": "dark"\n}\n' % container
+    original = '{\n  // mine\n  "' + container + '": {\n    "other": {"command": "x"},\n  },\n  "theme": "dark"\n}\n'
     path.write_text(original)
     install(client, scope, project, where)
     doc = jsonc.loads(path.read_text())

@@ -6,7 +6,16 @@ files agents read (SKILL.md, the Claude Code plugin, the AGENTS.md section) are 
 the repository's `integrations/`, read with `asset_text`.
 """
 
-from .installers import CLIENTS, PORTABLE_COMMAND, SERVER_NAME, Locations, Scope, asset_text, plan_install, plan_uninstall
+from .installers import (
+    CLIENTS,
+    PORTABLE_COMMAND,
+    SERVER_NAME,
+    Locations,
+    Scope,
+    asset_text,
+    plan_install,
+    plan_uninstall,
+)
 from .plan import Change, Plan
 
 __all__ = [

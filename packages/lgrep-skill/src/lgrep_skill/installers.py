@@ -470,9 +470,10 @@ def _codex(plan: Plan, scope: Scope, *, project: Path, command: str | None, wher
         return
     after: str | None = tomlfile.remove_table(text, key_path, source) if before is not None else None
     recorded = False
-    if before is not None and after != before and not (after or "").strip():
-        if (confine is not None or not path.is_symlink()) and created_by_lgrep(plan.ledger, path):
-            after, recorded = None, True
+    emptied = before is not None and after != before and not (after or "").strip()
+    # A file lgrep created, left empty, goes; the user's own (or a dotfiles link) stays.
+    if emptied and (confine is not None or not path.is_symlink()) and created_by_lgrep(plan.ledger, path):
+        after, recorded = None, True
     change = Change(path, before, after, "MCP server", confine=confine, recorded=recorded)
     change.remove_empty_dirs_up_to = stop if recorded else None
     plan.changes += [change, _skill_change(folder / "skills", False, stop=stop, confine=confine)]

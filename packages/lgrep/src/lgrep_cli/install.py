@@ -112,7 +112,12 @@ def _report(plans: list[Any], *, dry_run: bool, as_json: bool, extra: dict[str, 
 
 
 _scope_options = [
-    click.option("--project", "scope", flag_value="project", help="this project only (files in the --path folder)"),
+    click.option(
+        "--project",
+        "scope",
+        flag_value="project",
+        help="this project only: its own files (in the --path folder), with `lgrep` from PATH as the command",
+    ),
     click.option("--user", "scope", flag_value="user", help="every project of this user (default, but for agents-md)"),
     click.option(
         "--path",
