@@ -24,6 +24,8 @@ DOCUMENTS = [
     'a = "quote \\" [x]"\nb = { c = 1, d = [2, 3] }\n',
     'mcp_servers.other.command = "x"\n',
     "[[profiles]]\nname = 'a'\n",
+    'model = "o3"\r\n\r\n[tui]\r\nnotifications = true\r\n',  # Windows line ends
+    '[ mcp_servers . "other" ]  # spaced, quoted\ncommand = "x"\n',
 ]
 
 
@@ -39,6 +41,13 @@ def test_set_then_remove_gives_back_the_same_bytes(text: str) -> None:
     }
     assert tomlfile.set_table(added, PATH, ENTRY) == added  # idempotent
     assert tomlfile.remove_table(added, PATH) == text
+
+
+def test_a_spaced_quoted_header_of_ours_is_found_and_edited() -> None:
+    text = '[ mcp_servers . "lgrep" ]  # mine\ncommand = "/old"\nargs = ["mcp"]\n'
+    after = tomlfile.set_table(text, PATH, ENTRY)
+    assert after == text.replace("/old", "/opt/lgrep/bin/lgrep")
+    assert tomlfile.remove_table(after, PATH) == ""
 
 
 def test_an_existing_table_is_edited_in_place() -> None:
