@@ -65,9 +65,22 @@ def test_opencode_user_and_project_what_install_writes(project: Path, where: Loc
 
 
 def test_opencode_shapes_names_and_switches(project: Path, where: Locations) -> None:
-    write(where.opencode_dir / "opencode.jsonc", {"mcp": {"servers": {"lgrep": {"type": "local", "command": [EXE, "mcp"], "disabled": True}}}})
-    write(project / ".opencode" / "opencode.json", {"mcp": {"search": {"type": "local", "command": ["lgrep", "mcp"], "environment": {"K": "v"}}, "other": {"type": "local", "command": ["x"]}}})
-    write(project.parent / "opencode.json", {"mcp": {"lgrep": {"type": "local", "command": ["lgrep", "mcp"]}}})  # above the git root
+    write(
+        where.opencode_dir / "opencode.jsonc",
+        {"mcp": {"servers": {"lgrep": {"type": "local", "command": [EXE, "mcp"], "disabled": True}}}},
+    )
+    write(
+        project / ".opencode" / "opencode.json",
+        {
+            "mcp": {
+                "search": {"type": "local", "command": ["lgrep", "mcp"], "environment": {"K": "v"}},
+                "other": {"type": "local", "command": ["x"]},
+            }
+        },
+    )
+    write(
+        project.parent / "opencode.json", {"mcp": {"lgrep": {"type": "local", "command": ["lgrep", "mcp"]}}}
+    )  # above the git root
     reading = read("opencode", project, where)
     assert places(reading) == [("user", "lgrep", "mcp.servers.lgrep"), ("project", "search", "mcp.search")]
     off, named = reading.registrations
@@ -88,8 +101,11 @@ def test_claude_code_user_local_project_and_approvals(project: Path, where: Loca
     plan_install("claude-code", "user", project=project, command=EXE, where=where).apply()
     plan_install("claude-code", "project", project=project, command=EXE, where=where).apply()
     state = json.loads(where.claude_json.read_text())
-    state["projects"] = {str(project): {"mcpServers": {"lgrep": {"type": "stdio", "command": EXE, "args": ["mcp"], "env": {"A": "1"}}}},
-                         "/elsewhere": {"mcpServers": {"lgrep": {"command": EXE, "args": ["mcp"]}}}}  # fmt: skip
+    local_entry = {"type": "stdio", "command": EXE, "args": ["mcp"], "env": {"A": "1"}}
+    state["projects"] = {
+        str(project): {"mcpServers": {"lgrep": local_entry}},
+        "/elsewhere": {"mcpServers": {"lgrep": {"command": EXE, "args": ["mcp"]}}},
+    }
     where.claude_json.write_text(json.dumps(state))
     reading = read("claude-code", project, where)
     assert [(r.scope, r.file) for r in reading.registrations] == [
@@ -97,7 +113,7 @@ def test_claude_code_user_local_project_and_approvals(project: Path, where: Loca
         ("local", where.claude_json),
         ("project", project / ".mcp.json"),
     ]
-    user, local, proj = reading.registrations
+    _, local, proj = reading.registrations
     assert local.key == f'projects."{project}".mcpServers.lgrep' and local.env == {"A": "1"}
     assert proj.notes == ("approved",) and proj.command == (EXE, "mcp", str(project))
 
@@ -151,7 +167,9 @@ def test_a_broken_file_is_a_problem_and_hides_nothing_else(project: Path, where:
     plan_install("opencode", "user", project=project, command=EXE, where=where).apply()
     where.claude_json.write_text('{"mcpServers": {,}}')
     claude, opencode = read("claude-code", project, where), read("opencode", project, where)
-    assert [(p, e.split(": ", 1)[1]) for p, e in claude.problems] == [(where.claude_json, "line 1 column 17: expected a quoted key")]
+    assert [(p, e.split(": ", 1)[1]) for p, e in claude.problems] == [
+        (where.claude_json, "line 1 column 17: expected a quoted key")
+    ]
     assert places(claude) == [("project", "lgrep", "mcpServers.lgrep")]
     assert places(opencode) == [("user", "lgrep", "mcp.lgrep")] and not opencode.problems
 

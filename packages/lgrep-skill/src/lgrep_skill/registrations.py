@@ -218,8 +218,8 @@ def _opencode_file(reading: Reading, path: Path, scope: str, project: Path, *, c
     )
     entries = _dict(servers) if v2 else mcp
     prefix = ("mcp", "servers") if v2 else ("mcp",)
-    for name, entry in entries.items():
-        entry = _dict(entry)
+    for name, value in entries.items():
+        entry = _dict(value)
         command = _strings(entry.get("command"))
         if name != SERVER_NAME and not (command and runs_lgrep(command)):
             continue
@@ -237,7 +237,9 @@ def _opencode_file(reading: Reading, path: Path, scope: str, project: Path, *, c
                 cwd=project,
                 env=_env(entry.get("environment")),
                 enabled=enabled,
-                notes=() if enabled else ("switched off in the file (" + ("disabled" if v2 else "enabled: false") + ")",),
+                notes=()
+                if enabled
+                else ("switched off in the file (" + ("disabled" if v2 else "enabled: false") + ")",),
             )
         )
 
@@ -250,19 +252,32 @@ def _read_claude_code(reading: Reading, project: Path, where: Locations) -> None
     # in several scopes; plugin servers are named `plugin:<plugin>:<server>`, so a plugin adds a second
     # copy of every tool. It starts servers in the project folder.
     state = reading.json_file(where.claude_json, confine=None) or {}
-    _claude_servers(reading, where.claude_json, state.get("mcpServers"), "user", ("mcpServers",), project)
+    servers = state.get("mcpServers")
+    _claude_servers(reading, where.claude_json, servers, scope="user", prefix=("mcpServers",), project=project)
     projects = _dict(state.get("projects"))
     # Claude Code keys a project by its git repository's root (the folder itself outside git).
     keys = dict.fromkeys(str(p) for p in (_git_root(project), project) if p is not None)
     for key in keys:
         entry = _dict(projects.get(key))
-        _claude_servers(reading, where.claude_json, entry.get("mcpServers"), "local", ("projects", key, "mcpServers"), project)
+        prefix = ("projects", key, "mcpServers")
+        _claude_servers(
+            reading, where.claude_json, entry.get("mcpServers"), scope="local", prefix=prefix, project=project
+        )
     approvals = _claude_approvals(reading, project, where, [_dict(projects.get(k)) for k in keys])
     for here in _up_to_git_root(project):
         mcp_json = here / ".mcp.json"
         doc = reading.json_file(mcp_json, confine=here)
         if doc is not None:
-            _claude_servers(reading, mcp_json, doc.get("mcpServers"), "project", ("mcpServers",), project, approvals)
+            servers = doc.get("mcpServers")
+            _claude_servers(
+                reading,
+                mcp_json,
+                servers,
+                scope="project",
+                prefix=("mcpServers",),
+                project=project,
+                approvals=approvals,
+            )
     _claude_plugins(reading, project, where)
 
 
@@ -270,13 +285,14 @@ def _claude_servers(
     reading: Reading,
     path: Path,
     servers: Any,
+    *,
     scope: str,
     prefix: tuple[str, ...],
     project: Path,
     approvals: Callable[[str], tuple[bool, str]] | None = None,
 ) -> None:
-    for name, entry in _dict(servers).items():
-        entry = _dict(entry)
+    for name, value in _dict(servers).items():
+        entry = _dict(value)
         command = _claude_command(entry)
         if name != SERVER_NAME and not (command and runs_lgrep(command)):
             continue
@@ -347,8 +363,8 @@ def _claude_plugins(reading: Reading, project: Path, where: Locations) -> None:
     names.append(project / ".claude" / "settings.local.json")
     for plugin_id, entries in _dict(doc.get("plugins")).items():
         plugin = plugin_id.split("@", 1)[0]
-        for entry in entries if isinstance(entries, list) else []:  # pyright: ignore[reportUnknownVariableType]
-            entry = _dict(entry)
+        for value in entries if isinstance(entries, list) else []:  # pyright: ignore[reportUnknownVariableType]
+            entry = _dict(value)
             scope = entry.get("scope")
             if scope != "user" and entry.get("projectPath") != str(project):
                 continue  # installed for another project

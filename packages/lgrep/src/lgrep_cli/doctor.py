@@ -13,6 +13,7 @@ that client; the others are still listed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -57,7 +58,7 @@ class Check:
 
     @property
     def ok(self) -> bool:
-        return self.answered and self.error is None
+        return self.error is None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,9 +80,10 @@ def _find_program(program: str, env: dict[str, str], cwd: Path) -> str | None:
     return shutil.which(program, path=env.get("PATH", os.defpath))
 
 
-def check_server(argv: tuple[str, ...], *, cwd: Path, env: dict[str, str], timeout: float) -> Check:
+def check_server(argv: tuple[str, ...], *, cwd: Path, env: dict[str, str], timeout: float, start: bool = True) -> Check:
     """Start `argv` in `cwd` with `env` as an MCP client would, send `initialize` then `tools/list`
-    over stdio, and stop it. Never raises: what went wrong is the Check's error."""
+    over stdio, and stop it (with `start` false, only look for its program). Never raises: what went
+    wrong is the Check's error."""
     import subprocess
     import tempfile
 
@@ -97,7 +99,9 @@ def check_server(argv: tuple[str, ...], *, cwd: Path, env: dict[str, str], timeo
     if not cwd.is_dir():
         check.error = f"the folder the client would start it in is missing: {cwd}"
         return check
-    start = time.monotonic()
+    if not start:
+        return check
+    began = time.monotonic()
     with tempfile.TemporaryFile() as stderr:
         try:
             proc = subprocess.Popen(
@@ -114,10 +118,10 @@ def check_server(argv: tuple[str, ...], *, cwd: Path, env: dict[str, str], timeo
             return check
         check.started = True
         try:
-            _converse(proc, check, deadline=start + timeout, timeout=timeout)
+            _converse(proc, check, deadline=began + timeout, timeout=timeout)
         finally:
             _stop(proc)
-            check.seconds = time.monotonic() - start
+            check.seconds = time.monotonic() - began
         if check.error is not None:
             stderr.seek(0)
             tail = stderr.read()[-2000:].decode("utf-8", errors="replace").strip().splitlines()
@@ -215,26 +219,20 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     import subprocess
 
     for stream in (proc.stdin, proc.stdout):
-        try:
+        with contextlib.suppress(OSError):
             if stream is not None:
                 stream.close()
-        except OSError:
-            pass
     for sig, wait in ((None, 3.0), (signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
         if sig is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
         try:
             proc.wait(timeout=wait)
             break
         except subprocess.TimeoutExpired:
             continue
-    try:  # anything it started in its group and left behind
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # what it started in its group and left
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 # ----------------------------------------------------------------------------------- the command
@@ -282,13 +280,16 @@ def _duplicate(reading: Reading) -> str | None:
     return "; ".join(parts)
 
 
-def _check_all(readings: list[Reading], timeout: float) -> dict[int, Check]:
+def _check_all(readings: list[Reading], timeout: float, *, start: bool) -> dict[int, Check]:
+    """Each enabled stdio registration checked (started, when `start`), a few at a time."""
     from concurrent.futures import ThreadPoolExecutor
 
     wanted = [r for reading in readings for r in reading.registrations if r.enabled and r.command is not None]
     with ThreadPoolExecutor(max_workers=max(1, min(4, len(wanted)))) as pool:
         futures = {
-            id(r): pool.submit(check_server, r.command or (), cwd=r.cwd, env=_client_env(r), timeout=timeout)
+            id(r): pool.submit(
+                check_server, r.command or (), cwd=r.cwd, env=_client_env(r), timeout=timeout, start=start
+            )
             for r in wanted
         }
         return {key: future.result() for key, future in futures.items()}
@@ -320,7 +321,7 @@ def doctor(cs: ClientSettings, path: Path, as_json: bool, no_check: bool, timeou
     root = root.resolve()
     where = _locations()
     readings = find_registrations(root, where)
-    checks = {} if no_check else _check_all(readings, timeout)
+    checks = _check_all(readings, timeout, start=not no_check)
     problems: list[str] = []
     clients: list[dict[str, Any]] = []
     for reader, reading in zip(READERS, readings, strict=True):
@@ -358,7 +359,13 @@ def _print(report: dict[str, Any], readings: list[Reading], checks: dict[int, Ch
     print(f"lgrep doctor, as seen from {printable(report['project'])}")
     for client, reading in zip(report["clients"], readings, strict=True):
         print()
-        state = f"installed ({client['program']})" if client["program"] else "installed" if client["installed"] else "not installed"
+        state = (
+            f"installed ({client['program']})"
+            if client["program"]
+            else "installed"
+            if client["installed"]
+            else "not installed"
+        )
         print(f"{client['client']}: {printable(state)}")
         if not reading.registrations:
             if reading.problems:
@@ -395,12 +402,12 @@ def _print_registration(reg: Registration, check: Check | None, *, checked: bool
     if not reg.enabled:
         print("           switched off: the client does not start it")
     elif check is not None:
-        if check.ok:
-            print(f"           answers: {printable(check.server or '?')}, {check.tools} tools ({check.seconds:.1f} s)")
-        else:
+        if not check.ok:
             print(f"         ! does not answer: {printable(check.error or '?')}")
-    elif checked and reg.command is not None:
-        print("           not checked")
+        elif check.answered:
+            print(f"           answers: {printable(check.server or '?')}, {check.tools} tools ({check.seconds:.1f} s)")
+        elif not checked:
+            print(f"           found {printable(check.program or '?')} (not started: --no-check)")
 
 
 def _print_daemon(daemon: dict[str, Any]) -> None:

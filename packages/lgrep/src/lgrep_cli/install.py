@@ -175,7 +175,8 @@ def undo_hint(reg: Registration) -> str:
     if reg.scope == "local":
         return f"claude mcp remove {reg.name} -s local   (in {reg.cwd})"
     if reg.scope == "project":
-        return f"lgrep uninstall {reg.client} --project --path {reg.file.parent.parent if reg.file.parent.name == '.opencode' else reg.file.parent}"
+        folder = reg.file.parent.parent if reg.file.parent.name == ".opencode" else reg.file.parent
+        return f"lgrep uninstall {reg.client} --project --path {folder}"
     return f"lgrep uninstall {reg.client} --{reg.scope}"
 
 
@@ -235,7 +236,7 @@ def _with_scope_options(fn: Any) -> Any:
 @click.argument("client", type=click.Choice(_CLIENTS))
 @_with_scope_options
 @_also_option
-def install(client: str, scope: str | None, project_dir: Path, dry_run: bool, as_json: bool, also: bool) -> int:
+def install(client: str, *, scope: str | None, project_dir: Path, dry_run: bool, as_json: bool, also: bool) -> int:
     """Add lgrep to an agent client: its MCP server and skill (opencode, claude-code), or a section
     in the project's AGENTS.md (agents-md). Merges into existing settings; running it again changes
     nothing. When the client already loads lgrep from elsewhere (another scope, the plugin), it says
@@ -284,7 +285,7 @@ def detect_clients(where: Any) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @_also_option
 @click.pass_obj
-def init(cs: ClientSettings, path: Path, no_index: bool, dry_run: bool, as_json: bool, also: bool) -> int:
+def init(cs: ClientSettings, path: Path, *, no_index: bool, dry_run: bool, as_json: bool, also: bool) -> int:
     """Index a project and add lgrep's MCP server to the project settings of the agent clients
     found here (OpenCode, Claude Code), but for a client that already loads lgrep from elsewhere
     (your user settings, the plugin): that one is skipped and said, unless --also."""

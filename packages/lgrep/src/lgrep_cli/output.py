@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from lgrep_core.models import ServerInfo
-
     from lgrep_index.plan import IndexPlan
 
 __all__ = [
