@@ -416,8 +416,8 @@ def _print_daemon(daemon: dict[str, Any]) -> None:
         return
     watched = daemon.get("watched_projects") or []
     print(
-        f"daemon: running, lgrep {daemon.get('version')}, pid {daemon.get('pid')}, "
-        f"{daemon.get('resident_projects')} projects in memory, {len(watched)} watched"
+        f"daemon: running, lgrep {daemon.get('version')}, pid {daemon.get('pid')}; "
+        f"projects: {daemon.get('resident_projects')} in memory, {len(watched)} watched"
     )
     print(f"  socket    {printable(str(daemon.get('unix_socket_path')))}")
     for root in watched:
