@@ -235,4 +235,7 @@ def test_doctor_reports_the_running_daemon(daemon, mini_repo: Path) -> None:
     assert running["running"] is True and running["pid"] == pid and running["watched_projects"] == []
     assert running["unix_socket_path"] == str(daemon.socket)
     human = lgrep("doctor", str(mini_repo), "--no-check").out
-    assert f"daemon: running, lgrep {running['version']}, pid {pid}; projects: 0 in memory, 0 watched" in human and "no problems found" in human
+    assert (
+        f"daemon: running, lgrep {running['version']}, pid {pid}; projects: 0 in memory, 0 watched" in human
+        and "no problems found" in human
+    )

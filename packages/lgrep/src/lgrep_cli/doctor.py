@@ -113,8 +113,8 @@ def check_server(argv: tuple[str, ...], *, cwd: Path, env: dict[str, str], timeo
                 env=env,
                 start_new_session=True,  # its own process group: stopped with whatever it started
             )
-        except OSError as exc:
-            check.error = f"cannot start {argv[0]}: {exc.strerror or exc}"
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the command or its environment
+            check.error = f"cannot start {argv[0]}: {getattr(exc, 'strerror', None) or exc}"
             return check
         check.started = True
         try:
@@ -138,7 +138,7 @@ def _converse(proc: subprocess.Popen[bytes], check: Check, *, deadline: float, t
             "protocolVersion": _PROTOCOL_VERSION, "capabilities": {}, "clientInfo": _CLIENT_INFO}})  # fmt: skip
         init = lines.response(1, deadline)
         if init is None:
-            check.error = _silence(proc, timeout, "initialize")
+            check.error = _silence(proc, timeout, "initialize", closed=lines.eof)
             return
         if "result" not in init:
             check.error = f"initialize failed: {json.dumps(init.get('error'))[:300]}"
@@ -149,7 +149,7 @@ def _converse(proc: subprocess.Popen[bytes], check: Check, *, deadline: float, t
         _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
         listed = lines.response(2, deadline)
         if listed is None:
-            check.error = _silence(proc, timeout, "tools/list")
+            check.error = _silence(proc, timeout, "tools/list", closed=lines.eof)
             return
         tools = (listed.get("result") or {}).get("tools")
         if not isinstance(tools, list):
@@ -158,14 +158,22 @@ def _converse(proc: subprocess.Popen[bytes], check: Check, *, deadline: float, t
         check.answered, check.tools = True, len(tools)  # pyright: ignore[reportUnknownArgumentType]
     except _NotMcp as exc:
         check.error = str(exc)
-    except OSError:  # it closed its stdin: it went away
+    except OSError:  # it closed its stdin: it is going away
         check.error = _silence(proc, timeout, "initialize")
 
 
-def _silence(proc: subprocess.Popen[bytes], timeout: float, what: str) -> str:
+def _silence(proc: subprocess.Popen[bytes], timeout: float, what: str, *, closed: bool = True) -> str:
+    """Why no answer came: it exited (its output closed: give it a moment to), or the time ran out."""
+    import subprocess
+
+    if closed:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=2)
     code = proc.poll()
     if code is not None:
         return f"it exited ({code}) before answering {what}"
+    if closed:
+        return f"it closed its output before answering {what}"
     return f"no answer to {what} within {timeout:g} s"
 
 
@@ -184,6 +192,7 @@ class _Lines:
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._fd, selectors.EVENT_READ)
         self._buffer = b""
+        self.eof = False
 
     def response(self, request_id: int, deadline: float) -> dict[str, Any] | None:
         """The response to `request_id` (notifications and other messages skipped); None at EOF or
@@ -204,6 +213,7 @@ class _Lines:
                 return None
             chunk = os.read(self._fd, 65536)
             if not chunk:
+                self.eof = True
                 return None
             self._buffer += chunk
 
