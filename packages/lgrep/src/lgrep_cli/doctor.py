@@ -312,6 +312,7 @@ def _check_all(readings: list[Reading], timeout: float, *, start: bool) -> dict[
 @click.option(
     "--timeout",
     type=click.FloatRange(0.1, 600),
+    metavar="S",
     default=DEFAULT_TIMEOUT_S,
     show_default=True,
     help="seconds each server has to start and answer",
