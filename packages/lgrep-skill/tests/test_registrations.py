@@ -147,7 +147,18 @@ def test_claude_code_plugin(project: Path, where: Locations) -> None:
     # Disabled for this project in its local settings: the most specific file wins.
     write(project / ".claude" / "settings.local.json", {"enabledPlugins": {"lgrep@lgrep": False}})
     (reg,) = read("claude-code", project, where).registrations
-    assert not reg.enabled and reg.file == project / ".claude" / "settings.local.json"
+    assert not reg.enabled and reg.file == project / ".claude" / "settings.local.json" and reg.notes[1] == "disabled"
+
+
+def test_a_plugin_installed_in_two_scopes_is_loaded_once(project: Path, where: Locations) -> None:
+    _plugin(where, project)
+    records = where.claude_dir / "plugins" / "installed_plugins.json"
+    doc = json.loads(records.read_text())
+    (user,) = doc["plugins"]["lgrep@lgrep"]
+    doc["plugins"]["lgrep@lgrep"].append({**user, "scope": "project", "projectPath": str(project)})
+    records.write_text(json.dumps(doc))
+    (reg,) = read("claude-code", project, where).registrations
+    assert reg.notes[0].startswith("plugin lgrep@lgrep (user, project scope)") and reg.enabled
 
 
 def test_claude_code_plugin_of_another_project_or_not_enabled(project: Path, where: Locations, tmp_path: Path) -> None:
@@ -159,7 +170,7 @@ def test_claude_code_plugin_of_another_project_or_not_enabled(project: Path, whe
     (project / ".claude" / "settings.json").unlink()
     _plugin(where, project, enabled=None)
     (reg,) = read("claude-code", project, where).registrations
-    assert not reg.enabled and "not enabled" in reg.notes[0]
+    assert not reg.enabled and "not enabled" in reg.notes[1]
 
 
 def test_a_broken_file_is_a_problem_and_hides_nothing_else(project: Path, where: Locations) -> None:

@@ -358,44 +358,56 @@ def _claude_plugins(reading: Reading, project: Path, where: Locations) -> None:
     doc = reading.json_file(installed, confine=None)
     if doc is None:
         return
-    settings = _claude_settings(reading, project, where)
-    names = [where.claude_dir / "settings.json", project / ".claude" / "settings.json"]
-    names.append(project / ".claude" / "settings.local.json")
     for plugin_id, entries in _dict(doc.get("plugins")).items():
+        # Installed for every project (user scope) or for this one (project, local scope); a plugin
+        # installed in two scopes is loaded once.
+        here = [_dict(e) for e in (entries if isinstance(entries, list) else [])]  # pyright: ignore[reportUnknownVariableType]
+        here = [e for e in here if e.get("scope") == "user" or e.get("projectPath") == str(project)]
+        if not here:
+            continue
+        install_path = Path(str(here[-1].get("installPath") or ""))
+        servers = _plugin_servers(reading, install_path)
         plugin = plugin_id.split("@", 1)[0]
-        for value in entries if isinstance(entries, list) else []:  # pyright: ignore[reportUnknownVariableType]
-            entry = _dict(value)
-            scope = entry.get("scope")
-            if scope != "user" and entry.get("projectPath") != str(project):
-                continue  # installed for another project
-            install_path = Path(str(entry.get("installPath") or ""))
-            servers = _plugin_servers(reading, install_path)
-            if plugin != SERVER_NAME and not any(runs_lgrep(argv) for argv in servers.values()):
+        if plugin != SERVER_NAME and not any(runs_lgrep(argv) for argv in servers.values()):
+            continue
+        file, enabled = _plugin_switch(reading, plugin_id, project, where)
+        scopes = ", ".join(str(e.get("scope")) for e in here)
+        notes = [f"plugin {plugin_id} ({scopes} scope), installed in {install_path}"]
+        if not enabled:
+            notes.append("disabled" if file != installed else "not enabled in any settings file")
+        if not servers:
+            notes.append("its MCP servers could not be read")
+        for server, argv in (servers or {SERVER_NAME: []}).items():
+            if servers and server != SERVER_NAME and not runs_lgrep(argv):
                 continue
-            # Enabled where the most specific settings file that names it says so.
-            said = [(path, s["enabledPlugins"][plugin_id]) for path, s in zip(names, settings, strict=True)
-                    if isinstance(s.get("enabledPlugins"), dict) and plugin_id in s["enabledPlugins"]]  # fmt: skip
-            file, enabled = said[-1] if said else (installed, False)
-            note = f"plugin {plugin_id} ({scope} scope), installed in {install_path}"
-            if not enabled:
-                note += "; disabled" if said else "; not enabled in any settings file"
-            for server, argv in (servers or {SERVER_NAME: []}).items():
-                if servers and server != SERVER_NAME and not runs_lgrep(argv):
-                    continue
-                reading.registrations.append(
-                    Registration(
-                        client=reading.client,
-                        scope="plugin",
-                        file=file,
-                        name=f"plugin:{plugin}:{server}",
-                        key=f"enabledPlugins.{json.dumps(plugin_id)}",
-                        command=tuple(argv),
-                        cwd=project,
-                        enabled=enabled is True,
-                        notes=(note,) if servers else (note, "its MCP servers could not be read"),
-                        plugin=plugin_id,
-                    )
+            reading.registrations.append(
+                Registration(
+                    client=reading.client,
+                    scope="plugin",
+                    file=file,
+                    name=f"plugin:{plugin}:{server}",
+                    key=f"enabledPlugins.{json.dumps(plugin_id)}",
+                    command=tuple(argv),
+                    cwd=project,
+                    enabled=enabled,
+                    notes=tuple(notes),
+                    plugin=plugin_id,
                 )
+            )
+
+
+def _plugin_switch(reading: Reading, plugin_id: str, project: Path, where: Locations) -> tuple[Path, bool]:
+    """The settings file that switches a plugin on or off, and what it says: the most specific of
+    the user's, the project's and the project's local settings that names it (none: off, and the
+    file is the plugins' record)."""
+    paths = [where.claude_dir / "settings.json", project / ".claude" / "settings.json"]
+    paths.append(project / ".claude" / "settings.local.json")
+    found = (where.claude_dir / "plugins" / "installed_plugins.json", False)
+    for path, settings in zip(paths, _claude_settings(reading, project, where), strict=True):
+        switches = _dict(settings.get("enabledPlugins"))
+        if plugin_id in switches:
+            found = (path, switches[plugin_id] is True)
+    return found
 
 
 def _plugin_servers(reading: Reading, install_path: Path) -> dict[str, list[str]]:
