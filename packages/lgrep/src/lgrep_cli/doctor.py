@@ -9,6 +9,9 @@ client runs in, the environment plus the entry's own) and asked an MCP `initiali
 file, and it does not start the daemon (it asks one that runs; `lgrep mcp` connects to the daemon
 only on a tool call, which doctor never makes). A client's unreadable settings file is reported for
 that client; the others are still listed.
+
+Every command imports this module (it registers `doctor`): what only a check needs (subprocess,
+selectors, threads, the output helpers) is imported inside the functions that use it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,7 +31,6 @@ from lgrep_core.endpoints import ClientSettings
 from lgrep_core.errors import LgrepError, NotFoundError
 
 from .install import undo_hint
-from .output import printable
 
 if TYPE_CHECKING:
     import subprocess
@@ -226,6 +227,7 @@ def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     """Close its stdin (a stdio server ends at EOF), then terminate its process group, then kill it."""
+    import signal
     import subprocess
 
     for stream in (proc.stdin, proc.stdout):
@@ -367,6 +369,8 @@ def doctor(cs: ClientSettings, path: Path, as_json: bool, no_check: bool, timeou
 
 
 def _print(report: dict[str, Any], readings: list[Reading], checks: dict[int, Check], *, checked: bool) -> None:
+    from .output import printable
+
     print(f"lgrep doctor, as seen from {printable(report['project'])}")
     for client, reading in zip(report["clients"], readings, strict=True):
         print()
@@ -402,6 +406,8 @@ def _print(report: dict[str, Any], readings: list[Reading], checks: dict[int, Ch
 
 
 def _print_registration(reg: Registration, check: Check | None, *, checked: bool) -> None:
+    from .output import printable
+
     where = f"{reg.file}" if reg.scope != "plugin" else f"{reg.plugin} (enabled in {reg.file})"
     print(f"  {reg.scope:<8} {printable(where)}  {printable(reg.key)}")
     if reg.url is not None:
@@ -422,6 +428,8 @@ def _print_registration(reg: Registration, check: Check | None, *, checked: bool
 
 
 def _print_daemon(daemon: dict[str, Any]) -> None:
+    from .output import printable
+
     if not daemon.get("running"):
         print(f"daemon: not running ({printable(daemon.get('error') or 'it starts on the first search or tool call')})")
         return
