@@ -169,7 +169,11 @@ def undo_hint(reg: Registration) -> str:
     from lgrep_skill import SERVER_NAME
 
     if reg.scope == "plugin":
-        return f"claude plugin disable {reg.plugin or reg.name}"
+        # where it is switched on: the project's shared or local settings, else the user's
+        scope = {"settings.json": " -s project", "settings.local.json": " -s local"}.get(reg.file.name, "")
+        if reg.file.parent.name != ".claude" or reg.file.parent.parent != reg.cwd:
+            scope = ""
+        return f"claude plugin disable {reg.plugin or reg.name}{scope}"
     if reg.name != SERVER_NAME:
         return f"remove {reg.key} from {reg.file}"
     if reg.scope == "local":
