@@ -329,6 +329,37 @@ def test_the_plugin_installs_from_the_marketplace_and_its_server_connects(daemon
     line = _line(_run(claude, "mcp", "list", env=env, cwd=mini_repo), "lgrep")
     assert "plugin:lgrep:lgrep" in line and re.search(r"[✓✔] Connected", line), line
 
+    # lgrep finds the plugin where Claude Code recorded it: no second copy of its tools, and doctor lists it.
+    held = daemon.lgrep("install", "claude-code", "--json", cwd=mini_repo).json()
+    assert held["skipped"] is True and [r["plugin"] for r in held["registered_elsewhere"]] == ["lgrep@lgrep"]
+    assert "plugin:lgrep:lgrep" in _run(claude, "mcp", "list", env=env, cwd=mini_repo)
+    assert not re.search(r"^lgrep:", _run(claude, "mcp", "list", env=env, cwd=mini_repo), re.MULTILINE)
+    report = daemon.lgrep("doctor", str(mini_repo), "--json").json()
+    (claude_code,) = [c for c in report["clients"] if c["client"] == "claude-code"]
+    (plugin,) = claude_code["registrations"]
+    assert (plugin["scope"], plugin["name"], plugin["command"]) == ("plugin", "plugin:lgrep:lgrep", ["lgrep", "mcp"])
+    assert plugin["check"]["answered"] is True and report["ok"] is True
+
+
+def test_claude_code_warns_of_no_conflict_after_a_user_install_and_init(daemon, npm_client, mini_repo: Path) -> None:
+    # The case: a user install, then `lgrep init` in a project made Claude Code warn about
+    # conflicting scopes. Now init leaves the project alone; with --also the warning is back.
+    claude = npm_client(*CLAUDE)
+    env = _env(daemon)
+    _git(mini_repo)
+    _trust(env, mini_repo.resolve())
+    daemon.lgrep("install", "claude-code", cwd=mini_repo)
+    init = daemon.lgrep("init", str(mini_repo), "--no-index", "--json").json()
+    assert init["clients"] == ["claude-code"] and init["skipped"] == ["claude-code"]
+    listed = _run(claude, "mcp", "list", env=env, cwd=mini_repo)
+    assert "Conflicting scopes" not in listed and re.search(r"[✓✔] Connected", _line(listed, "lgrep")), listed
+
+    daemon.lgrep("init", str(mini_repo), "--no-index", "--also")
+    listed = _run(claude, "mcp", "list", env=env, cwd=mini_repo)
+    assert "Conflicting scopes" in listed and 'Server "lgrep" is defined in multiple scopes' in listed, listed
+    doctor = daemon.lgrep("doctor", str(mini_repo), "--json", "--no-check", check=False)
+    assert doctor.code == 1 and "conflicting scopes" in doctor.json()["clients"][1]["duplicate"]
+
 
 @pytest.mark.model
 def test_the_session_start_hook_warms_the_index_without_blocking(
