@@ -78,7 +78,7 @@ def test_init_after_a_user_install_adds_no_second_registration_unless_also(lgrep
 
     also = lgrep("init", str(mini_repo), "--no-index", "--also", "--json").json()
     assert also["skipped"] == [] and all(p["changed"] and p["registered_elsewhere"] for p in also["plans"])
-    assert json.loads((mini_repo / ".mcp.json").read_text())["mcpServers"]["lgrep"]["command"] == LGREP_EXE
+    assert json.loads((mini_repo / ".mcp.json").read_text())["mcpServers"]["lgrep"]["command"] == "lgrep"  # portable
     assert "lgrep" in json.loads((mini_repo / "opencode.json").read_text())["mcp"]
 
 
@@ -141,7 +141,8 @@ def test_doctor_reports_a_missing_command_and_a_broken_file_without_a_traceback(
     assert result.code == 1 and "Traceback" not in result.err
     report = result.json()
     assert report["ok"] is False and report["project"] == str(mini_repo.resolve())
-    opencode, claude = report["clients"]
+    clients = {c["client"]: c for c in report["clients"]}
+    opencode, claude = clients["opencode"], clients["claude-code"]
     assert claude["problems"][0]["file"] == str(home / ".claude.json") and "line 1" in claude["problems"][0]["error"]
     (missing,) = claude["registrations"]
     assert missing["scope"] == "project" and missing["check"]["command_found"] is False
@@ -170,7 +171,8 @@ def test_doctor_lists_both_registrations_flags_the_duplicate_and_starts_neither_
     result = lgrep("doctor", "--json", cwd=mini_repo, check=False)
     assert result.code == 1, result.err
     report = result.json()
-    opencode, claude = report["clients"]
+    clients = {c["client"]: c for c in report["clients"]}
+    opencode, claude = clients["opencode"], clients["claude-code"]
     assert opencode["installed"] is True and opencode["registrations"] == []
     assert [(r["scope"], r["file"]) for r in claude["registrations"]] == [
         ("user", str(home / ".claude.json")),
