@@ -86,6 +86,7 @@ class ReceiptLedger:
 
     def __init__(self, cache_dir: Path) -> None:
         self.folder = Path(cache_dir) / _FOLDER
+        self._checked = False
 
     def path_of(self, project: Path | str) -> Path:
         digest = hashlib.sha256(str(project).encode("utf-8", "surrogateescape")).hexdigest()
@@ -100,7 +101,9 @@ class ReceiptLedger:
             StorageError: the file cannot be locked, read or written.
             ConfigError: the cache dir or the lock file is not the user's own.
         """
-        ensure_private_dir(self.folder, what="lgrep's receipts folder")
+        if not self._checked or not self.folder.is_dir():
+            ensure_private_dir(self.folder, what="lgrep's receipts folder")
+            self._checked = True  # once per ledger: the check stats every folder above it
         target = self.path_of(project)
         with _locked(target.with_suffix(".lock")):
             current = _read(target) or ProjectReceipts(str(project))
@@ -166,16 +169,22 @@ def _write(path: Path, receipts: ProjectReceipts) -> None:
         "version": _VERSION,
         "project_root": receipts.project_root,
         "clients": {
-            name: {"calls": s.calls, "tokens_returned": s.tokens_returned, "file_tokens": s.file_tokens, "files": s.files}
+            name: {
+                "calls": s.calls,
+                "tokens_returned": s.tokens_returned,
+                "file_tokens": s.file_tokens,
+                "files": s.files,
+            }
             for name, s in sorted(receipts.clients.items())
         },
     }
-    fd, tmp = tempfile.mkstemp(prefix=".receipts-", dir=path.parent)  # 0600
+    fd, name = tempfile.mkstemp(prefix=".receipts-", dir=path.parent)  # 0600
+    tmp = Path(name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=1)
-        os.replace(tmp, path)
+        tmp.replace(path)
     except OSError as exc:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            tmp.unlink()
         raise StorageError(f"cannot write {path}: {exc.strerror}") from None

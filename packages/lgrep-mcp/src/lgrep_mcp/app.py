@@ -149,17 +149,12 @@ class App:
     def with_receipt(self, data: dict[str, Any], project: Path, paths: Iterable[str], max_tokens: int) -> str:
         """Add its receipt to an answer fitted to `max_tokens` less RECEIPT_TOKENS, `paths` being the
         project-relative files its results come from: their whole tokens against the answer's own
-        (`tokens`, receipt included). Also told to the tools/call, for `lgrep stats`. Returns the
-        answer's text."""
+        (`tokens`, receipt included, ±2 like every count of an answer's own size). Also told to the
+        tools/call, for `lgrep stats`. Returns the answer's text."""
         files, file_tokens = self.file_tokens.count(project, paths, self.readable(project))
         data["max_tokens"] = max_tokens
-        receipt = data["receipt"] = {"files": files, "file_tokens": file_tokens, "saved": file_tokens}
-        text, tokens = measured(data, self.counter)
-        for _ in range(3):  # `saved` depends on `tokens`, whose digits it may change: settle both
-            if receipt["saved"] == file_tokens - tokens:
-                break
-            receipt["saved"] = file_tokens - tokens
-            text, tokens = measured(data, self.counter)
+        data["receipt"] = {"files": files, "file_tokens": file_tokens, "saved": 0}
+        text, tokens = measured(data, self.counter)  # sets `saved` with `tokens`
         call = current_call()
         if call is not None:
             call.add(project, tokens, file_tokens, files)

