@@ -56,6 +56,17 @@ def test_sums_per_project_and_client_and_the_files_are_private(tmp_path: Path) -
     ledger.record("/a", "claude-code", tokens_returned=50, file_tokens=40, files=1)
     ledger.record("/a", "codex", tokens_returned=10, file_tokens=500, files=3)
     out = receipts_json(ledger.projects())
+    # the field names docs/json.md lists
+    assert set(out) == {"projects", "clients", "total", "tokenizer"}
+    assert set(out["projects"][0]) == {
+        "project_root",
+        "calls",
+        "tokens_returned",
+        "file_tokens",
+        "saved",
+        "files",
+        "clients",
+    }
     assert [p["project_root"] for p in out["projects"]] == ["/a", "/b"]
     assert out["projects"][0]["clients"]["claude-code"]["saved"] == -10  # honest when an answer costs more
     assert out["projects"][0]["saved"] == 480

@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--http",
         type=int,
         metavar="PORT",
-        help="serve streamable HTTP on 127.0.0.1:PORT (0: a free port) instead of stdio; clients must send "
+        help="serve streamable HTTP at http://127.0.0.1:PORT/mcp (0: a free port) instead of stdio; clients must send "
         f"'Authorization: Bearer <token>' (${TOKEN_ENV}, or the token file)",
     )
     parser.add_argument(

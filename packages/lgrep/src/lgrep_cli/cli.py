@@ -898,7 +898,7 @@ def unwatch(cs: ClientSettings, path: Path, as_json: bool) -> int:
     "--http",
     "http_port",
     type=click.IntRange(0, 65535),
-    help="serve streamable HTTP on 127.0.0.1:PORT (0: a free port); every request needs "
+    help="serve streamable HTTP at http://127.0.0.1:PORT/mcp (0: a free port); every request needs "
     "'Authorization: Bearer <token>' (LGREP_MCP_TOKEN, or the token file)",
 )
 @click.option(
