@@ -6,6 +6,7 @@ concurrent calls of both lose no count."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -144,3 +145,51 @@ def test_two_clients_are_summed_per_client_and_per_project(daemon: Any, mini_rep
     # Counts only: no query reaches the stats.
     ledger = "".join(p.read_text() for p in (daemon.cache / "receipts").glob("*.json"))
     assert "token signature" not in ledger and "rate limit" not in ledger and "auth/" not in ledger
+
+
+INSPECTOR = ("@modelcontextprotocol/inspector", "2.12.0", "mcp-inspector")
+
+
+def test_a_real_clients_name_is_the_one_stats_keep(daemon: Any, mini_repo: Path, npm_client: Any) -> None:
+    inspector = npm_client(*INSPECTOR)
+    env = daemon.lgrep.env
+    server_env = [arg for key in ("HOME", "LGREP_CACHE_DIR") for arg in ("-e", f"{key}={env[key]}")]
+
+    def inspect(*method: str) -> dict[str, Any]:
+        proc = subprocess.run(
+            [
+                str(inspector),
+                "--cli",
+                *server_env,
+                "--cwd",
+                str(mini_repo),
+                sys.executable,
+                "-P",
+                "-m",
+                "lgrep_cli",
+                "mcp",
+                str(mini_repo),
+                "--method",
+                *method,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=mini_repo,
+            timeout=240,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout)
+
+    answer = inspect("tools/call", "--tool-name", "lgrep_search", "--tool-arg", "query=verify the token signature")
+    assert answer["isError"] is False, answer
+    receipt = answer["structuredContent"]["receipt"]
+    stats = json.loads(daemon.lgrep("stats", "--json").out)
+    [(name, sums)] = stats["clients"].items()
+    assert name not in ("unknown", "mcp"), name  # the inspector's own clientInfo.name
+    assert sums["calls"] == 1 and sums["file_tokens"] == receipt["file_tokens"]
+    assert sums["tokens_returned"] == answer["structuredContent"]["tokens"]
+    # What this client lists is within what clients keep (test_limits checks the SDK's client).
+    for tool in inspect("tools/list")["tools"]:
+        assert len(tool["description"]) < 2048 and "\n    " not in tool["description"], tool["name"]
