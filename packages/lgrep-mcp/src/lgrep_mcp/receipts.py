@@ -16,6 +16,7 @@ SDK's worker threads inherit) that answers add their receipt to, and records it 
 from __future__ import annotations
 
 import logging
+import os
 import stat
 import threading
 from collections.abc import Callable, Iterable
@@ -61,16 +62,17 @@ class FileTokens:
         for rel in sorted(set(paths)):
             if not rel or not readable(rel):
                 continue
-            found = self._one(root, rel)
+            found = self._one(root, rel, readable)
             if found is not None:
                 files += 1
                 tokens += found
         return files, tokens
 
-    def _one(self, root: Path, rel: str) -> int | None:
+    def _one(self, root: Path, rel: str, readable: Callable[[str], bool]) -> int | None:
         try:
             real = (root / rel).resolve()
-            if not real.is_relative_to(root):
+            # a link inside the root is followed only to a readable place inside it
+            if not real.is_relative_to(root) or not readable(real.relative_to(root).as_posix()):
                 return None
             info = real.stat()
         except (OSError, RuntimeError, ValueError):
@@ -86,10 +88,14 @@ class FileTokens:
         if info.st_size > MAX_FILE_BYTES:
             return 0
         try:
-            with open(real, "rb") as handle:  # noqa: PTH123  # one read, no Path wrapper per file
-                text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
+            # non-blocking and checked again once open: a file swapped for a FIFO never hangs a call
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
         except OSError:
             return None
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
         tokens = self.counter.count(text)
         with self._lock:
             if len(self._cache) >= CACHE_ENTRIES:
