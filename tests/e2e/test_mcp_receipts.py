@@ -6,6 +6,7 @@ concurrent calls of both lose no count."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -193,3 +194,53 @@ def test_a_real_clients_name_is_the_one_stats_keep(daemon: Any, mini_repo: Path,
     # What this client lists is within what clients keep (test_limits checks the SDK's client).
     for tool in inspect("tools/list")["tools"]:
         assert len(tool["description"]) < 2048 and "\n    " not in tool["description"], tool["name"]
+
+
+def test_over_http_one_server_sums_each_sessions_client(daemon: Any, mini_repo: Path) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    daemon.lgrep("index", str(mini_repo))
+    process = subprocess.Popen(
+        [sys.executable, "-P", "-m", "lgrep_cli", "mcp", "--http", "0", str(mini_repo)],
+        env=daemon.lgrep.env,
+        cwd=mini_repo,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        url = ""
+        for line in process.stderr:  # the start-up lines name the URL (the process ends: EOF)
+            found = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url, "lgrep mcp --http did not say its URL"
+        token = (daemon.cache / "mcp.token").read_text().strip()
+
+        async def as_client(name: str) -> dict[str, Any]:
+            async with (
+                create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                ClientSession(read, write, client_info=Implementation(name=name, version="1")) as session,
+            ):
+                await session.initialize()
+                return await _call(session, "lgrep_search", {"query": "verify the token signature", "limit": 3})
+
+        async def both() -> dict[str, dict[str, Any]]:
+            return {name: await as_client(name) for name in ("http-a", "http-b")}
+
+        answers = anyio.run(both)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        if process.stderr is not None:
+            process.stderr.close()
+    stats = json.loads(daemon.lgrep("stats", "--json").out)
+    assert set(stats["clients"]) == {"http-a", "http-b"}
+    for name, answer in answers.items():
+        assert stats["clients"][name]["calls"] == 1
+        assert stats["clients"][name]["tokens_returned"] == answer["tokens"]
