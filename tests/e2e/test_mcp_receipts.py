@@ -1,7 +1,8 @@
 """Receipts through real `lgrep mcp` processes (ADR 0025): an answer's receipt is the tokens of its
 results' whole files, counted here independently of lgrep; two agents with their own MCP processes
 on one project are summed per client and per project by `lgrep stats --json` and `lgrep://stats`;
-concurrent calls of both lose no count."""
+concurrent calls of both lose no count; a real npm client (the MCP Inspector) is summed under its
+own name, and so is each session of one `lgrep mcp --http`."""
 
 from __future__ import annotations
 
