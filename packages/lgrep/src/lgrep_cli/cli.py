@@ -978,7 +978,7 @@ def serve(
 
 
 def _serve_status(cs: ClientSettings, socket_path: Path, *, as_json: bool) -> int:
-    from dataclasses import asdict, replace
+    from dataclasses import replace
 
     from .output import printable
 
@@ -991,11 +991,9 @@ def _serve_status(cs: ClientSettings, socket_path: Path, *, as_json: bool) -> in
     with client:
         info = client.server_info()
     if as_json:
-        fields = asdict(info)
-        fields["started_at"] = info.started_at.isoformat() if info.started_at else None
-        fields["roles"] = [role.value for role in info.roles]
-        fields["watched_projects"] = list(info.watched_projects)
-        print(json.dumps({"running": True, **fields}, indent=2))
+        from .output import server_info_json
+
+        print(json.dumps({"running": True, **server_info_json(info)}, indent=2))
         return EXIT_OK
     print(f"lgrep daemon {info.version}, pid {info.pid}, since {info.started_at}")
     print(
@@ -1046,8 +1044,10 @@ def config_show(path: Path, as_json: bool) -> int:
 
 # ------------------------------------------------------------------- agents: install, uninstall, init
 
+from .doctor import doctor  # noqa: E402  (kept together with their registration)
 from .install import init, install, uninstall  # noqa: E402  (kept together with their registration)
 
 cli.add_command(install)
 cli.add_command(uninstall)
 cli.add_command(init)
+cli.add_command(doctor)

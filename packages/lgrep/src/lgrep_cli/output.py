@@ -26,6 +26,7 @@ from lgrep_core.serialize import project_status_json, search_response_json, tags
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from lgrep_core.models import ServerInfo
     from lgrep_index.plan import IndexPlan
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "print_trace",
     "printable",
     "progress_bar",
+    "server_info_json",
 ]
 
 # Human search output: the first lines of each result, each cut to a terminal's width.
@@ -340,6 +342,17 @@ def print_trace(result: TraceResult, *, symbol: str, path: Path, limit: int) -> 
     if result.next_offset:
         more = result.total - result.next_offset
         print(f"... {more} more: lgrep trace {printable(symbol)} {printable(str(path))} --offset {result.next_offset}")
+
+
+def server_info_json(info: ServerInfo) -> dict[str, Any]:
+    """The daemon's ServerInfo as `lgrep serve --status --json` and `lgrep doctor --json` print it."""
+    from dataclasses import asdict
+
+    fields = asdict(info)
+    fields["started_at"] = info.started_at.isoformat() if info.started_at else None
+    fields["roles"] = [role.value for role in info.roles]
+    fields["watched_projects"] = list(info.watched_projects)
+    return fields
 
 
 # ---------------------------------------------------------------------------------------- stats
