@@ -1,4 +1,4 @@
-"""The `lgrep` command: index, search, status, clean, watch, serve, config.
+"""The `lgrep` command: index, search, status, stats, clean, watch, serve, config.
 
 Each command parses its arguments, calls lgrep's application API (lgrep_core.api.Lgrep) and renders
 the answer (.output); the policy (which project a folder belongs to, building an index first, asking
@@ -794,6 +794,33 @@ def status(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -> in
 
 
 @cli.command()
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.pass_obj
+def stats(cs: ClientSettings, path: Path | None, as_json: bool) -> int:
+    """What lgrep saved agents: per project and per MCP client, the calls, the tokens answers
+    returned, the tokens of the whole files their results come from, and the difference (every
+    project, or PATH's). Measured by the MCP server on each answer; counts only, never queries."""
+    from lgrep_core.receipts import ReceiptLedger
+    from lgrep_core.serialize import receipts_json
+
+    from . import output
+
+    ledger = ReceiptLedger(Path(cs.cache_dir))
+    if path is None:
+        found = ledger.projects()
+    else:
+        project = ledger.project(_scope(cs, _root(path), "showing"))
+        found = [project] if project.clients else []
+    answer = receipts_json(found)
+    if as_json:
+        print(json.dumps(answer, indent=2))
+        return EXIT_OK
+    output.print_stats(answer)
+    return EXIT_OK
+
+
+@cli.command()
 @click.argument("path", default=".", type=click.Path(path_type=Path))
 @no_daemon_option
 @click.pass_obj
@@ -871,7 +898,7 @@ def unwatch(cs: ClientSettings, path: Path, as_json: bool) -> int:
     "--http",
     "http_port",
     type=click.IntRange(0, 65535),
-    help="serve streamable HTTP on 127.0.0.1:PORT (0: a free port); every request needs "
+    help="serve streamable HTTP at http://127.0.0.1:PORT/mcp (0: a free port); every request needs "
     "'Authorization: Bearer <token>' (LGREP_MCP_TOKEN, or the token file)",
 )
 @click.option(

@@ -34,6 +34,7 @@ __all__ = [
     "print_plan",
     "print_search",
     "print_spend_warnings",
+    "print_stats",
     "print_status",
     "print_summary",
     "print_trace",
@@ -352,3 +353,37 @@ def server_info_json(info: ServerInfo) -> dict[str, Any]:
     fields["roles"] = [role.value for role in info.roles]
     fields["watched_projects"] = list(info.watched_projects)
     return fields
+
+
+# ---------------------------------------------------------------------------------------- stats
+
+
+def print_stats(stats: dict[str, Any]) -> None:
+    """`lgrep stats`: per project, a line per MCP client and the project's total; then per client
+    across projects when there are several projects (`stats` is lgrep_core.serialize.receipts_json)."""
+    if not stats["projects"]:
+        print("no receipts yet: they are kept as agents call lgrep's MCP tools", file=sys.stderr)
+        return
+    header = f"  {'client':<24} {'calls':>7} {'returned':>11} {'files read whole':>16} {'saved':>11}"
+    for project in stats["projects"]:
+        print(printable(project["project_root"]))
+        print(header)
+        for name, sums in project["clients"].items():
+            print(_stats_row(name, sums))
+        if len(project["clients"]) > 1:
+            print(_stats_row("(all clients)", project))
+    if len(stats["projects"]) > 1:
+        print("every project")
+        print(header)
+        for name, sums in stats["clients"].items():
+            print(_stats_row(name, sums))
+        print(_stats_row("(all)", stats["total"]))
+    print(f"tokens: {stats['tokenizer']}; saved = the files' tokens less the answers'", file=sys.stderr)
+
+
+def _stats_row(name: str, sums: dict[str, Any]) -> str:
+    share = f" ({sums['saved'] / sums['file_tokens']:.0%})" if sums["file_tokens"] > 0 else ""
+    return (
+        f"  {printable(name)[:24]:<24} {sums['calls']:>7,} {sums['tokens_returned']:>11,} "
+        f"{sums['file_tokens']:>16,} {sums['saved']:>11,}{share}"
+    )
