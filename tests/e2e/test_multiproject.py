@@ -150,6 +150,9 @@ def test_mcp_searches_its_roots_together_when_asked(daemon: Daemon, mini_repo: P
     assert not error, text
     assert {r["project_root"] for r in both["results"]} == {str(mini), str(beta)}
     assert all((r["uri"] is not None) == (r["project_root"] == str(mini)) for r in both["results"])
+    # Its receipt counts the files of both projects that its results come from.
+    assert both["receipt"]["files"] == len({(r["project_root"], r["path"]) for r in both["results"]})
+    assert both["receipt"]["file_tokens"] > 0
 
     error, files, text = out["files"]
     assert not error, text

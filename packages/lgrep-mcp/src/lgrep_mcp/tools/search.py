@@ -71,9 +71,10 @@ class SearchTools(Unit):
         ] = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, SearchAnswer]:
-        """Search the project's code by meaning and by name. Each result has the file, the line
-        range, the symbol, a snippet (its first lines; lgrep_get_file reads the rest), a score and
-        why it matched; `stale_files` lists result files that changed since they were indexed
+        """Search the project's code by meaning and by name: use it instead of grep or rg when you
+        look for code by what it does, or by a name you are not sure of. Each result has the file,
+        the line range, the symbol, a snippet (its first lines; lgrep_get_file reads the rest), a
+        score and why it matched; `stale_files` lists result files that changed since they were indexed
         (re-read them with lgrep_get_file). Starting a task, a bug report or an issue ("which files
         do I open?"): pass its whole text as the query (traceback and errors included, up to 32,768
         characters) with files=true, and get `files` instead: the files to open, ranked, each with
@@ -149,7 +150,8 @@ class SearchTools(Unit):
             )
         if notes:
             data["note"] = "; ".join(notes)
-        return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=None if files else "content")
+        snippets = None if files else "content"
+        return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=snippets, receipt=project)
 
     async def _projects_search(
         self,
@@ -207,9 +209,11 @@ class SearchTools(Unit):
         if files:
             data["files"] = [{"project_root": str(p), **self.app.file_items([h], p)[0]} for p, h in outcome.files]
             stale = {f"{p}/{h.path}" for p, h in outcome.files if h.stale}
+            order = [p for p, _ in outcome.files]
         else:
             data["results"] = [{"project_root": str(p), **self.app.hit_items([h], p)[0]} for p, h in outcome.results]
             stale = {f"{p}/{h.path}" for p, h in outcome.results if h.stale}
+            order = [p for p, _ in outcome.results]
         data["stale_files"] = sorted(stale)
         notes = [
             f"{o.scope.project} is being indexed for the first time ({progress_words(o.progress)}): its results "
@@ -223,7 +227,8 @@ class SearchTools(Unit):
         if notes:
             data["note"] = "; ".join(notes)
         key = "files" if files else "results"
-        return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=None if files else "content")
+        snippets = None if files else "content"
+        return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=snippets, projects=order)
 
     def _folder(self, path: str) -> Path:
         """A folder an agent names in `projects`, inside this server's roots."""
