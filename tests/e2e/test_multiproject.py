@@ -85,6 +85,7 @@ def test_bad_projects_are_clear_errors(daemon: Daemon, mini_repo: Path, tmp_path
         ((str(mini), str(tmp_path / "nowhere")), "nowhere is not a directory"),
         ((str(mini), str(mini / "auth")), "are both in the project"),
         ((str(mini), str(beta), "--component", "lib"), "searches one project's releases"),
+        ((str(mini), str(beta), "--path", str(mini / "auth")), "the path filter applies in each"),
     ]:
         for extra in ((), ("--no-daemon",)):
             result = daemon.lgrep("search", "verify the token", *args, *extra, check=False)

@@ -290,6 +290,11 @@ class Lgrep:
         request.validate()
         if request.component:
             raise InvalidRequestError("a released version (component) is searched in one project at a time")
+        if request.path_glob and Path(request.path_glob).is_absolute():
+            raise InvalidRequestError(
+                f"{request.path_glob}: with several projects the path filter applies in each, so it is relative "
+                "(a glob or a folder); to search a folder, name the folder itself"
+            )
         scopes = [self.scope(f) for f in folders]
         for i, scope in enumerate(scopes):
             for earlier, other in zip(folders[:i], scopes[:i], strict=True):
