@@ -7,7 +7,8 @@ none removed or renamed.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from lgrep_core.models import (
     ComponentInfo,
@@ -32,6 +33,10 @@ from lgrep_core.models import (
     WatchResult,
 )
 
+if TYPE_CHECKING:
+    from lgrep_core.api import ProjectsOutcome
+    from lgrep_core.receipts import ClientReceipts, ProjectReceipts
+
 __all__ = [
     "component_json",
     "file_hit_json",
@@ -41,6 +46,9 @@ __all__ = [
     "index_summary_json",
     "location_json",
     "project_status_json",
+    "projects_search_json",
+    "receipt_sums_json",
+    "receipts_json",
     "related_json",
     "release_json",
     "search_hit_json",
@@ -107,6 +115,42 @@ def search_response_json(response: SearchResponse, *, query: str, root: str, exp
         "vectors_pending": response.vectors_pending,
         "notes": list(response.notes),
         **({"release": release_json(response.release)} if response.release is not None else {}),
+    }
+
+
+def projects_search_json(outcome: ProjectsOutcome, *, query: str, explain: bool = False) -> dict[str, Any]:
+    """One question asked of several projects (ADR 0026): each project's part of the answer
+    (`projects`: where it answered, how the search went there), and one ranking of results (or, for
+    a files search, files), each naming its `project_root`; paths stay relative to it. A project
+    still being indexed has `indexing` instead of its numbers, and no results."""
+    projects: list[dict[str, Any]] = []
+    for o in outcome.outcomes:
+        part: dict[str, Any] = {"project_root": str(o.scope.project), "scope": o.scope.within or ""}
+        if o.response is None:
+            part["indexing"] = index_progress_json(o.progress)
+        else:
+            part.update(
+                query_kind=o.response.query_kind,
+                search_type=o.response.search_type.value if o.response.search_type is not None else "",
+                timings_ms=dict(o.response.timings_ms),
+                chunks_searched=o.response.chunks_searched,
+                vectors_pending=o.response.vectors_pending,
+                notes=list(o.response.notes),
+            )
+        projects.append(part)
+    answered = [o.response for o in outcome.outcomes if o.response is not None]
+    first = answered[0] if answered else None
+    return {
+        "query": query,
+        "projects": projects,
+        "results": [
+            {"project_root": str(project), **search_hit_json(hit, explain=explain)} for project, hit in outcome.results
+        ],
+        "files": [{"project_root": str(project), **file_hit_json(hit)} for project, hit in outcome.files],
+        "query_kind": first.query_kind if first else "",
+        "search_type": first.search_type.value if first and first.search_type is not None else "",
+        "chunks_searched": sum(r.chunks_searched for r in answered),
+        "vectors_pending": sum(r.vectors_pending for r in answered),
     }
 
 
@@ -345,4 +389,44 @@ def tags_summary_json(summary: TagsSummary) -> dict[str, Any]:
         "vectors_total": summary.vectors_total,
         "seconds": round(summary.seconds, 3),
         "store": summary.store,
+    }
+
+
+def receipt_sums_json(sums: ClientReceipts) -> dict[str, Any]:
+    """Receipts summed (one client on one project, a project, a client, everything): answers that
+    carried one, the tokens they held, the tokens of the whole files their results come from, and
+    the difference."""
+    return {
+        "calls": sums.calls,
+        "tokens_returned": sums.tokens_returned,
+        "file_tokens": sums.file_tokens,
+        "saved": sums.saved,
+        "files": sums.files,
+    }
+
+
+def receipts_json(projects: Sequence[ProjectReceipts]) -> dict[str, Any]:
+    """`lgrep stats --json` and the `lgrep://stats` resource: per project (and per client in it), per
+    client across projects, and the total."""
+    from lgrep_core.receipts import ClientReceipts
+
+    per_client: dict[str, ClientReceipts] = {}
+    total = ClientReceipts()
+    rows: list[dict[str, Any]] = []
+    for project in projects:
+        for name, sums in project.clients.items():
+            per_client.setdefault(name, ClientReceipts()).add(sums)
+            total.add(sums)
+        rows.append(
+            {
+                "project_root": project.project_root,
+                **receipt_sums_json(project.total),
+                "clients": {name: receipt_sums_json(s) for name, s in sorted(project.clients.items())},
+            }
+        )
+    return {
+        "projects": rows,
+        "clients": {name: receipt_sums_json(s) for name, s in sorted(per_client.items())},
+        "total": receipt_sums_json(total),
+        "tokenizer": "cl100k_base",
     }
