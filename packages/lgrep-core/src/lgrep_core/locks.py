@@ -28,6 +28,7 @@ __all__ = [
     "ensure_private_dir",
     "lock_holder",
     "lock_holder_pids",
+    "open_lock_file",
     "release_pid_lock",
 ]
 
@@ -110,12 +111,11 @@ def check_owned_file(fd: int, path: Path, *, what: str = "the lock file") -> Non
         )
 
 
-def acquire_pid_lock(path: Path) -> tuple[int | None, str]:
-    """Take the lock at `path` without waiting: `(fd, "")` when taken (this pid is written in the
-    file), `(None, holder)` when another process holds it (`holder`: its pid, or "unknown").
+def open_lock_file(path: Path) -> int:
+    """A descriptor of the lock file at `path`, created 0600 and never opened through a symlink.
 
-    Raises StorageError when the file cannot be opened (never through a symlink) or locked, and
-    ConfigError when it is another user's or others may write it."""
+    Raises StorageError when it cannot be opened, ConfigError when it is another user's or others
+    may write it."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
@@ -125,6 +125,16 @@ def acquire_pid_lock(path: Path) -> tuple[int | None, str]:
     except ConfigError:
         os.close(fd)
         raise
+    return fd
+
+
+def acquire_pid_lock(path: Path) -> tuple[int | None, str]:
+    """Take the lock at `path` without waiting: `(fd, "")` when taken (this pid is written in the
+    file), `(None, holder)` when another process holds it (`holder`: its pid, or "unknown").
+
+    Raises StorageError when the file cannot be opened (never through a symlink) or locked, and
+    ConfigError when it is another user's or others may write it."""
+    fd = open_lock_file(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lgrep_core.errors import StorageError
-from lgrep_core.locks import check_owned_file, ensure_private_dir
+from lgrep_core.locks import ensure_private_dir, open_lock_file
 
 __all__ = ["CLIENT_NAME_MAX", "ClientReceipts", "ProjectReceipts", "ReceiptLedger", "client_name"]
 
@@ -130,12 +130,8 @@ class ReceiptLedger:
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """Hold an exclusive flock on `path` (created 0600, never through a link), waiting for it."""
+    fd = open_lock_file(path)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    except OSError as exc:
-        raise StorageError(f"cannot open the lock file {path}: {exc.strerror}") from None
-    try:
-        check_owned_file(fd, path)
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:

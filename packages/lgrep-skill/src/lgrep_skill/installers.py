@@ -358,43 +358,20 @@ def _claude(plan: Plan, scope: Scope, *, project: Path, command: str | None, whe
         mcp_json, skills, stop = project / ".mcp.json", project / ".claude" / "skills", project
     else:
         mcp_json, skills, stop = where.claude_json, where.claude_dir / "skills", where.claude_dir
-    # ~/.claude.json holds Claude Code's own state: never deleted
-    deletable = scope == "project"
-    key_path = ["mcpServers", SERVER_NAME]
-    if install:
-        assert command is not None
-        doc = _read_json(mcp_json, confine)
-        entry, notes = _merge_entry(
-            _get(doc, key_path),
-            {"command": command, "args": list(_SERVER_ARGS)},
-            {"type": "stdio"},
-            where=str(mcp_json),
-        )
-        change = _json_change(
-            mcp_json,
-            "MCP server",
-            key_path,
-            entry,
-            new_document=dict,
-            empty_containers=[],
-            deletable=False,
-            confine=confine,
-            ledger=plan.ledger,
-        )
-        change.notes += notes
-    else:
-        change = _json_change(
-            mcp_json,
-            "MCP server",
-            key_path,
-            None,
-            new_document=dict,
-            empty_containers=[["mcpServers"]] if scope == "project" else [],
-            deletable=deletable,
-            confine=confine,
-            ledger=plan.ledger,
-        )
-    plan.changes.append(change)
+    # ~/.claude.json holds Claude Code's own state: never deleted, its `mcpServers` left in place
+    _json_client(
+        plan,
+        scope,
+        project=project,
+        command=command,
+        config=mcp_json,
+        container="mcpServers",
+        forced={"command": command, "args": list(_SERVER_ARGS)},
+        defaults={"type": "stdio"},
+        keep_file=scope == "user",
+        skills=None,
+        stop=stop,
+    )
     if scope == "project":
         plan.changes.append(_claude_approval(project / ".claude" / "settings.local.json", install, plan, project))
     plan.changes.append(_skill_change(skills, install, stop=stop, confine=confine))
@@ -493,14 +470,19 @@ def _json_client(
     forced: dict[str, Any],
     skills: Path | None,
     stop: Path,
+    defaults: dict[str, Any] | None = None,
+    keep_file: bool = False,
 ) -> None:
     """A client whose servers are members of one object of a JSON(C) file (`mcpServers` or
-    `servers`), with an optional skills folder: install sets our member, uninstall takes it out, and
-    the container and the file when install left them empty (the file only if lgrep created it)."""
+    `servers`), with an optional skills folder: install sets our member (`forced` keys ours,
+    `defaults` only where absent), uninstall takes it out, and the container and the file when
+    install left them empty (the file only if lgrep created it; neither with `keep_file`, a file the
+    client keeps its own state in)."""
     confine = project if scope == "project" else None
     key_path = [container, SERVER_NAME]
     if command is not None:
-        entry, notes = _merge_entry(_get(_read_json(config, confine), key_path), forced, {}, where=str(config))
+        existing = _get(_read_json(config, confine), key_path)
+        entry, notes = _merge_entry(existing, forced, defaults or {}, where=str(config))
         change = _json_change(
             config,
             "MCP server",
@@ -520,8 +502,8 @@ def _json_client(
             key_path,
             None,
             new_document=dict,
-            empty_containers=[[container]],
-            deletable=True,
+            empty_containers=[] if keep_file else [[container]],
+            deletable=not keep_file,
             confine=confine,
             ledger=plan.ledger,
         )
