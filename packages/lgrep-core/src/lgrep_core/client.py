@@ -58,9 +58,9 @@ from lgrep_core.models import (
     TraceDirection,
     TraceRequest,
     TraceResult,
-    WatchProjectRequest,
     WatchLease,
     WatchLeaseRequest,
+    WatchProjectRequest,
     WatchResult,
 )
 

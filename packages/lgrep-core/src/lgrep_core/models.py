@@ -585,8 +585,7 @@ class WatchLeaseRequest:
         check_project_root(self.project_root)
         if not _HOLDER.fullmatch(self.holder):
             raise InvalidRequestError(
-                "a lease holder is 1-128 characters of letters, digits, '-', '_' and '.'; got "
-                f"{self.holder[:40]!r}"
+                f"a lease holder is 1-128 characters of letters, digits, '-', '_' and '.'; got {self.holder[:40]!r}"
             )
         if not self.ttl_s > 0:
             raise InvalidRequestError(f"a lease's ttl must be positive, got {self.ttl_s}")

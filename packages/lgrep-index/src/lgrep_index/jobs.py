@@ -31,6 +31,7 @@ from lgrep_core.errors import IndexingError, LgrepError
 from lgrep_core.models import IndexProgress, IndexSummary
 
 from .changes import ChangeBatch
+from .freshness import git_state, record_git_state
 from .pipeline import Cancelled, Indexer
 
 __all__ = ["IndexJobs", "JobStream"]
@@ -279,7 +280,10 @@ class IndexJobs:
             if job.batch is not None:
                 job.outcome = indexer.update(job.batch, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
             else:
+                # The checkout this run starts from: a search compares it with the one it finds (freshness.py).
+                state = git_state(job.root)
                 job.outcome = indexer.run(force=job.force, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
+                record_git_state(self.settings.cache_dir, job.root, state)
         except Cancelled:
             job.outcome = self._cancelled(job)
             log.info("%s", job.outcome.message)
