@@ -35,9 +35,9 @@ from lgrep_core.models import (
     ServerRole,
     SpendTotals,
     SymbolMatch,
-    WatchProjectRequest,
     WatchLease,
     WatchLeaseRequest,
+    WatchProjectRequest,
     WatchResult,
 )
 
