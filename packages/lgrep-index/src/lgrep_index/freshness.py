@@ -53,19 +53,17 @@ def git_state(root: Path) -> GitState | None:
     git (or when it cannot be read): what HEAD names and, for a branch, the commit it is at. Equal
     states mean no checkout, pull, reset or commit happened between. The index file is left out on
     purpose: `git status` rewrites it, and every one would cost a needless run."""
-    top = git_root(root)
-    if top is None:
+    dirs = _git_dirs(root)
+    if dirs is None:
         return None
-    git_dir = _git_dir(top / ".git")
-    if git_dir is None:
-        return None
+    git_dir, common = dirs
     head = _read(git_dir / "HEAD")
     if head is None:
+        _GIT_DIRS.pop(root, None)  # the repository moved or went: look again next time
         return None
     state: GitState = [head]
     if head.startswith("ref: "):
         ref = head[5:].strip()
-        common = _common_dir(git_dir)
         commit = _read(common / ref) if ".." not in Path(ref).parts else None
         # A branch whose ref is packed has no file of its own: packed-refs changes when it moves.
         state.append(commit if commit is not None else _stat(common / "packed-refs"))
@@ -88,11 +86,45 @@ def record_git_state(cache_dir: Path, root: Path, state: GitState | None) -> Non
 
 
 def recorded_git_state(cache_dir: Path, root: Path) -> GitState | None:
+    """The git state the last full index run of `root` started from (None: never recorded)."""
+    path = _STATE_FILES.get((cache_dir, root))
+    if path is None:
+        path = _STATE_FILES[(cache_dir, root)] = project_dir(cache_dir, root) / GIT_STATE_FILE
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    cached = _RECORDED.get(path)
+    if cached is not None and cached[0] == key:
+        return cached[1]
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-        data = json.loads((project_dir(cache_dir, root) / GIT_STATE_FILE).read_text(encoding="utf-8"))
-        state = data["git"]
-        return state if isinstance(state, list) else None
+        state = json.loads(path.read_text(encoding="utf-8"))["git"]
+        if isinstance(state, list):
+            _RECORDED[path] = (key, state)
+            return state
     return None
+
+
+# Where each project's repository keeps HEAD and its refs, found once (a search asks every time);
+# and the recorded states, read again only when their file changed.
+_GIT_DIRS: dict[Path, tuple[Path, Path]] = {}
+_STATE_FILES: dict[tuple[Path, Path], Path] = {}
+_RECORDED: dict[Path, tuple[tuple[int, int, int], GitState]] = {}
+
+
+def _git_dirs(root: Path) -> tuple[Path, Path] | None:
+    """(git dir, common dir) of the repository holding `root`, or None outside git."""
+    found = _GIT_DIRS.get(root)
+    if found is not None:
+        return found
+    top = git_root(root)
+    git_dir = _git_dir(top / ".git") if top is not None else None
+    if git_dir is None:
+        return None  # not cached: a `git init` later is seen
+    found = (git_dir, _common_dir(git_dir))
+    _GIT_DIRS[root] = found
+    return found
 
 
 class Freshness:
@@ -133,7 +165,8 @@ class Freshness:
         return False
 
     def _run(self, root: Path) -> bool:
-        stream = self.jobs.index(root, wait_vectors=False)
+        # A run under way may have walked the tree before the checkout: a new one is needed.
+        stream = self.jobs.index(root, wait_vectors=False, join_running=False)
         # Past the wait the search goes on with the index as it is; the run goes on too.
         timer = threading.Timer(self.wait_s, lambda: stream.leave(cancel=False))
         timer.daemon = True

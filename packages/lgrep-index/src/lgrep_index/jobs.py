@@ -130,13 +130,17 @@ class IndexJobs:
         self._closed = False
         self._idle = threading.Condition(self._lock)  # notified when a job ends
 
-    def index(self, root: Path, *, force: bool = False, wait_vectors: bool = True) -> JobStream:
+    def index(
+        self, root: Path, *, force: bool = False, wait_vectors: bool = True, join_running: bool = True
+    ) -> JobStream:
         """Index a project: progress events, then its summary as the last item. `leave()` on the
         stream cancels the job if no other caller waits for it (see the module's docstring).
+        Without `join_running`, a run that already started (and may have walked the tree before
+        what the caller saw changed) is not joined: a queued one is, or a new one is queued.
 
         Raises (from the iterator) the job's LgrepError: IndexBusyError, IndexMismatchError, ..."""
         events: queue.SimpleQueue[object] = queue.SimpleQueue()
-        job = self._submit(root, force=force, wait_vectors=wait_vectors, listener=events)
+        job = self._submit(root, force=force, wait_vectors=wait_vectors, listener=events, join_running=join_running)
         return JobStream(self, job, events)
 
     def submit(self, root: Path, *, batch: ChangeBatch | None = None, wait_vectors: bool = True) -> None:
@@ -192,6 +196,7 @@ class IndexJobs:
         wait_vectors: bool,
         listener: queue.SimpleQueue[object] | None,
         batch: ChangeBatch | None = None,
+        join_running: bool = True,
     ) -> _Job:
         with self._lock:
             if self._closed:
@@ -203,7 +208,11 @@ class IndexJobs:
                 if batch is not None or job.batch is not None or job.finished.is_set():
                     continue
                 joins = (not job.started and job.force == force and job.wait_vectors == wait_vectors) or (
-                    job.started and not force and (job.wait_vectors or not wait_vectors) and not job.force
+                    join_running
+                    and job.started
+                    and not force
+                    and (job.wait_vectors or not wait_vectors)
+                    and not job.force
                 )
                 if joins and not job.cancel.is_set():
                     if listener is not None:
