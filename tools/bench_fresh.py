@@ -96,10 +96,10 @@ def bench_check(repo: Path, cache: Path, calls: int = 2000) -> dict[str, float]:
 
 
 def bench_search(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.models import SearchRequest, SearchType
 
     with daemon.client() as client:
-        request = SearchRequest("feature_handler_3_2 handle request", project_root=str(repo), search_type="bm25")
+        request = SearchRequest("feature_handler_3_2 handle request", project_root=str(repo), search_type=SearchType.BM25)
         client.search(request)  # the snapshot loaded
         quiet = []
         for _ in range(runs):
@@ -120,7 +120,7 @@ def bench_search(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
 
 
 def bench_lease(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.models import SearchRequest, SearchType
 
     env = {**daemon.env, "LGREP_MCP_LEASE_TTL_S": "30"}
     proc = subprocess.Popen(
@@ -144,7 +144,7 @@ def bench_lease(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
                 name = f"leased_edit_marker_{n}"
                 (repo / f"edit_{n}.py").write_text(f"def {name}():\n    return {n}\n")
                 t0 = time.perf_counter()
-                request = SearchRequest(name, project_root=str(repo), search_type="bm25", limit=3)
+                request = SearchRequest(name, project_root=str(repo), search_type=SearchType.BM25, limit=3)
                 while not any(h.path == f"edit_{n}.py" for h in client.search(request).results):
                     if time.perf_counter() - t0 > 30:
                         raise SystemExit(f"edit {n} was never searchable")
