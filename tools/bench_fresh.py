@@ -99,7 +99,9 @@ def bench_search(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
     from lgrep_core.models import SearchRequest, SearchType
 
     with daemon.client() as client:
-        request = SearchRequest("feature_handler_3_2 handle request", project_root=str(repo), search_type=SearchType.BM25)
+        request = SearchRequest(
+            "feature_handler_3_2 handle request", project_root=str(repo), search_type=SearchType.BM25
+        )
         client.search(request)  # the snapshot loaded
         quiet = []
         for _ in range(runs):
