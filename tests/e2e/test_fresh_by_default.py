@@ -238,3 +238,21 @@ def test_a_branch_switch_nobody_watched_is_seen_by_the_next_search(daemon, tmp_p
     before_search = recorded.stat().st_mtime_ns
     daemon.lgrep("search", "charge_the_card_on_main", str(repo), "--type", "bm25", "--json")
     assert recorded.stat().st_mtime_ns == before_search
+
+
+def test_a_daemon_whose_agents_are_idle_still_stops(daemon, mini_repo: Path, wait_for) -> None:
+    daemon.start()
+    daemon.lgrep("index", str(mini_repo))
+    daemon.lgrep("serve", "--stop")
+    # A daemon that idles out after 4 s (a call's start is its last activity: the index above
+    # could outlast it, so the project was indexed by another daemon first).
+    daemon.start(extra_env={"LGREP_SERVER__IDLE_EXIT_S": "4", "LGREP_LOG_LEVEL": "INFO"})
+    with _mcp_process(daemon, mini_repo) as server:
+        _watched_by(daemon, mini_repo, 1, wait_for, "the MCP server's lease")
+        # Its renewals go on (one a second) but are no calls: with nothing else asked of it, the
+        # daemon stops once idle_exit_s has passed, though an agent is still there.
+        assert daemon.process is not None
+        assert daemon.process.wait(timeout=60) == 0
+        assert "has been idle: stopping" in (daemon.cache / "serve-test.log").read_text()
+        assert server.poll() is None  # the agent's server is unaffected
+    assert not daemon.socket.exists()
