@@ -144,6 +144,10 @@ class Freshness:
         self.watched = watched
         self.writer = writer
         self.wait_s = wait_s
+        # The states a search already waited for in vain (its run goes on): later searches of the
+        # same state answer at once instead of each waiting again.
+        self._waited: dict[Path, GitState] = {}
+        self._lock = threading.Lock()
 
     def freshen(self, root: Path) -> bool:
         """Before a search of `root`: True when an index run changed the index first (the caller
@@ -153,18 +157,31 @@ class Freshness:
                 return False
             now = git_state(root)
             if now is None or _json_equal(now, recorded_git_state(self.cache_dir, root)):
+                with self._lock:
+                    self._waited.pop(root, None)
                 return False
             if index_state(project_dir(self.cache_dir, root)) is not ProjectState.READY:
                 return False  # a first index is the search's own business (lgrep_core.api)
+            with self._lock:
+                if self._waited.get(root) == now and self.jobs.busy(root):
+                    return False  # an earlier search waited for this run; it goes on
             log.info("%s changed in git since its last index (a checkout, pull or reset): updating it first", root)
-            return self._run(root)
+            changed, finished = self._run(root)
+            if not finished:
+                with self._lock:
+                    self._waited[root] = now
+            return changed
         except LgrepError as exc:
             log.warning("bringing %s up to date before a search failed: %s", root, exc.message)
         except Exception:
             log.exception("bringing %s up to date before a search failed", root)
         return False
 
-    def _run(self, root: Path) -> bool:
+    def _run(self, root: Path) -> tuple[bool, bool]:
+        """Run the catch-up and wait for it (at most `wait_s`): (it changed the index, it finished)."""
+        # A vector fill going on behind would make the search wait for all of it: it stops at its
+        # next commit, and this run's own fill takes over after it.
+        self.jobs.cancel_fills(root, "a search needs the index brought up to date first; the vectors follow")
         # A run under way may have walked the tree before the checkout: a new one is needed.
         stream = self.jobs.index(root, wait_vectors=False, join_running=False)
         # Past the wait the search goes on with the index as it is; the run goes on too.
@@ -172,11 +189,10 @@ class Freshness:
         timer.daemon = True
         timer.start()
         try:
-            changed = False
             for event in stream:
                 if isinstance(event, IndexSummary):
-                    changed = bool(event.files_indexed or event.files_deleted or event.created)
-            return changed
+                    return bool(event.files_indexed or event.files_deleted or event.created), True
+            return False, False
         finally:
             timer.cancel()
 

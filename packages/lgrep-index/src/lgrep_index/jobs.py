@@ -171,6 +171,21 @@ class IndexJobs:
             ended = self._idle.wait_for(lambda: not self._queues.get(root), timeout=wait_s)
         return cancelled, ended
 
+    def cancel_fills(self, root: Path, reason: str) -> int:
+        """Cancel a project's whole-project runs that nobody waits for (a vector fill going on
+        behind): a caller in a hurry goes first, and its own run fills the vectors in after it.
+        A running one stops at its next commit boundary. Returns how many were cancelled."""
+        with self._lock:
+            fills = [
+                job
+                for job in self._queues.get(root, ())
+                if job.batch is None and job.keep and not job.listeners and not job.force
+            ]
+            cancelled = sum(job.stop(reason) for job in fills)
+        if cancelled:
+            log.info("cancelling %d background run(s) of %s: %s", cancelled, root, reason)
+        return cancelled
+
     def any_busy(self) -> bool:
         with self._lock:
             return any(self._queues.values())
