@@ -307,6 +307,8 @@ NPM_CLIENTS_DIR = Path(os.environ.get("LGREP_TEST_NPM_DIR", str(Path.home() / ".
 NPM_CLIENTS = (
     ("opencode-ai", "1.18.33", "opencode"),
     ("@anthropic-ai/claude-code", "2.1.328", "claude"),
+    ("@openai/codex", "0.171.0", "codex"),
+    ("@google/gemini-cli", "0.61.0", "gemini"),
     ("@modelcontextprotocol/inspector", "2.12.0", "mcp-inspector"),
 )
 

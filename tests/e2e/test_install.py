@@ -21,16 +21,35 @@ def _env(lgrep) -> dict[str, str]:  # type: ignore[no-untyped-def]
 
 
 def test_install_writes_the_absolute_command_and_twice_changes_nothing(lgrep, mini_repo: Path) -> None:
-    _env(lgrep)
-    out = lgrep("install", "opencode", "--project", "--json", cwd=mini_repo).json()
+    env = _env(lgrep)
+    out = lgrep("install", "opencode", "--json", cwd=mini_repo).json()
     assert out["operation"] == "install" and out["changed"] is True and out["command"] == LGREP_EXE
     assert {c["action"] for c in out["changes"]} == {"create"}
-    config = json.loads((mini_repo / "opencode.json").read_text())
-    assert config["mcp"]["lgrep"]["command"] == [LGREP_EXE, "mcp", str(mini_repo.resolve())]
-    before = (mini_repo / "opencode.json").read_bytes()
-    again = lgrep("install", "opencode", "--project", cwd=mini_repo)
+    config = Path(env["HOME"]) / ".config" / "opencode" / "opencode.json"
+    assert json.loads(config.read_text())["mcp"]["lgrep"]["command"] == [LGREP_EXE, "mcp"]
+    before = config.read_bytes()
+    again = lgrep("install", "opencode", cwd=mini_repo)
     assert "nothing to do: already installed" in again.out
-    assert (mini_repo / "opencode.json").read_bytes() == before
+    assert config.read_bytes() == before
+
+
+@pytest.mark.parametrize("client", ["opencode", "claude-code", "codex", "gemini", "cursor", "vscode"])
+def test_a_project_install_writes_no_path_of_this_machine(lgrep, mini_repo: Path, client: str) -> None:
+    # Teams commit these files: the command is `lgrep` from PATH, and no absolute path is in them.
+    env = _env(lgrep)
+    out = lgrep("install", client, "--project", "--json", cwd=mini_repo).json()
+    assert out["command"] == "lgrep"
+    written = [Path(c["path"]) for c in out["changes"] if c["action"] == "create"]
+    assert written
+    for path in written:
+        text = path.read_text()
+        assert str(mini_repo.resolve()) not in text and LGREP_EXE not in text and env["HOME"] not in text, path
+    assert not any("not on your PATH" in n for n in out["notes"])  # the venv's lgrep is on this PATH
+    bare = {**env, "PATH": "/usr/bin:/bin"}
+    lgrep.env = bare
+    lgrep("uninstall", client, "--project", cwd=mini_repo)
+    warned = lgrep("install", client, "--project", cwd=mini_repo)
+    assert "`lgrep` is not on your PATH" in warned.out and "--user" in warned.out
 
 
 def test_dry_run_prints_the_diff_and_writes_nothing(lgrep, mini_repo: Path) -> None:
@@ -70,8 +89,8 @@ def test_a_file_lgrep_cannot_parse_is_an_error_without_traceback(lgrep, mini_rep
     assert (mini_repo / "opencode.json").read_text() == '{"mcp": {"a": 1,, }}'
     bad = lgrep("install", "agents-md", "--user", check=False)
     assert bad.code == 1 and "no --user" in bad.err
-    unknown = lgrep("install", "cursor", check=False)
-    assert unknown.code == 2 and "cursor" in unknown.err
+    unknown = lgrep("install", "windsurf", check=False)
+    assert unknown.code == 2 and "windsurf" in unknown.err
 
 
 def test_agents_md_through_the_command(lgrep, mini_repo: Path) -> None:
@@ -94,7 +113,7 @@ def test_init_indexes_and_configures_the_clients_it_finds(daemon, mini_repo: Pat
     assert out["clients"] == ["opencode"]
     assert out["index"]["chunks_total"] > 0 and out["index"]["files_seen"] > 0
     assert [p["client"] for p in out["plans"]] == ["opencode"]
-    assert json.loads((mini_repo / "opencode.json").read_text())["mcp"]["lgrep"]["command"][-1] == str(mini_repo)
+    assert json.loads((mini_repo / "opencode.json").read_text())["mcp"]["lgrep"]["command"] == ["lgrep", "mcp"]
     assert not (mini_repo / ".mcp.json").exists()
     status = lgrep("status", str(mini_repo), "--json").json()
     assert status["state"] == "ready"
@@ -103,13 +122,24 @@ def test_init_indexes_and_configures_the_clients_it_finds(daemon, mini_repo: Pat
     human = lgrep("init", str(mini_repo), "--no-index")
     assert "claude-code (project)" in human.out and "created" in human.out
     assert "opencode (project)" in human.out and "already installed" in human.out
-    assert json.loads((mini_repo / ".mcp.json").read_text())["mcpServers"]["lgrep"]["command"] == LGREP_EXE
+    assert json.loads((mini_repo / ".mcp.json").read_text())["mcpServers"]["lgrep"]["command"] == "lgrep"
+
+
+def test_init_finds_every_client_by_its_settings_folder(lgrep, mini_repo: Path) -> None:
+    home = Path(_env(lgrep)["HOME"])
+    for folder in (".config/opencode", ".claude", ".codex", ".gemini", ".cursor", ".config/Code/User"):
+        (home / folder).mkdir(parents=True)
+    found = lgrep("init", str(mini_repo), "--no-index", "--json").json()
+    assert found["clients"] == ["opencode", "claude-code", "codex", "gemini", "cursor", "vscode"]
+    for path in ("opencode.json", ".mcp.json", ".codex/config.toml", ".gemini/settings.json", ".cursor/mcp.json"):
+        assert (mini_repo / path).is_file(), path
+    assert json.loads((mini_repo / ".vscode" / "mcp.json").read_text())["servers"]["lgrep"]["command"] == "lgrep"
 
 
 def test_init_with_no_client_says_what_to_do(lgrep, mini_repo: Path) -> None:
     _env(lgrep)
     result = lgrep("init", str(mini_repo), "--no-index")
-    assert "no OpenCode or Claude Code found" in result.out and "agents-md" in result.out
+    assert "no agent client found" in result.out and "agents-md" in result.out
     assert not (mini_repo / "opencode.json").exists()
 
 

@@ -53,6 +53,15 @@ def _home_with_secrets(home: Path) -> None:
     opencode.mkdir(parents=True)
     (opencode / "opencode.json").write_text(json.dumps({"provider": {"key": SECRET}, "mcp": {}}))
     (home / "notes.md").write_text(f"# private\n{SECRET}\n<!-- lgrep:start -->\nx\n<!-- lgrep:end -->\n")
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text(f'[model_providers.x]\nexperimental_bearer_token = "{SECRET}"\n')
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"apiKey": SECRET}}))
+    (home / ".cursor").mkdir()
+    (home / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": {"db": {"env": {"TOKEN": SECRET}}}}))
+    vscode = home / ".config" / "Code" / "User"
+    vscode.mkdir(parents=True)
+    (vscode / "mcp.json").write_text(json.dumps({"servers": {"db": {"env": {"TOKEN": SECRET}}}}))
 
 
 # (link in the project, what it points at (relative to HOME), the command's client)
@@ -64,6 +73,12 @@ PLANTED = [
     pytest.param(".claude", ".claude", "claude-code", id="claude-folder"),
     pytest.param(".claude/skills", ".claude", "claude-code", id="claude-skills-folder"),
     pytest.param("AGENTS.md", "notes.md", "agents-md", id="agents-file"),
+    pytest.param(".codex/config.toml", ".codex/config.toml", "codex", id="codex-file"),
+    pytest.param(".codex", ".codex", "codex", id="codex-folder"),
+    pytest.param(".gemini/settings.json", ".gemini/settings.json", "gemini", id="gemini-file"),
+    pytest.param(".gemini", ".gemini", "gemini", id="gemini-folder"),
+    pytest.param(".cursor/mcp.json", ".cursor/mcp.json", "cursor", id="cursor-file"),
+    pytest.param(".vscode", ".config/Code/User", "vscode", id="vscode-folder"),
 ]
 
 
@@ -177,6 +192,8 @@ def test_uninstall_deletes_the_files_lgrep_created(lgrep, mini_repo: Path) -> No
     [
         ("opencode", ".config/opencode/opencode.json", '{"theme": "dark"}\n'),
         ("claude-code", ".claude.json", '{"numStartups": 3, "mcpServers": {}}\n'),
+        ("codex", ".codex/config.toml", '# mine\nmodel = "o3"\n'),
+        ("gemini", ".gemini/settings.json", '{"theme": "dark"}\n'),
     ],
 )
 def test_a_user_config_linked_into_dotfiles_stays_a_link(
@@ -193,7 +210,8 @@ def test_a_user_config_linked_into_dotfiles_stays_a_link(
     link.symlink_to(os.path.relpath(target, link.parent))
     lgrep("install", client, cwd=tmp_path)
     assert link.is_symlink() and link.resolve() == target
-    assert '"lgrep": {' in target.read_text() and target.read_text().startswith(original.rstrip("}\n"))
+    ours = "[mcp_servers.lgrep]" if client == "codex" else '"lgrep": {'
+    assert ours in target.read_text() and target.read_text().startswith(original.rstrip("}\n"))
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert sorted(p.name for p in dotfiles.iterdir()) == [target.name]  # no temporary file left
     lgrep("uninstall", client, cwd=tmp_path)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 from lgrep_core.errors import ConfigError, InvalidRequestError
-from lgrep_skill import Locations, asset_text, jsonc, plan_install, plan_uninstall
+from lgrep_skill import Locations, asset_text, jsonc, plan_install, plan_uninstall, tomlfile
 
 EXE = "/opt/lgrep/bin/lgrep"
+PORTABLE = "lgrep"  # what a project install writes: no path of one machine in a file teams commit
 
 
 @pytest.fixture
@@ -64,7 +65,7 @@ def test_opencode_project_merges_keeps_comments_is_idempotent_and_uninstalls(pro
     doc = jsonc.loads(text)
     assert doc["model"] == "anthropic/claude-sonnet-4-6"
     assert set(doc["mcp"]) == {"playwright", "lgrep"}
-    assert doc["mcp"]["lgrep"] == {"type": "local", "command": [EXE, "mcp", str(project)], "enabled": True}
+    assert doc["mcp"]["lgrep"] == {"type": "local", "command": [PORTABLE, "mcp"], "enabled": True}
     skill = project / ".opencode" / "skills" / "lgrep" / "SKILL.md"
     assert skill.read_text() == asset_text("skill", "SKILL.md")
     assert not (project / "opencode.json").exists()  # the user's file was used, not a second one
@@ -88,7 +89,7 @@ def test_opencode_newer_shape_gets_the_newer_entry(project: Path, where: Locatio
     plan = plan_install("opencode", "project", project=project, command=EXE, where=where)
     plan.apply()
     doc = json.loads((project / "opencode.json").read_text())  # still strict JSON
-    assert doc["mcp"]["servers"]["lgrep"] == {"type": "local", "command": [EXE, "mcp", str(project)]}
+    assert doc["mcp"]["servers"]["lgrep"] == {"type": "local", "command": [PORTABLE, "mcp"]}
     assert doc["mcp"]["servers"]["git"]["disabled"] is True and "lgrep" not in doc["mcp"]
     assert any("newer shape" in n for n in plan.changes[0].notes)
     uninstall("opencode", "project", project, where)
@@ -100,7 +101,7 @@ def test_opencode_new_file_and_its_removal(project: Path, where: Locations) -> N
     doc = json.loads((project / "opencode.json").read_text())
     assert doc == {
         "$schema": "https://opencode.ai/config.json",
-        "mcp": {"lgrep": {"type": "local", "command": [EXE, "mcp", str(project)], "enabled": True}},
+        "mcp": {"lgrep": {"type": "local", "command": [PORTABLE, "mcp"], "enabled": True}},
     }
     uninstall("opencode", "project", project, where)
     assert snapshot(project) == {} and folders(project) == set()
@@ -118,12 +119,17 @@ def test_opencode_user_scope_serves_the_client_folder_and_honours_xdg(tmp_path: 
 
 
 def test_a_hand_edited_entry_keeps_the_users_keys(project: Path, where: Locations) -> None:
-    mine = {"type": "local", "command": ["lgrep", "mcp"], "enabled": False, "environment": {"LGREP_LOG_LEVEL": "INFO"}}
+    mine = {
+        "type": "local",
+        "command": ["/old/lgrep", "mcp"],
+        "enabled": False,
+        "environment": {"LGREP_LOG_LEVEL": "INFO"},
+    }
     (project / "opencode.json").write_text(json.dumps({"mcp": {"lgrep": mine}}, indent=2) + "\n")
     plan = plan_install("opencode", "project", project=project, command=EXE, where=where)
     plan.apply()
     entry = json.loads((project / "opencode.json").read_text())["mcp"]["lgrep"]
-    assert entry == {**mine, "command": [EXE, "mcp", str(project)]}
+    assert entry == {**mine, "command": [PORTABLE, "mcp"]}
     notes = " ".join(plan.changes[0].notes)
     assert "updated command" in notes and "kept your enabled: false" in notes and "environment" in notes
 
@@ -166,7 +172,7 @@ def test_claude_project_merges_approves_and_uninstalls(project: Path, where: Loc
     (project / ".claude" / "settings.local.json").write_text(local)
     install("claude-code", "project", project, where)
     servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
-    assert servers["lgrep"] == {"command": EXE, "args": ["mcp", str(project)], "type": "stdio"}
+    assert servers["lgrep"] == {"command": PORTABLE, "args": ["mcp"], "type": "stdio"}
     assert "github" in servers
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     assert settings == {"permissions": {"allow": ["Bash(ls)"]}, "enabledMcpjsonServers": ["github", "lgrep"]}
@@ -250,7 +256,7 @@ def test_agents_md_broken_markers_and_user_scope_are_refused(project: Path, wher
     with pytest.raises(InvalidRequestError, match="no --user"):
         plan_install("agents-md", "user", project=project, command=EXE, where=where)
     with pytest.raises(InvalidRequestError, match="unknown client"):
-        plan_install("cursor", "user", project=project, command=EXE, where=where)  # type: ignore[arg-type]
+        plan_install("windsurf", "user", project=project, command=EXE, where=where)  # type: ignore[arg-type]
 
 
 def test_uninstall_of_nothing_changes_nothing(project: Path, where: Locations) -> None:
@@ -303,3 +309,135 @@ def test_project_links_are_refused_with_and_without_openat(
     uninstall("claude-code", "project", project, where)
     uninstall("opencode", "project", project, where)
     assert snapshot(project) == {} and folders(project) == set() and not any(outside.iterdir())
+
+
+# ------------------------------------------------------------------- codex, gemini, cursor, vs code
+
+CODEX_TOML = """# my Codex settings
+model = "gpt-5.5"  # the one I pay for
+
+[mcp_servers.docs]
+command = "npx"
+args = [
+  "-y", # always the latest
+  "docs-mcp",
+]
+
+[projects."/home/me/work"]
+trust_level = "trusted"
+"""
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_codex_adds_one_table_keeps_every_other_byte_and_uninstalls(tmp_path: Path, project: Path, scope: str) -> None:
+    where = Locations(home=tmp_path / "home", codex_home=tmp_path / "codex-home")
+    folder = project / ".codex" if scope == "project" else tmp_path / "codex-home"
+    folder.mkdir(parents=True)
+    (folder / "config.toml").write_text(CODEX_TOML)
+    install("codex", scope, project, where)
+    text = (folder / "config.toml").read_text()
+    assert text.startswith(CODEX_TOML)  # appended: every comment and table of the user's as it was
+    doc = tomlfile.loads(text)
+    assert doc["mcp_servers"]["lgrep"] == {"command": PORTABLE if scope == "project" else EXE, "args": ["mcp"]}
+    assert doc["mcp_servers"]["docs"]["args"] == ["-y", "docs-mcp"]
+    assert (folder / "skills" / "lgrep" / "SKILL.md").read_text() == asset_text("skill", "SKILL.md")
+    first = snapshot(folder)
+    assert not plan_install("codex", scope, project=project, command=EXE, where=where).changed  # type: ignore[arg-type]
+    uninstall("codex", scope, project, where)
+    assert snapshot(folder) == {"config.toml": CODEX_TOML.encode()} and first != snapshot(folder)
+    assert folders(folder) == set()
+
+
+def test_codex_keeps_the_users_keys_and_sub_tables_of_the_entry(project: Path, where: Locations) -> None:
+    mine = (
+        '[mcp_servers.lgrep]\ncommand = "/old/lgrep" # moved\nstartup_timeout_sec = 30\n\n'
+        '[mcp_servers.lgrep.env]\nLGREP_LOG_LEVEL = "INFO"\n'
+    )
+    (project / ".codex").mkdir()
+    (project / ".codex" / "config.toml").write_text(mine)
+    plan = plan_install("codex", "project", project=project, command=EXE, where=where)
+    plan.apply()
+    text = (project / ".codex" / "config.toml").read_text()
+    assert 'command = "lgrep" # moved' in text and "startup_timeout_sec = 30" in text
+    entry = tomlfile.loads(text)["mcp_servers"]["lgrep"]
+    assert entry == {"command": "lgrep", "args": ["mcp"], "startup_timeout_sec": 30, "env": {"LGREP_LOG_LEVEL": "INFO"}}
+    notes = " ".join(plan.changes[0].notes)
+    assert "updated command" in notes and "startup_timeout_sec" in notes
+    uninstall("codex", "project", project, where)  # the entry is lgrep's: all of it goes, its sub-tables too
+    assert (project / ".codex" / "config.toml").read_text() == ""  # the user's file: kept, if empty
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'mcp_servers = { docs = { command = "x" } }\n',  # an inline table cannot take a [header] of ours
+        '[mcp_servers]\nlgrep = { command = "x" }\n',  # our entry written inline: edited by hand
+        "model = \n",  # not TOML
+    ],
+)
+def test_codex_refuses_what_it_cannot_edit_safely_and_leaves_it(project: Path, where: Locations, text: str) -> None:
+    (project / ".codex").mkdir()
+    path = project / ".codex" / "config.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=str(path)):
+        plan_install("codex", "project", project=project, command=EXE, where=where)
+    assert path.read_text() == text
+
+
+@pytest.mark.parametrize(
+    ("client", "scope", "config", "entry"),
+    [
+        ("gemini", "project", "proj/.gemini/settings.json", {"command": "lgrep", "args": ["mcp"]}),
+        ("gemini", "user", "home/.gemini/settings.json", {"command": EXE, "args": ["mcp"]}),
+        ("cursor", "project", "proj/.cursor/mcp.json", {"command": "lgrep", "args": ["mcp", "${workspaceFolder}"]}),
+        ("cursor", "user", "home/.cursor/mcp.json", {"command": EXE, "args": ["mcp"]}),
+        (
+            "vscode",
+            "project",
+            "proj/.vscode/mcp.json",
+            {"type": "stdio", "command": "lgrep", "args": ["mcp", "${workspaceFolder}"]},
+        ),
+        ("vscode", "user", "home/.config/Code/User/mcp.json", {"type": "stdio", "command": EXE, "args": ["mcp"]}),
+    ],
+)
+def test_json_clients_write_their_documented_entry_and_give_the_file_back(
+    tmp_path: Path, project: Path, where: Locations, client: str, scope: str, config: str, entry: dict[str, object]
+) -> None:
+    container = "servers" if client == "vscode" else "mcpServers"
+    path = tmp_path / config
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = '{\n  // mine\n  "' + container + '": {\n    "other": {"command": "x"},\n  },\n  "theme": "dark"\n}\n'
+    path.write_text(original)
+    install(client, scope, project, where)
+    doc = jsonc.loads(path.read_text())
+    assert doc[container]["lgrep"] == entry and doc[container]["other"] == {"command": "x"}
+    assert "// mine" in path.read_text()
+    skill = path.parent / "skills" / "lgrep" / "SKILL.md"
+    assert skill.is_file() == (client == "gemini")  # Cursor and VS Code: no skills folder checked here
+    uninstall(client, scope, project, where)
+    assert path.read_text() == original and not skill.exists()
+    path.unlink()
+    install(client, scope, project, where)  # from nothing, and back to nothing
+    uninstall(client, scope, project, where)
+    assert not path.exists() and snapshot(project) == {}
+
+
+def test_vscode_user_folder_follows_the_platform(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert Locations(home=home, platform="linux").vscode_user_dir == home / ".config" / "Code" / "User"
+    assert Locations(home=home, platform="linux", xdg_config_home=tmp_path / "x").vscode_user_dir == (
+        tmp_path / "x" / "Code" / "User"
+    )
+    mac = Locations(home=home, platform="darwin").vscode_user_dir
+    assert mac == home / "Library" / "Application Support" / "Code" / "User"
+    win = Locations(home=home, platform="win32", appdata=tmp_path / "AppData").vscode_user_dir
+    assert win == tmp_path / "AppData" / "Code" / "User"
+
+
+@pytest.mark.parametrize("client", ["opencode", "claude-code", "codex", "gemini", "cursor", "vscode"])
+def test_no_project_file_holds_a_path_of_this_machine(project: Path, where: Locations, client: str) -> None:
+    install(client, "project", project, where)
+    written = snapshot(project)
+    assert written
+    for name, data in written.items():
+        assert str(project) not in data.decode() and EXE not in data.decode(), name

@@ -7,7 +7,8 @@ none removed or renamed.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from lgrep_core.models import (
     ComponentInfo,
@@ -32,6 +33,9 @@ from lgrep_core.models import (
     WatchResult,
 )
 
+if TYPE_CHECKING:
+    from lgrep_core.receipts import ClientReceipts, ProjectReceipts
+
 __all__ = [
     "component_json",
     "file_hit_json",
@@ -41,6 +45,8 @@ __all__ = [
     "index_summary_json",
     "location_json",
     "project_status_json",
+    "receipt_sums_json",
+    "receipts_json",
     "related_json",
     "release_json",
     "search_hit_json",
@@ -346,4 +352,44 @@ def tags_summary_json(summary: TagsSummary) -> dict[str, Any]:
         "vectors_total": summary.vectors_total,
         "seconds": round(summary.seconds, 3),
         "store": summary.store,
+    }
+
+
+def receipt_sums_json(sums: ClientReceipts) -> dict[str, Any]:
+    """Receipts summed (one client on one project, a project, a client, everything): answers that
+    carried one, the tokens they held, the tokens of the whole files their results come from, and
+    the difference."""
+    return {
+        "calls": sums.calls,
+        "tokens_returned": sums.tokens_returned,
+        "file_tokens": sums.file_tokens,
+        "saved": sums.saved,
+        "files": sums.files,
+    }
+
+
+def receipts_json(projects: Sequence[ProjectReceipts]) -> dict[str, Any]:
+    """`lgrep stats --json` and the `lgrep://stats` resource: per project (and per client in it), per
+    client across projects, and the total."""
+    from lgrep_core.receipts import ClientReceipts
+
+    per_client: dict[str, ClientReceipts] = {}
+    total = ClientReceipts()
+    rows: list[dict[str, Any]] = []
+    for project in projects:
+        for name, sums in project.clients.items():
+            per_client.setdefault(name, ClientReceipts()).add(sums)
+            total.add(sums)
+        rows.append(
+            {
+                "project_root": project.project_root,
+                **receipt_sums_json(project.total),
+                "clients": {name: receipt_sums_json(s) for name, s in sorted(project.clients.items())},
+            }
+        )
+    return {
+        "projects": rows,
+        "clients": {name: receipt_sums_json(s) for name, s in sorted(per_client.items())},
+        "total": receipt_sums_json(total),
+        "tokenizer": "cl100k_base",
     }

@@ -13,6 +13,7 @@ __all__ = [
     "IndexProgressOut",
     "IndexSummaryOut",
     "LocationOut",
+    "ReceiptOut",
     "RelatedAnswer",
     "SearchAnswer",
     "SearchResult",
@@ -24,10 +25,17 @@ __all__ = [
 ]
 
 
+class ReceiptOut(BaseModel):
+    files: int = Field(description="Files the results come from")
+    file_tokens: int = Field(description="Their tokens, read whole")
+    saved: int = Field(description="file_tokens - tokens")
+
+
 class Budgeted(BaseModel):
     tokens: int = Field(description="Tokens in this answer (cl100k_base), this count included")
     max_tokens: int = Field(description="The budget it was cut to fit (pass max_tokens for more)")
     note: str | None = Field(None, description="Anything the agent should know: what was left out and how to get it")
+    receipt: ReceiptOut | None = Field(None, description="Tokens saved against reading the files whole")
 
 
 class SearchResult(BaseModel):

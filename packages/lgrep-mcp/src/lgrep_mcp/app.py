@@ -9,8 +9,8 @@ in answers, and relative paths an agent passes, are relative to that project's r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -23,7 +23,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from .budget import TokenCounter, compact_json, fit_results
+from .budget import TokenCounter, compact_json, fit_results, measured
+from .receipts import RECEIPT_TOKENS, FileTokens, current_call
 from .roots import AllowedRoots
 from .shaping import inert
 
@@ -37,6 +38,10 @@ class App:
     roots: AllowedRoots
     lgrep: Lgrep
     counter: TokenCounter
+    file_tokens: FileTokens = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "file_tokens", FileTokens(self.counter))
 
     @property
     def engine(self) -> Engine:
@@ -127,10 +132,33 @@ class App:
         max_tokens: int,
         *,
         snippet_field: str | None = "content",
+        receipt: Path | None = None,
+        sources: Callable[[dict[str, Any]], Iterable[str]] | None = None,
     ) -> CallToolResult:
+        """`data` fitted to `max_tokens` by `key`'s results; with `receipt` (the project the results'
+        paths are of) it carries its receipt, of the files of the results kept (`sources` names
+        them; default: each result's `path`)."""
         data = inert(data)
-        text, _ = fit_results(data, key, self.counter, max_tokens, snippet_field=snippet_field)
+        reserve = RECEIPT_TOKENS if receipt is not None else 0
+        text, _ = fit_results(data, key, self.counter, max_tokens - reserve, snippet_field=snippet_field)
+        if receipt is not None:
+            paths = sources(data) if sources is not None else (item["path"] for item in data[key])
+            text = self.with_receipt(data, receipt, paths, max_tokens)
         return self.answer(model, data, text)
+
+    def with_receipt(self, data: dict[str, Any], project: Path, paths: Iterable[str], max_tokens: int) -> str:
+        """Add its receipt to an answer fitted to `max_tokens` less RECEIPT_TOKENS, `paths` being the
+        project-relative files its results come from: their whole tokens against the answer's own
+        (`tokens`, receipt included, ±2 like every count of an answer's own size). Also told to the
+        tools/call, for `lgrep stats`. Returns the answer's text."""
+        files, file_tokens = self.file_tokens.count(project, paths, self.readable(project))
+        data["max_tokens"] = max_tokens
+        data["receipt"] = {"files": files, "file_tokens": file_tokens, "saved": 0}
+        text, tokens = measured(data, self.counter)  # sets `saved` with `tokens`
+        call = current_call()
+        if call is not None:
+            call.add(project, tokens, file_tokens, files)
+        return text
 
     def plain(self, model: type[BaseModel], data: dict[str, Any]) -> CallToolResult:
         data = inert(data)

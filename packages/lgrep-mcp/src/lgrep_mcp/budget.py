@@ -73,14 +73,22 @@ def compact_json(value: Any) -> str:
 
 
 def measured(answer: dict[str, Any], counter: TokenCounter) -> tuple[str, int]:
-    """`answer` as compact JSON with its own token count in `tokens`, and that count."""
-    answer["tokens"] = 0
+    """`answer` as compact JSON with its own token count in `tokens`, and that count. An answer with
+    a `receipt` (ADR 0025) gets its `saved` (the files' tokens less `tokens`) set with each count."""
+    _count_into(answer, 0)
     tokens = counter.count(compact_json(answer))
     # The count goes into the answer: its digits cost a token or two more (counted again below).
-    answer["tokens"] = tokens + 2
+    _count_into(answer, tokens + 2)
     text = compact_json(answer)
-    answer["tokens"] = counter.count(text)
+    _count_into(answer, counter.count(text))
     return compact_json(answer), answer["tokens"]
+
+
+def _count_into(answer: dict[str, Any], tokens: int) -> None:
+    answer["tokens"] = tokens
+    receipt = answer.get("receipt")
+    if isinstance(receipt, dict):
+        receipt["saved"] = receipt["file_tokens"] - tokens
 
 
 def cut_lines(text: str, lines: int) -> tuple[str, bool]:

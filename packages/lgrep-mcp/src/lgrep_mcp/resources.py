@@ -1,5 +1,5 @@
 """lgrep's MCP resources: this project's index status, its indexed files, a file as it is on disk,
-and the effective settings."""
+the effective settings, and what lgrep saved the agents working on it (`lgrep stats`)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 from lgrep_core.errors import LgrepError
+from lgrep_core.receipts import ReceiptLedger
+from lgrep_core.serialize import receipts_json
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 
@@ -40,6 +42,11 @@ def add_resources(server: MCPServer, app: App) -> None:
     server.resource(
         "lgrep://config", mime_type="application/json", description="Effective settings, each with where it came from"
     )(resources.config_resource)
+    server.resource(
+        "lgrep://stats",
+        mime_type="application/json",
+        description="Tokens lgrep's answers saved on this project, per client (as `lgrep stats --json`)",
+    )(resources.stats_resource)
 
 
 class Resources(Unit):
@@ -93,3 +100,11 @@ class Resources(Unit):
         return json.dumps(
             inert({key: {"value": value, "source": source} for key, value, source in loaded.effective()}), indent=1
         )
+
+    def stats_resource(self) -> str:
+        try:
+            project = self.app.default_project
+            found = ReceiptLedger(self.app.lgrep.cache_dir).project(project)
+        except LgrepError as exc:
+            raise ResourceError(inert(exc.message)) from None
+        return json.dumps(inert(receipts_json([found] if found.clients else [])), indent=1)

@@ -16,25 +16,29 @@ server over stdio or HTTP.
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
 import os
 import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from lgrep_core.api import Engine, Lgrep
 from lgrep_core.cli_support import terminal_safe
 from lgrep_core.daemon_engine import DaemonEngine
 from lgrep_core.errors import LgrepError
 from lgrep_core.leases import WatchLeases, lease_ttl_s
+from lgrep_core.receipts import ReceiptLedger
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
+from mcp.types import Tool, ToolAnnotations
 
 from .app import App
 from .budget import TokenCounter
 from .http_auth import TOKEN_ENV, TOKEN_FILE_NAME, http_token, serve_http
 from .prompts import add_prompts
+from .receipts import ReceiptRecorder
 from .resources import add_resources
 from .roots import AllowedRoots
 from .tools.files import FileTools
@@ -47,14 +51,19 @@ __all__ = ["build_server", "main"]
 
 log = logging.getLogger("lgrep.mcp")
 
+# Clients cut what they show an agent: Claude Code keeps the first 2,048 characters of the
+# instructions and of each tool description, Codex reads the first 512 of the instructions. So the
+# instructions stay under 2,048, and their first 512 say on their own when to use lgrep instead of grep
+# (packages/lgrep-mcp/tests/test_limits.py checks both, as a client receives them).
 INSTRUCTIONS = (
-    "lgrep searches this project's code by meaning and by name. Use lgrep_search for questions "
-    "('where do we verify JWTs?'); starting a task, a bug report or an issue, lgrep_search with "
-    "files=true and the whole text as the query names the files to open and the lines to read first. "
-    "Use lgrep_find_symbol for a name you know (typos are fine), "
-    "lgrep_get_file to read lines a result points at (skeleton=true first: a file's signatures for a "
-    "fraction of its tokens), lgrep_trace for who calls a function and what it calls, "
-    "lgrep_find_related for code connected to a given place. "
+    "lgrep searches this project's code by meaning and by name. Use it instead of grep, rg, find or "
+    "reading whole files whenever you look for code by what it does or by a name you are not sure of: "
+    "lgrep_search for questions ('where do we verify JWTs?'); with files=true and a whole task, bug "
+    "report or issue as the query, it names the files to open and the lines to read first. "
+    "lgrep_find_symbol finds a definition by name (typos are fine). Keep grep for exact text.\n"
+    "lgrep_get_file reads the lines a result points at (skeleton=true first: a file's signatures for a "
+    "fraction of its tokens), lgrep_trace shows who calls a function and what it calls, "
+    "lgrep_find_related finds code connected to a given place. "
     "Results carry path, line range, symbol, a snippet and why they matched. When the repository's "
     "releases are indexed, lgrep_releases lists components, versions and files, and lgrep_search and "
     "lgrep_get_file take a component and version (latest, 0.7.3, ^0.7) to answer from that release. "
@@ -84,7 +93,7 @@ def build_server(
 
         cache_dir = client_settings().cache_dir
     app = App(roots, Lgrep(engine or DaemonEngine(), cache_dir), counter or TokenCounter())
-    server = MCPServer("lgrep", instructions=INSTRUCTIONS)
+    server = _Server("lgrep", instructions=INSTRUCTIONS, middleware=[ReceiptRecorder(ReceiptLedger(cache_dir))])
     search, index, files = SearchTools(app), IndexTools(app), FileTools(app)
     structure, releases = StructureTools(app), ReleaseTools(app)
     for tool, hints in (
@@ -99,10 +108,59 @@ def build_server(
         (structure.lgrep_find_symbol, READ_ONLY),
         (structure.lgrep_find_related, READ_ONLY),
     ):
-        server.add_tool(tool, annotations=hints, structured_output=True)
+        # The docstring without its source indentation: clients count (and cut) every character.
+        description = inspect.cleandoc(tool.__doc__ or "")
+        server.add_tool(tool, description=description, annotations=hints, structured_output=True)
     add_resources(server, app)
     add_prompts(server)
     return server
+
+
+class _Server(MCPServer):
+    """The SDK's server, listing tools without what tells an agent nothing: the `title` pydantic
+    gives every schema and property (it repeats the property's name, `"query": {"title": "Query"}`),
+    and, for an optional argument, the `null` it may be (`anyOf: [{type: string}, {type: null}],
+    default: null` is `type: string`, not required). Clients send the input schemas to the model
+    and count them against their tool-search threshold (docs/benchmarks.md has the sizes)."""
+
+    async def list_tools(self) -> list[Tool]:
+        return [
+            tool.model_copy(
+                update={
+                    "input_schema": _optional_not_null(_untitled(tool.input_schema)),
+                    "output_schema": None if tool.output_schema is None else _untitled(tool.output_schema),
+                }
+            )
+            for tool in await super().list_tools()
+        ]
+
+
+def _untitled(schema: Any) -> Any:
+    """A JSON schema without its `title` keywords (a property that is named title stays)."""
+    if isinstance(schema, list):
+        return [_untitled(item) for item in schema]  # pyright: ignore[reportUnknownVariableType]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():  # pyright: ignore[reportUnknownVariableType]
+        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            out[key] = {name: _untitled(sub) for name, sub in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        elif key != "title" or not isinstance(value, str):
+            out[str(key)] = _untitled(value)  # pyright: ignore[reportUnknownArgumentType]
+    return out
+
+
+def _optional_not_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """An input schema whose optional arguments (default null) are given as their type alone."""
+    properties: dict[str, Any] = dict(schema.get("properties") or {})
+    for name, prop in properties.items():
+        variants = prop.get("anyOf")
+        if prop.get("default", 0) is None and isinstance(variants, list) and {"type": "null"} in variants:
+            rest = [v for v in variants if v != {"type": "null"}]  # pyright: ignore[reportUnknownVariableType]
+            if len(rest) == 1:  # pyright: ignore[reportUnknownArgumentType]
+                kept = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+                properties[name] = {**rest[0], **kept}
+    return {**schema, "properties": properties}
 
 
 def _warm(counter: TokenCounter) -> None:
@@ -130,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--http",
         type=int,
         metavar="PORT",
-        help="serve streamable HTTP on 127.0.0.1:PORT (0: a free port) instead of stdio; clients must send "
+        help="serve streamable HTTP at http://127.0.0.1:PORT/mcp (0: a free port) instead of stdio; clients must send "
         f"'Authorization: Bearer <token>' (${TOKEN_ENV}, or the token file)",
     )
     parser.add_argument(

@@ -14,6 +14,7 @@ through their links.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -22,11 +23,12 @@ from typing import Any, Literal
 
 from lgrep_core.errors import ConfigError, InvalidRequestError
 
-from . import files, jsonc
+from . import files, jsonc, tomlfile
 from .plan import Change, Plan, created_by_lgrep
 
 __all__ = [
     "CLIENTS",
+    "PORTABLE_COMMAND",
     "SERVER_NAME",
     "Locations",
     "Scope",
@@ -35,8 +37,13 @@ __all__ = [
     "plan_uninstall",
 ]
 
-CLIENTS = ("opencode", "claude-code", "agents-md")
+CLIENTS = ("opencode", "claude-code", "codex", "gemini", "cursor", "vscode", "agents-md")
 SERVER_NAME = "lgrep"
+# What a project install writes as the command: files a team commits hold no path of one machine,
+# so the clients find `lgrep` on PATH (ADR 0022).
+PORTABLE_COMMAND = "lgrep"
+# VS Code and Cursor expand this in their mcp.json: the project folder, wherever the editor runs it.
+WORKSPACE_FOLDER = "${workspaceFolder}"
 OPENCODE_SCHEMA = "https://opencode.ai/config.json"
 AGENTS_START = "<!-- lgrep:start -->"
 AGENTS_END = "<!-- lgrep:end -->"
@@ -52,6 +59,9 @@ class Locations:
     xdg_config_home: Path | None = None  # $XDG_CONFIG_HOME (OpenCode honours it)
     claude_config_dir: Path | None = None  # $CLAUDE_CONFIG_DIR (Claude Code honours it)
     xdg_state_home: Path | None = None  # $XDG_STATE_HOME: where lgrep records the files it created
+    codex_home: Path | None = None  # $CODEX_HOME (Codex honours it)
+    appdata: Path | None = None  # %APPDATA% (VS Code's user folder on Windows)
+    platform: str = sys.platform
 
     @property
     def opencode_dir(self) -> Path:
@@ -64,6 +74,27 @@ class Locations:
     @property
     def claude_json(self) -> Path:
         return (self.claude_config_dir or self.home) / ".claude.json"
+
+    @property
+    def codex_dir(self) -> Path:
+        return self.codex_home or self.home / ".codex"
+
+    @property
+    def gemini_dir(self) -> Path:
+        return self.home / ".gemini"
+
+    @property
+    def cursor_dir(self) -> Path:
+        return self.home / ".cursor"
+
+    @property
+    def vscode_user_dir(self) -> Path:
+        """VS Code's user settings folder (the default profile's), where its user `mcp.json` lives."""
+        if self.platform == "darwin":
+            return self.home / "Library" / "Application Support" / "Code" / "User"
+        if self.platform.startswith("win"):
+            return (self.appdata or self.home / "AppData" / "Roaming") / "Code" / "User"
+        return (self.xdg_config_home or self.home / ".config") / "Code" / "User"
 
     @property
     def ledger(self) -> Path:
@@ -79,10 +110,12 @@ def asset_text(*parts: str) -> str:
 
 def plan_install(client: str, scope: Scope, *, project: Path, command: str, where: Locations) -> Plan:
     """The changes that add lgrep to `client` at `scope`. `command` is the absolute path of the
-    `lgrep` executable the client will run. Raises InvalidRequestError for an unknown client or a
-    scope it has not, ConfigError for a file it cannot read or parse."""
-    plan = Plan("install", client, scope, command=command if client != "agents-md" else None, ledger=where.ledger)
-    _dispatch(client, scope, plan, project=project, command=command, where=where)
+    `lgrep` executable a user install writes; a project install writes PORTABLE_COMMAND instead
+    (found on PATH), since teams commit those files. Raises InvalidRequestError for an unknown
+    client or a scope it has not, ConfigError for a file it cannot read or parse."""
+    written = PORTABLE_COMMAND if scope == "project" else command
+    plan = Plan("install", client, scope, command=written if client != "agents-md" else None, ledger=where.ledger)
+    _dispatch(client, scope, plan, project=project, command=written, where=where)
     return plan
 
 
@@ -94,7 +127,15 @@ def plan_uninstall(client: str, scope: Scope, *, project: Path, where: Locations
 
 
 def _dispatch(client: str, scope: Scope, plan: Plan, *, project: Path, command: str | None, where: Locations) -> None:
-    handlers: dict[str, Callable[..., None]] = {"opencode": _opencode, "claude-code": _claude, "agents-md": _agents_md}
+    handlers: dict[str, Callable[..., None]] = {
+        "opencode": _opencode,
+        "claude-code": _claude,
+        "codex": _codex,
+        "gemini": _gemini,
+        "cursor": _cursor,
+        "vscode": _vscode,
+        "agents-md": _agents_md,
+    }
     handler = handlers.get(client)
     if handler is None:
         raise InvalidRequestError(f"unknown client {client!r}; one of {', '.join(CLIENTS)}")
@@ -104,11 +145,10 @@ def _dispatch(client: str, scope: Scope, plan: Plan, *, project: Path, command: 
             assert change.confine == project, change.path  # every project file was read confined
 
 
-def _server_args(scope: Scope, project: Path) -> list[str]:
-    # A project install serves that project whatever folder the client starts the server in (OpenCode
-    # starts it in its own working folder, which may be a subfolder); a user install serves the
-    # folder the client was started in, `lgrep mcp`'s default.
-    return ["mcp", str(project)] if scope == "project" else ["mcp"]
+# `lgrep mcp` serves the folder the client starts it in (the project around it, searched within that
+# folder). No project path: a project install's file is committed and read on other machines (ADR
+# 0022); VS Code and Cursor, which can name the project folder, get WORKSPACE_FOLDER as well.
+_SERVER_ARGS = ("mcp",)
 
 
 # ------------------------------------------------------------------------------------ shared
@@ -280,7 +320,7 @@ def _opencode(plan: Plan, scope: Scope, *, project: Path, command: str | None, w
         change = Change(config, before, after, "MCP server", confine=confine, recorded=recorded)
         plan.changes += [change, _skill_change(skills, False, stop=stop, confine=confine)]
         return
-    server_command = [command, *_server_args(scope, project)]
+    server_command = [command, *_SERVER_ARGS]
     where_text = str(config)
     if v2:
         entry, notes = _merge_entry(
@@ -326,7 +366,7 @@ def _claude(plan: Plan, scope: Scope, *, project: Path, command: str | None, whe
         doc = _read_json(mcp_json, confine)
         entry, notes = _merge_entry(
             _get(doc, key_path),
-            {"command": command, "args": _server_args(scope, project)},
+            {"command": command, "args": list(_SERVER_ARGS)},
             {"type": "stdio"},
             where=str(mcp_json),
         )
@@ -398,6 +438,163 @@ def _claude_approval(path: Path, install: bool, plan: Plan, project: Path) -> Ch
 
 def _drop_empty(text: str, key_path: list[str], source: str) -> str:
     return jsonc.remove_member(text, key_path, source) if _get(jsonc.loads(text, source), key_path) == [] else text
+
+
+# ----------------------------------------------------------------------------- codex (TOML)
+
+
+def _codex(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
+    """Codex: `[mcp_servers.lgrep]` in `$CODEX_HOME/config.toml`, or in the project's
+    `.codex/config.toml` (read only in a project the user trusts); skills in `<that folder>/skills`."""
+    confine = project if scope == "project" else None
+    folder = project / ".codex" if scope == "project" else where.codex_dir
+    path, stop = folder / "config.toml", project if scope == "project" else folder
+    key_path = ["mcp_servers", SERVER_NAME]
+    before = files.read_text(path, confine=confine)
+    source = str(path)
+    text = before or ""
+    if command is not None:
+        existing = tomlfile.get_table(tomlfile.loads(text, source), key_path)
+        forced = {"command": command, "args": list(_SERVER_ARGS)}
+        _entry, notes = _merge_entry(existing, forced, {}, where=source)
+        after = tomlfile.set_table(text, key_path, forced, source)
+        change = Change(path, before, after, "MCP server", confine=confine, recorded=before is None)
+        change.notes += notes
+        plan.changes += [change, _skill_change(folder / "skills", True, stop=stop, confine=confine)]
+        if scope == "project":
+            plan.notes.append(
+                "Codex reads .codex/config.toml only in a project you trust: say yes when codex asks to trust this "
+                "folder (lgrep does not mark it trusted for you)"
+            )
+        plan.notes.append("restart Codex to load the lgrep MCP server and skill (`codex mcp list` shows it)")
+        return
+    after: str | None = tomlfile.remove_table(text, key_path, source) if before is not None else None
+    recorded = False
+    emptied = before is not None and after != before and not (after or "").strip()
+    # A file lgrep created, left empty, goes; the user's own (or a dotfiles link) stays.
+    if emptied and (confine is not None or not path.is_symlink()) and created_by_lgrep(plan.ledger, path):
+        after, recorded = None, True
+    change = Change(path, before, after, "MCP server", confine=confine, recorded=recorded)
+    change.remove_empty_dirs_up_to = stop if recorded else None
+    plan.changes += [change, _skill_change(folder / "skills", False, stop=stop, confine=confine)]
+
+
+# ----------------------------------------------------------------- gemini, cursor, vs code (JSON)
+
+
+def _json_client(
+    plan: Plan,
+    scope: Scope,
+    *,
+    project: Path,
+    command: str | None,
+    config: Path,
+    container: str,
+    forced: dict[str, Any],
+    skills: Path | None,
+    stop: Path,
+) -> None:
+    """A client whose servers are members of one object of a JSON(C) file (`mcpServers` or
+    `servers`), with an optional skills folder: install sets our member, uninstall takes it out, and
+    the container and the file when install left them empty (the file only if lgrep created it)."""
+    confine = project if scope == "project" else None
+    key_path = [container, SERVER_NAME]
+    if command is not None:
+        entry, notes = _merge_entry(_get(_read_json(config, confine), key_path), forced, {}, where=str(config))
+        change = _json_change(
+            config,
+            "MCP server",
+            key_path,
+            entry,
+            new_document=dict,
+            empty_containers=[],
+            deletable=False,
+            confine=confine,
+            ledger=plan.ledger,
+        )
+        change.notes += notes
+    else:
+        change = _json_change(
+            config,
+            "MCP server",
+            key_path,
+            None,
+            new_document=dict,
+            empty_containers=[[container]],
+            deletable=True,
+            confine=confine,
+            ledger=plan.ledger,
+        )
+        if change.action == "delete":
+            change.remove_empty_dirs_up_to = stop
+    plan.changes.append(change)
+    if skills is not None:
+        plan.changes.append(_skill_change(skills, command is not None, stop=stop, confine=confine))
+
+
+def _gemini(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
+    """Gemini CLI: `mcpServers` of `~/.gemini/settings.json` or the project's `.gemini/settings.json`
+    (read when gemini runs in the project root of a folder the user trusts); skills beside it."""
+    folder = project / ".gemini" if scope == "project" else where.gemini_dir
+    stop = project if scope == "project" else folder
+    forced = {"command": command, "args": list(_SERVER_ARGS)}
+    _json_client(
+        plan,
+        scope,
+        project=project,
+        command=command,
+        config=folder / "settings.json",
+        container="mcpServers",
+        forced=forced,
+        skills=folder / "skills",
+        stop=stop,
+    )
+    if command is not None:
+        if scope == "project":
+            plan.notes.append(
+                "Gemini CLI uses a project's settings only in a folder you trust, started in the project root: "
+                "trust this folder when gemini asks (lgrep does not mark it trusted for you)"
+            )
+        plan.notes.append("restart Gemini CLI to load the lgrep MCP server and skill (`gemini mcp list` shows it)")
+
+
+def _cursor(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
+    """Cursor: `mcpServers` of `~/.cursor/mcp.json` or the project's `.cursor/mcp.json`."""
+    folder = project / ".cursor" if scope == "project" else where.cursor_dir
+    args = [*_SERVER_ARGS, WORKSPACE_FOLDER] if scope == "project" else list(_SERVER_ARGS)
+    _json_client(
+        plan,
+        scope,
+        project=project,
+        command=command,
+        config=folder / "mcp.json",
+        container="mcpServers",
+        forced={"command": command, "args": args},
+        skills=None,
+        stop=project if scope == "project" else folder,
+    )
+    if command is not None:
+        plan.notes.append("Cursor loads the lgrep MCP server on its next start (Settings > MCP lists it)")
+
+
+def _vscode(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
+    """VS Code: `servers` (with `type: "stdio"`) of the project's `.vscode/mcp.json`, or of `mcp.json`
+    in the user's profile folder."""
+    folder = project / ".vscode" if scope == "project" else where.vscode_user_dir
+    args = [*_SERVER_ARGS, WORKSPACE_FOLDER] if scope == "project" else list(_SERVER_ARGS)
+    _json_client(
+        plan,
+        scope,
+        project=project,
+        command=command,
+        config=folder / "mcp.json",
+        container="servers",
+        forced={"type": "stdio", "command": command, "args": args},
+        skills=None,
+        stop=project if scope == "project" else folder,
+    )
+    if command is not None:
+        plan.notes.append("VS Code starts the lgrep MCP server when asked (MCP: List Servers shows it)")
 
 
 # ------------------------------------------------------------------------------------ AGENTS.md

@@ -1,4 +1,4 @@
-"""The `lgrep` command: index, search, status, clean, watch, serve, config.
+"""The `lgrep` command: index, search, status, stats, clean, watch, serve, config.
 
 Each command parses its arguments, calls lgrep's application API (lgrep_core.api.Lgrep) and renders
 the answer (.output); the policy (which project a folder belongs to, building an index first, asking
@@ -794,6 +794,33 @@ def status(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -> in
 
 
 @cli.command()
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.pass_obj
+def stats(cs: ClientSettings, path: Path | None, as_json: bool) -> int:
+    """What lgrep saved agents: per project and per MCP client, the calls, the tokens answers
+    returned, the tokens of the whole files their results come from, and the difference (every
+    project, or PATH's). Measured by the MCP server on each answer; counts only, never queries."""
+    from lgrep_core.receipts import ReceiptLedger
+    from lgrep_core.serialize import receipts_json
+
+    from . import output
+
+    ledger = ReceiptLedger(Path(cs.cache_dir))
+    if path is None:
+        found = ledger.projects()
+    else:
+        project = ledger.project(_scope(cs, _root(path), "showing"))
+        found = [project] if project.clients else []
+    answer = receipts_json(found)
+    if as_json:
+        print(json.dumps(answer, indent=2))
+        return EXIT_OK
+    output.print_stats(answer)
+    return EXIT_OK
+
+
+@cli.command()
 @click.argument("path", default=".", type=click.Path(path_type=Path))
 @no_daemon_option
 @click.pass_obj
@@ -871,7 +898,7 @@ def unwatch(cs: ClientSettings, path: Path, as_json: bool) -> int:
     "--http",
     "http_port",
     type=click.IntRange(0, 65535),
-    help="serve streamable HTTP on 127.0.0.1:PORT (0: a free port); every request needs "
+    help="serve streamable HTTP at http://127.0.0.1:PORT/mcp (0: a free port); every request needs "
     "'Authorization: Bearer <token>' (LGREP_MCP_TOKEN, or the token file)",
 )
 @click.option(
@@ -959,7 +986,7 @@ def serve(
 
 
 def _serve_status(cs: ClientSettings, socket_path: Path, *, as_json: bool) -> int:
-    from dataclasses import asdict, replace
+    from dataclasses import replace
 
     from .output import printable
 
@@ -972,11 +999,9 @@ def _serve_status(cs: ClientSettings, socket_path: Path, *, as_json: bool) -> in
     with client:
         info = client.server_info()
     if as_json:
-        fields = asdict(info)
-        fields["started_at"] = info.started_at.isoformat() if info.started_at else None
-        fields["roles"] = [role.value for role in info.roles]
-        fields["watched_projects"] = list(info.watched_projects)
-        print(json.dumps({"running": True, **fields}, indent=2))
+        from .output import server_info_json
+
+        print(json.dumps({"running": True, **server_info_json(info)}, indent=2))
         return EXIT_OK
     print(f"lgrep daemon {info.version}, pid {info.pid}, since {info.started_at}")
     print(
@@ -1027,8 +1052,10 @@ def config_show(path: Path, as_json: bool) -> int:
 
 # ------------------------------------------------------------------- agents: install, uninstall, init
 
+from .doctor import doctor  # noqa: E402  (kept together with their registration)
 from .install import init, install, uninstall  # noqa: E402  (kept together with their registration)
 
 cli.add_command(install)
 cli.add_command(uninstall)
 cli.add_command(init)
+cli.add_command(doctor)

@@ -26,6 +26,7 @@ from lgrep_core.serialize import project_status_json, search_response_json, tags
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from lgrep_core.models import ServerInfo
     from lgrep_index.plan import IndexPlan
 
 __all__ = [
@@ -33,11 +34,13 @@ __all__ = [
     "print_plan",
     "print_search",
     "print_spend_warnings",
+    "print_stats",
     "print_status",
     "print_summary",
     "print_trace",
     "printable",
     "progress_bar",
+    "server_info_json",
 ]
 
 # Human search output: the first lines of each result, each cut to a terminal's width.
@@ -343,3 +346,48 @@ def print_trace(result: TraceResult, *, symbol: str, path: Path, limit: int) -> 
     if result.next_offset:
         more = result.total - result.next_offset
         print(f"... {more} more: lgrep trace {printable(symbol)} {printable(str(path))} --offset {result.next_offset}")
+
+
+def server_info_json(info: ServerInfo) -> dict[str, Any]:
+    """The daemon's ServerInfo as `lgrep serve --status --json` and `lgrep doctor --json` print it."""
+    from dataclasses import asdict
+
+    fields = asdict(info)
+    fields["started_at"] = info.started_at.isoformat() if info.started_at else None
+    fields["roles"] = [role.value for role in info.roles]
+    fields["watched_projects"] = list(info.watched_projects)
+    return fields
+
+
+# ---------------------------------------------------------------------------------------- stats
+
+
+def print_stats(stats: dict[str, Any]) -> None:
+    """`lgrep stats`: per project, a line per MCP client and the project's total; then per client
+    across projects when there are several projects (`stats` is lgrep_core.serialize.receipts_json)."""
+    if not stats["projects"]:
+        print("no receipts yet: they are kept as agents call lgrep's MCP tools", file=sys.stderr)
+        return
+    header = f"  {'client':<24} {'calls':>7} {'returned':>11} {'files read whole':>16} {'saved':>11}"
+    for project in stats["projects"]:
+        print(printable(project["project_root"]))
+        print(header)
+        for name, sums in project["clients"].items():
+            print(_stats_row(name, sums))
+        if len(project["clients"]) > 1:
+            print(_stats_row("(all clients)", project))
+    if len(stats["projects"]) > 1:
+        print("every project")
+        print(header)
+        for name, sums in stats["clients"].items():
+            print(_stats_row(name, sums))
+        print(_stats_row("(all)", stats["total"]))
+    print(f"tokens: {stats['tokenizer']}; saved = the files' tokens less the answers'", file=sys.stderr)
+
+
+def _stats_row(name: str, sums: dict[str, Any]) -> str:
+    share = f" ({sums['saved'] / sums['file_tokens']:.0%})" if sums["file_tokens"] > 0 else ""
+    return (
+        f"  {printable(name)[:24]:<24} {sums['calls']:>7,} {sums['tokens_returned']:>11,} "
+        f"{sums['file_tokens']:>16,} {sums['saved']:>11,}{share}"
+    )

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from lgrep_mcp.answers import FileAnswer
 from lgrep_mcp.app import Unit
 from lgrep_mcp.budget import DEFAULT_MAX_TOKENS, TokenCounter, measured
+from lgrep_mcp.receipts import RECEIPT_TOKENS
 from lgrep_mcp.shaping import inert, tool_errors
 from lgrep_mcp.tools.params import Component, MaxTokens, VersionSpec
 from lgrep_mcp.tools.releases import release_path
@@ -64,9 +65,17 @@ class FileTools(Unit):
             if not shape["content"].strip():
                 shape["note"] = "no imports or definitions (a script): read its lines without skeleton"
             shape.update(skeleton=True, start_line=1, end_line=shape["total_lines"], stale=False, truncated=False)
-            return _fit_skeleton(shape, self.app.counter, max_tokens, self.app.answer)
-        data = file_slice_json(self.app.engine.get_file(project, rel, start_line, end_line))
-        return _fit_file(data, self.app.counter, max_tokens, self.app.answer)
+            fitted = _fit_skeleton(shape, self.app.counter, max_tokens - RECEIPT_TOKENS, _unanswered)
+        else:
+            data = file_slice_json(self.app.engine.get_file(project, rel, start_line, end_line))
+            fitted = _fit_file(data, self.app.counter, max_tokens - RECEIPT_TOKENS, _unanswered)
+        answer = fitted.structured_content or {}
+        return self.app.answer(FileAnswer, answer, self.app.with_receipt(answer, project, [rel], max_tokens))
+
+
+def _unanswered(_model: type[BaseModel], data: dict[str, Any], text: str) -> CallToolResult:
+    """A fitted answer not yet checked against its schema (its receipt is still to come)."""
+    return CallToolResult(content=[], structured_content=data)
 
 
 def _fit_skeleton(

@@ -62,9 +62,10 @@ class SearchTools(Unit):
         max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, SearchAnswer]:
-        """Search the project's code by meaning and by name. Each result has the file, the line
-        range, the symbol, a snippet (its first lines; lgrep_get_file reads the rest), a score and
-        why it matched; `stale_files` lists result files that changed since they were indexed
+        """Search the project's code by meaning and by name: use it instead of grep or rg when you
+        look for code by what it does, or by a name you are not sure of. Each result has the file,
+        the line range, the symbol, a snippet (its first lines; lgrep_get_file reads the rest), a
+        score and why it matched; `stale_files` lists result files that changed since they were indexed
         (re-read them with lgrep_get_file). Starting a task, a bug report or an issue ("which files
         do I open?"): pass its whole text as the query (traceback and errors included, up to 32,768
         characters) with files=true, and get `files` instead: the files to open, ranked, each with
@@ -133,7 +134,8 @@ class SearchTools(Unit):
             )
         if notes:
             data["note"] = "; ".join(notes)
-        return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=None if files else "content")
+        snippets = None if files else "content"
+        return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=snippets, receipt=project)
 
     def _fill(self, data: dict[str, Any], response: SearchResponse, project: Path | None) -> None:
         """The answer's chunks, or its files (a files search), with the files among them that changed

@@ -71,7 +71,9 @@ class StructureTools(Unit):
             )
         elif result.ambiguous:
             data["note"] = "several definitions: call again with path= the file of the one you mean"
-        return self.app.budgeted(TraceAnswer, data, "edges", max_tokens, snippet_field=None)
+        return self.app.budgeted(
+            TraceAnswer, data, "edges", max_tokens, snippet_field=None, receipt=project, sources=_trace_files
+        )
 
     @tool_errors
     def lgrep_find_symbol(
@@ -95,7 +97,12 @@ class StructureTools(Unit):
         uri = self.app.file_uris(project)
         rows = [{**symbol_match_json(m), "uri": uri(m.location.path)} for m in matches]
         return self.app.budgeted(
-            SymbolAnswer, {"project_root": str(project), "matches": rows}, "matches", max_tokens, snippet_field=None
+            SymbolAnswer,
+            {"project_root": str(project), "matches": rows},
+            "matches",
+            max_tokens,
+            snippet_field=None,
+            receipt=project,
         )
 
     @tool_errors
@@ -113,7 +120,12 @@ class StructureTools(Unit):
         readable = self.app.readable(project)
         hits = self.app.hit_items([h for h in related.related if readable(h.path)], project)
         data = {"project_root": str(project), "anchor": location_json(related.anchor), "related": hits}
-        return self.app.budgeted(RelatedAnswer, data, "related", max_tokens)
+        return self.app.budgeted(RelatedAnswer, data, "related", max_tokens, receipt=project)
+
+
+def _trace_files(data: dict[str, Any]) -> list[str]:
+    """The files a trace answer points into: its definitions' and its call sites' (`path:line`)."""
+    return [d["path"] for d in data["definitions"]] + [e["site"].rsplit(":", 1)[0] for e in data["edges"]]
 
 
 def _where(loc: dict[str, Any] | None) -> str | None:
