@@ -28,13 +28,22 @@ if TYPE_CHECKING:
     from lgrep_core.client import LgrepClient
     from lgrep_core.endpoints import ClientSettings
 
-__all__ = ["DEFAULT_TTL_S", "TTL_ENV", "WatchLeases", "lease_ttl_s"]
+__all__ = ["DEFAULT_TTL_S", "TTL_ENV", "WATCH_ENV", "WatchLeases", "lease_ttl_s", "leases_wanted"]
 
 log = logging.getLogger(__name__)
 
 # A killed client's watch ends this long after its last renewal; renewals go every third of it.
 DEFAULT_TTL_S = 30.0
 TTL_ENV = "LGREP_MCP_LEASE_TTL_S"
+# `0` (or false, no, off): hold no lease, as `lgrep mcp --no-watch` (what `lgrep doctor` sets for
+# the servers it starts only to check them).
+WATCH_ENV = "LGREP_MCP_WATCH"
+
+
+def leases_wanted(env: dict[str, str] | None = None) -> bool:
+    """Whether an MCP server holds watch leases: unless `LGREP_MCP_WATCH` says no."""
+    text = (env if env is not None else dict(os.environ)).get(WATCH_ENV, "").strip().lower()
+    return text not in {"0", "false", "no", "off"}
 
 
 def lease_ttl_s(env: dict[str, str] | None = None) -> float:

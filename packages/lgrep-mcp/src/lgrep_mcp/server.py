@@ -29,7 +29,7 @@ from lgrep_core.api import Engine, Lgrep
 from lgrep_core.cli_support import terminal_safe
 from lgrep_core.daemon_engine import DaemonEngine
 from lgrep_core.errors import LgrepError
-from lgrep_core.leases import WatchLeases, lease_ttl_s
+from lgrep_core.leases import WatchLeases, lease_ttl_s, leases_wanted
 from lgrep_core.receipts import ReceiptLedger
 from mcp.server.mcpserver import MCPServer
 from mcp.types import Tool, ToolAnnotations
@@ -230,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     roots = AllowedRoots(project, [Path(r) for r in args.root])
     # Fresh by default (ADR 0024): a watch lease on each root's project while this server lives,
     # taken again at once whenever the engine connects to a (new) daemon.
-    leases = None if args.no_watch else WatchLeases(roots.roots, ttl_s=lease_ttl_s())
+    leases = None if args.no_watch or not leases_wanted() else WatchLeases(roots.roots, ttl_s=lease_ttl_s())
     engine = DaemonEngine(on_connect=leases.renew_now if leases is not None else None)
     server = build_server(roots, engine, counter=counter)
     if leases is not None:
