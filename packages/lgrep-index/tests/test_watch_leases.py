@@ -108,6 +108,7 @@ def test_an_explicit_watch_outlives_leases_and_unwatch_wins(
     # A new server remembers the user's choice; `watch` lifts it.
     restarted = Watches(watches.settings, _Jobs())  # type: ignore[arg-type]
     try:
+        assert not restarted.hold(root, "agent", 30).watched  # even before it restores its watches
         restarted.restore()
         assert not restarted.hold(root, "agent", 30).watched
         restarted.watch(root)

@@ -72,7 +72,9 @@ class Watches:
         self._watchers: dict[Path, ProjectWatcher] = {}
         self._asked: set[Path] = set()  # watched until unwatched (WatchProject)
         self._leases: dict[Path, dict[str, float]] = {}  # root -> holder -> monotonic expiry
-        self._unwatched: set[Path] = set()  # the user unwatched them: leases do not watch them
+        # The user unwatched them: leases do not watch them. Read now, not in `restore()`: a lease
+        # may arrive before the server restores its watches.
+        self._unwatched: set[Path] = set(load_unwatched(settings.cache_dir)) if remember else set()
         self._lock = threading.Lock()
 
     def watch(self, root: Path, debounce_ms: int | None = None) -> WatchResult:
@@ -220,10 +222,7 @@ class Watches:
 
     def restore(self) -> None:
         """Watch again the projects a previous server was asked to watch (those whose folder still
-        exists), and remember the ones the user unwatched."""
-        if self.remember:
-            with self._lock:
-                self._unwatched |= set(load_unwatched(self.settings.cache_dir))
+        exists)."""
         for root in self._load():
             try:
                 if root.is_dir():
