@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 # A killed client's watch ends this long after its last renewal; renewals go every third of it.
 DEFAULT_TTL_S = 30.0
+# A renewal or release that takes longer is given up (a wedged daemon must not hold a client's exit).
+CALL_TIMEOUT_S = 5.0
 TTL_ENV = "LGREP_MCP_LEASE_TTL_S"
 # `0` (or false, no, off): hold no lease, as `lgrep mcp --no-watch` (what `lgrep doctor` sets for
 # the servers it starts only to check them).
@@ -98,8 +100,10 @@ class WatchLeases:
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
-            self._thread.join(5.0)
-        with self._lock:
+            self._thread.join(CALL_TIMEOUT_S)
+        if not self._lock.acquire(timeout=CALL_TIMEOUT_S):
+            return  # a renewal is stuck on a wedged daemon: the leases expire by themselves
+        try:
             client = self._client
             if client is not None and self._granted:
                 for folder in self.folders:
@@ -109,6 +113,8 @@ class WatchLeases:
                         log.debug("releasing the watch lease on %s: %s", folder, exc.message)
             self._granted.clear()
             self._close()
+        finally:
+            self._lock.release()
 
     # ------------------------------------------------------------------------------ internals
 
@@ -148,6 +154,8 @@ class WatchLeases:
             try:
                 cs = self._settings() if self._settings is not None else client_settings()
                 self._client = connect_daemon(cs, start=False)
+                if self._client is not None:
+                    self._client.timeout = CALL_TIMEOUT_S  # (commands' clients wait as long as the work)
             except LgrepError as exc:
                 log.debug("no daemon to hold watch leases with: %s", exc.message)
                 return None
