@@ -122,3 +122,32 @@ def test_answers_use_the_contracts_field_names() -> None:
         ProjectStatus("/p", ProjectState.READY, changes=FileChanges(1), last_indexed=datetime.now(UTC))
     )
     assert set(status) - fields(index_pb2.GetStatusResponse) == set()
+
+
+def test_a_several_projects_answer_names_each_hits_project() -> None:
+    """One question of several projects (ADR 0026): each hit and file adds `project_root`, the
+    answer lists its `projects`; every other name is the contract's."""
+    from pathlib import Path
+
+    from lgrep.v1 import search_pb2
+    from lgrep_core.api import ProjectsOutcome, SearchOutcome
+    from lgrep_core.scope import Scope
+    from lgrep_core.serialize import projects_search_json
+
+    def fields(message: type) -> set[str]:
+        return {f.name for f in message.DESCRIPTOR.fields}
+
+    response = SearchResponse([HIT], {"total_ms": 1.0}, 3, 0, query_kind="natural", search_type=SearchType.HYBRID)
+    outcome = ProjectsOutcome(
+        [SearchOutcome(Scope(Path("/a")), response), SearchOutcome(Scope(Path("/b"), "src"), None)],
+        [(Path("/a"), HIT)],
+        [(Path("/b"), FILE)],
+    )
+    out = json.loads(json.dumps(projects_search_json(outcome, query="q"), allow_nan=False))
+    assert set(out) - fields(search_pb2.SearchResponse) == {"query", "projects"}
+    assert set(out["projects"][0]) - fields(search_pb2.SearchResponse) == {"timings_ms"}
+    assert out["projects"][1] == {"project_root": "/b", "scope": "src", "indexing": out["projects"][1]["indexing"]}
+    assert out["results"][0]["project_root"] == "/a" and out["results"][0]["path"] == "auth/jwt.py"
+    assert set(out["results"][0]) == {"project_root", *search_hit_json(HIT)}
+    assert out["files"][0]["project_root"] == "/b" and set(out["files"][0]) == {"project_root", *file_hit_json(FILE)}
+    assert out["chunks_searched"] == 3 and out["query_kind"] == "natural"

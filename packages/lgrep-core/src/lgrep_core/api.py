@@ -30,11 +30,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from lgrep_core.errors import DeadlineExceededError, LgrepError
+from lgrep_core.errors import DeadlineExceededError, InvalidRequestError, LgrepError
+from lgrep_core.merge import ProjectAnswer, merge_files, merge_hits
 from lgrep_core.models import (
     CancelResult,
     ChunkKind,
     ComponentInfo,
+    FileHit,
     FileList,
     FileSlice,
     IndexProgress,
@@ -44,6 +46,7 @@ from lgrep_core.models import (
     RelatedResult,
     Release,
     RemoveResult,
+    SearchHit,
     SearchRequest,
     SearchResponse,
     Skeleton,
@@ -53,9 +56,9 @@ from lgrep_core.models import (
     WatchResult,
 )
 from lgrep_core.scope import Scope, project_of_file, resolve_project, scoped_glob
-from lgrep_core.storage.layout import index_state, project_dir
+from lgrep_core.storage.layout import META_FILE, index_state, project_dir, read_meta_file, read_pointer
 
-__all__ = ["Engine", "IndexRun", "Lgrep", "SearchOutcome", "SpendDeclinedError", "SpendGate"]
+__all__ = ["Engine", "IndexRun", "Lgrep", "ProjectsOutcome", "SearchOutcome", "SpendDeclinedError", "SpendGate"]
 
 PathText = str | os.PathLike[str]
 
@@ -161,6 +164,16 @@ class SearchOutcome:
     progress: IndexProgress | None = None  # how far that index was when the wait ran out (None: queued)
 
 
+@dataclass(frozen=True, slots=True)
+class ProjectsOutcome:
+    """One question asked of several projects: each project's own outcome, in the order named, and
+    the merged ranking of their answers, each hit with its project (lgrep_core.merge)."""
+
+    outcomes: list[SearchOutcome]
+    results: list[tuple[Path, SearchHit]]
+    files: list[tuple[Path, FileHit]]
+
+
 class Lgrep:
     """The use cases with the policy every shell shares, over one engine (see the module docstring).
     Reads that need no policy are the engine's own: `app.engine.find_symbol(...)`."""
@@ -255,6 +268,88 @@ class Lgrep:
         response = self.engine.search(request)
         return SearchOutcome(scope, replace(response, scope=scope.within or response.scope), built)
 
+    def search_projects(
+        self,
+        request: SearchRequest,
+        folders: Sequence[Path],
+        *,
+        progress: Callable[[IndexProgress], None] | None = None,
+        wait_s: float | None = None,
+        wait_vectors: bool = True,
+    ) -> ProjectsOutcome:
+        """Ask several projects (existing, resolved folders) one question and merge their answers
+        into one ranking (ADR 0026). Each folder is searched as `search` does (its project, kept to
+        the folder, indexed first when it has no index, after the spend gate agrees for that
+        project) with its own embedding model; `wait_s` bounds each project's first index, and a
+        project still being indexed when it runs out is left out of the ranking (its outcome says
+        how far it is). Each project is asked for `request.limit` hits (default: the largest
+        `search.limit` of the projects' settings), and the merged answer has as many.
+
+        Raises InvalidRequestError when two folders are of one project or a released version is
+        asked for, and what `search` raises for any project."""
+        request.validate()
+        if request.component:
+            raise InvalidRequestError("a released version (component) is searched in one project at a time")
+        if request.path_glob and Path(request.path_glob).is_absolute():
+            raise InvalidRequestError(
+                f"{request.path_glob}: with several projects the path filter applies in each, so it is relative "
+                "(a glob or a folder); to search a folder, name the folder itself"
+            )
+        scopes = [self.scope(f) for f in folders]
+        for i, scope in enumerate(scopes):
+            for earlier, other in zip(folders[:i], scopes[:i], strict=True):
+                nested = folders[i].is_relative_to(earlier) or earlier.is_relative_to(folders[i])
+                if other.project == scope.project or nested:
+                    _same_project(earlier, folders[i], scope.project if not nested else min(earlier, folders[i]))
+        limit = request.limit or max(_search_limit(s.project) for s in scopes)
+        outcomes = [
+            self.search(
+                replace(request, project_root=str(f), explain=True, limit=limit),
+                progress=progress,
+                wait_s=wait_s,
+                wait_vectors=wait_vectors,
+            )
+            for f in folders
+        ]
+        for i, outcome in enumerate(outcomes):  # a folder's project can change once another is indexed
+            for earlier, other in zip(folders[:i], outcomes[:i], strict=True):
+                if other.scope.project == outcome.scope.project:
+                    _same_project(earlier, folders[i], outcome.scope.project)
+        answered = [(o, o.response) for o in outcomes if o.response is not None]
+        answers = [ProjectAnswer(o.scope.project, r, self._model(o.scope.project)) for o, r in answered]
+        if not request.files:
+            return ProjectsOutcome(outcomes, merge_hits(answers, limit, bm25_weight=request.bm25_weight), [])
+        # A files answer has no channel scores: the same question's best chunks calibrate each project.
+        chunks = [
+            replace(
+                a,
+                response=self.engine.search(
+                    replace(
+                        request,
+                        project_root=str(o.scope.project),
+                        path_glob=scoped_glob(o.scope.within, request.path_glob),
+                        files=False,
+                        limit=_CALIBRATION_HITS,
+                        explain=True,
+                    )
+                ),
+            )
+            for (o, _), a in zip(answered, answers, strict=True)
+        ]
+        return ProjectsOutcome(outcomes, [], merge_files(answers, chunks, limit))
+
+    def _model(self, project: Path) -> str:
+        """The embedding model of a project's index (provider/model/dimension), "" if unreadable."""
+        index_dir = project_dir(self.cache_dir, project)
+        try:
+            name = read_pointer(index_dir, project)
+            if name is None:
+                return ""
+            identity = read_meta_file(index_dir / name / META_FILE, project, index_dir)["identity"]
+        except LgrepError:
+            return ""
+        return "/".join(str(identity.get(k, "")) for k in ("provider", "model", "dimension"))
+
     def index(
         self,
         project: Path,
@@ -293,6 +388,23 @@ class Lgrep:
         if self.spend_gate is not None:
             self.spend_gate(project, force)
 
+
+def _same_project(first: Path, second: Path, project: Path) -> None:
+    raise InvalidRequestError(
+        f"{first} and {second} are both in the project {project}: name it once (and keep to part of it with "
+        "a path filter)"
+    )
+
+
+def _search_limit(project: Path) -> int:
+    """A project's `search.limit` (its settings and the user's)."""
+    from lgrep_core.config import load_settings
+
+    return load_settings(project).settings.search.limit
+
+
+# Chunks asked of each project to calibrate a files answer across projects (lgrep_core.merge).
+_CALIBRATION_HITS = 5
 
 _BUILDING_FIRST = {
     ProjectState.BUILDING: "is being indexed; waiting for that index first",

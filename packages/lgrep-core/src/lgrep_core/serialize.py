@@ -34,6 +34,7 @@ from lgrep_core.models import (
 )
 
 if TYPE_CHECKING:
+    from lgrep_core.api import ProjectsOutcome
     from lgrep_core.receipts import ClientReceipts, ProjectReceipts
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "index_summary_json",
     "location_json",
     "project_status_json",
+    "projects_search_json",
     "receipt_sums_json",
     "receipts_json",
     "related_json",
@@ -113,6 +115,42 @@ def search_response_json(response: SearchResponse, *, query: str, root: str, exp
         "vectors_pending": response.vectors_pending,
         "notes": list(response.notes),
         **({"release": release_json(response.release)} if response.release is not None else {}),
+    }
+
+
+def projects_search_json(outcome: ProjectsOutcome, *, query: str, explain: bool = False) -> dict[str, Any]:
+    """One question asked of several projects (ADR 0026): each project's part of the answer
+    (`projects`: where it answered, how the search went there), and one ranking of results (or, for
+    a files search, files), each naming its `project_root`; paths stay relative to it. A project
+    still being indexed has `indexing` instead of its numbers, and no results."""
+    projects: list[dict[str, Any]] = []
+    for o in outcome.outcomes:
+        part: dict[str, Any] = {"project_root": str(o.scope.project), "scope": o.scope.within or ""}
+        if o.response is None:
+            part["indexing"] = index_progress_json(o.progress)
+        else:
+            part.update(
+                query_kind=o.response.query_kind,
+                search_type=o.response.search_type.value if o.response.search_type is not None else "",
+                timings_ms=dict(o.response.timings_ms),
+                chunks_searched=o.response.chunks_searched,
+                vectors_pending=o.response.vectors_pending,
+                notes=list(o.response.notes),
+            )
+        projects.append(part)
+    answered = [o.response for o in outcome.outcomes if o.response is not None]
+    first = answered[0] if answered else None
+    return {
+        "query": query,
+        "projects": projects,
+        "results": [
+            {"project_root": str(project), **search_hit_json(hit, explain=explain)} for project, hit in outcome.results
+        ],
+        "files": [{"project_root": str(project), **file_hit_json(hit)} for project, hit in outcome.files],
+        "query_kind": first.query_kind if first else "",
+        "search_type": first.search_type.value if first and first.search_type is not None else "",
+        "chunks_searched": sum(r.chunks_searched for r in answered),
+        "vectors_pending": sum(r.vectors_pending for r in answered),
     }
 
 

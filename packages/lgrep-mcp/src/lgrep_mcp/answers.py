@@ -39,6 +39,7 @@ class Budgeted(BaseModel):
 
 
 class SearchResult(BaseModel):
+    project_root: str | None = Field(None, description="With projects: its project")
     path: str = Field(description="File, relative to the project root")
     start_line: int = Field(description="First line of the chunk (1-based)")
     end_line: int = Field(description="Last line of the chunk (inclusive); the snippet may stop earlier")
@@ -61,6 +62,7 @@ class LineRangeOut(BaseModel):
 
 
 class FileResult(BaseModel):
+    project_root: str | None = Field(None, description="With projects: its project")
     path: str = Field(description="File, relative to the project root")
     score: float = Field(description="Higher is better; comparable within one answer")
     language: str
@@ -80,9 +82,19 @@ class ReleaseOut(BaseModel):
     indexed_at: float = Field(description="Seconds since the epoch")
 
 
+class ProjectPart(BaseModel):
+    project_root: str
+    scope: str = ""
+    indexing: IndexProgressOut | None = Field(None, description="Its first index is still running: no results yet")
+
+
 class SearchAnswer(Budgeted):
-    project_root: str = Field(description="The project whose index answered (absolute); paths are relative to it")
+    project_root: str = Field(
+        description="The project whose index answered (absolute); paths are relative to it ('' with projects: "
+        "each result names its own)"
+    )
     scope: str = Field("", description="The folder inside it the search kept to ('' for the whole project)")
+    projects: list[ProjectPart] | None = Field(None, description="With projects: each project searched")
     release: ReleaseOut | None = Field(None, description="The released version searched (with component)")
     results: list[SearchResult] = Field(description="Best first (empty with files=true)")
     files: list[FileResult] | None = Field(None, description="With files=true: the files to open, best first")

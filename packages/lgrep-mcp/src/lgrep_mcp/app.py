@@ -9,7 +9,7 @@ in answers, and relative paths an agent passes, are relative to that project's r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,16 +134,23 @@ class App:
         snippet_field: str | None = "content",
         receipt: Path | None = None,
         sources: Callable[[dict[str, Any]], Iterable[str]] | None = None,
+        projects: Sequence[Path] | None = None,
     ) -> CallToolResult:
         """`data` fitted to `max_tokens` by `key`'s results; with `receipt` (the project the results'
         paths are of) it carries its receipt, of the files of the results kept (`sources` names
-        them; default: each result's `path`)."""
+        them; default: each result's `path`). With `projects` instead (results of several projects,
+        each result's project in that list at its index), one receipt sums them."""
         data = inert(data)
-        reserve = RECEIPT_TOKENS if receipt is not None else 0
+        reserve = RECEIPT_TOKENS if receipt is not None or projects is not None else 0
         text, _ = fit_results(data, key, self.counter, max_tokens - reserve, snippet_field=snippet_field)
         if receipt is not None:
             paths = sources(data) if sources is not None else (item["path"] for item in data[key])
             text = self.with_receipt(data, receipt, paths, max_tokens)
+        elif projects is not None:
+            groups: dict[Path, list[str]] = {}
+            for project, item in zip(projects, data[key], strict=False):  # the results kept
+                groups.setdefault(project, []).append(item["path"])
+            text = self.with_receipts(data, groups, max_tokens)
         return self.answer(model, data, text)
 
     def with_receipt(self, data: dict[str, Any], project: Path, paths: Iterable[str], max_tokens: int) -> str:
@@ -151,13 +158,26 @@ class App:
         project-relative files its results come from: their whole tokens against the answer's own
         (`tokens`, receipt included, ±2 like every count of an answer's own size). Also told to the
         tools/call, for `lgrep stats`. Returns the answer's text."""
-        files, file_tokens = self.file_tokens.count(project, paths, self.readable(project))
+        return self.with_receipts(data, {project: paths}, max_tokens)
+
+    def with_receipts(self, data: dict[str, Any], groups: Mapping[Path, Iterable[str]], max_tokens: int) -> str:
+        """`with_receipt` for results of several projects (each project's files): one receipt sums
+        them; each project's sums in `lgrep stats` get its own files and the answer's tokens shared
+        by its number of results."""
+        counted: dict[Path, tuple[int, int, int]] = {}
+        for project, paths in groups.items():
+            listed = list(paths)
+            counted[project] = (len(listed), *self.file_tokens.count(project, listed, self.readable(project)))
+        files = sum(c[1] for c in counted.values())
+        file_tokens = sum(c[2] for c in counted.values())
         data["max_tokens"] = max_tokens
         data["receipt"] = {"files": files, "file_tokens": file_tokens, "saved": 0}
         text, tokens = measured(data, self.counter)  # sets `saved` with `tokens`
         call = current_call()
         if call is not None:
-            call.add(project, tokens, file_tokens, files)
+            results = sum(c[0] for c in counted.values())
+            for project, (n, f, t) in counted.items():
+                call.add(project, tokens if len(counted) == 1 else round(tokens * n / max(results, 1)), t, f)
         return text
 
     def plain(self, model: type[BaseModel], data: dict[str, Any]) -> CallToolResult:

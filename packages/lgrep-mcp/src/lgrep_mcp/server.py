@@ -93,7 +93,13 @@ def build_server(
 
         cache_dir = client_settings().cache_dir
     app = App(roots, Lgrep(engine or DaemonEngine(), cache_dir), counter or TokenCounter())
-    server = _Server("lgrep", instructions=INSTRUCTIONS, middleware=[ReceiptRecorder(ReceiptLedger(cache_dir))])
+    instructions = INSTRUCTIONS
+    if len(roots.roots) > 1:  # said without the roots' paths: the instructions stay under 2,048 characters
+        instructions += (
+            f" This server has {len(roots.roots)} roots: lgrep_search searches this project alone unless given "
+            "projects (folders among the roots, or ['*'] for all), whose results it ranks together."
+        )
+    server = _Server("lgrep", instructions=instructions, middleware=[ReceiptRecorder(ReceiptLedger(cache_dir))])
     search, index, files = SearchTools(app), IndexTools(app), FileTools(app)
     structure, releases = StructureTools(app), ReleaseTools(app)
     for tool, hints in (

@@ -7,21 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+from lgrep_core.rrf import NATURAL_WEIGHTS, RRF_K, SYMBOL_WEIGHTS
 
 from .query import QueryKind
 
 __all__ = ["NATURAL_WEIGHTS", "RRF_K", "SYMBOL_WEIGHTS", "Candidate", "channel_weights", "fuse"]
 
-# The constant of reciprocal rank fusion (Cormack et al. 2009); 60 is the published default.
-RRF_K = 60
-
-# Reciprocal-rank-fusion weights per query kind. A name is found by matching it: symbol queries lean
-# on BM25 alone and skip the encoder (vector weight 0) unless neither lexical channel finds anything;
-# sentences weigh BM25 and the embedding equally. The fuzzy channel stays light for both: a heavier
-# fuzzy weight on symbol queries (1.0) let near-miss names crowd out the exact definition (all 62
-# repositories: 0.8772 vs 0.8784, symbol 0.960 vs 0.970); adding the vector back (0.3) cost 0.001.
-SYMBOL_WEIGHTS = {"bm25": 1.0, "fuzzy": 0.3, "vector": 0.0}
-NATURAL_WEIGHTS = {"bm25": 1.0, "fuzzy": 0.3, "vector": 1.0}
+# RRF_K and the weights per query kind live in lgrep_core.rrf: merging several projects' answers
+# (lgrep_core.merge) weighs the channels as this fusion does.
 
 
 def channel_weights(kind: QueryKind, bm25_weight: float | None) -> dict[str, float]:

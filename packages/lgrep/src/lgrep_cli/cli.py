@@ -355,7 +355,7 @@ def _spend_warnings(settings: LgrepSettings, root: Path) -> tuple[str, ...]:
 
 @cli.command()
 @click.argument("query")
-@click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, metavar="[PATH]...", type=click.Path(path_type=Path))
 @click.option(
     "-n", "--limit", type=click.IntRange(1, 1000), help="number of results, or of files (default: search.limit, 10)"
 )
@@ -387,7 +387,7 @@ def _spend_warnings(settings: LgrepSettings, root: Path) -> tuple[str, ...]:
 def search(
     cs: ClientSettings,
     query: str,
-    path: Path,
+    paths: tuple[Path, ...],
     limit: int | None,
     search_type: str,
     path_glob: str | None,
@@ -405,16 +405,22 @@ def search(
 
     QUERY is words, names, or a whole task: with --files, a bug report or an issue pasted whole
     (its traceback too, up to 32,768 characters) answers with the files to open. `-` reads the
-    query from standard input (`lgrep search - --files < issue.md`)."""
+    query from standard input (`lgrep search - --files < issue.md`). PATH (default: the current
+    folder) is a project or a folder in one; several PATHs search several projects and answer with
+    one ranking, each result naming its project."""
     from lgrep_core.models import ContentType, SearchRequest, SearchType
 
     from . import output
 
     if version_spec and not component:
         raise click.UsageError("--version needs --component (lgrep components lists them)")
+    if len(paths) > 1 and component:
+        raise click.UsageError("--component searches one project's releases: name one PATH")
     if query == "-":
         query = sys.stdin.read()
+    path = paths[0] if paths else Path()
     folder = _release_root(cs, path) if component else _root(path)
+    folders = [folder, *(_root(p) for p in paths[1:])]
     request = SearchRequest(
         query=query,
         project_root=str(folder),
@@ -430,6 +436,11 @@ def search(
         files=files,
     ).validate()
     app = make_app(cs, no_daemon=no_daemon, start=True, lock_timeout_s=SEARCH_BUILD_WAIT_S)
+    if len(folders) > 1:
+        with app, output.progress_bar(sys.stderr.isatty()) as on_progress:
+            merged = app.search_projects(request, folders, progress=on_progress)
+        output.print_projects_search(merged, query=query, as_json=as_json, explain=explain, files=files)
+        return EXIT_OK
     with app, output.progress_bar(sys.stderr.isatty()) as on_progress:
         outcome = app.search(request, progress=on_progress)
     assert outcome.response is not None  # no wait bound: the index was built first

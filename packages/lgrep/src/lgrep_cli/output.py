@@ -12,26 +12,30 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from lgrep_core.cli_support import terminal_safe
 from lgrep_core.models import (
+    FileHit,
     IndexPhase,
     IndexProgress,
     IndexSummary,
     ProjectState,
     ProjectStatus,
+    SearchHit,
     SearchResponse,
     TagsSummary,
     TraceResult,
 )
-from lgrep_core.serialize import project_status_json, search_response_json, tags_summary_json
+from lgrep_core.serialize import project_status_json, projects_search_json, search_response_json, tags_summary_json
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from lgrep_core.api import ProjectsOutcome
     from lgrep_core.models import ServerInfo
     from lgrep_index.plan import IndexPlan
 
 __all__ = [
     "plan_json",
     "print_plan",
+    "print_projects_search",
     "print_search",
     "print_spend_warnings",
     "print_stats",
@@ -63,43 +67,84 @@ def print_search(
     if response.release is not None:
         print(f"searched {printable(response.release.label)} (tag {printable(response.release.tag)})", file=sys.stderr)
     if files:
-        _print_files(response, explain=explain)
+        _print_files([("", hit) for hit in response.files], explain=explain)
     elif not response.results:
         print("no results", file=sys.stderr)
     for hit in response.results:
-        where = f"{printable(hit.path)}:{hit.start_line}-{hit.end_line}"
-        kind = hit.kind.value if hit.kind is not None else "?"
-        label = f"{printable(hit.symbol)} ({kind})" if hit.symbol else f"({kind})"
-        flag = "  [changed on disk]" if hit.stale else ""
-        print(f"{where}  {label}  score={hit.score:.4f}  via {hit.match_label}{flag}")
-        if explain:
-            print("    " + ", ".join(f"{k}={v:g}" for k, v in sorted(hit.scores.items())))
-            if hit.why:
-                print("    why: " + printable("; ".join(hit.why)))
-        lines = hit.content.splitlines()
-        for line in lines[:HUMAN_SNIPPET_LINES]:
-            shown = printable(line[:HUMAN_LINE_CHARS], keep_tabs=True)
-            print(f"    {shown}{' …' if len(line) > HUMAN_LINE_CHARS else ''}")
-        if len(lines) > HUMAN_SNIPPET_LINES or hit.truncated:
-            print(f"    … (lines {hit.start_line}-{hit.end_line}; --json shows more)")
-        print()
+        _print_hit("", hit, explain=explain)
+    _print_notes(response)
+
+
+def print_projects_search(outcome: ProjectsOutcome, *, query: str, as_json: bool, explain: bool, files: bool) -> None:
+    """One question asked of several projects: one ranking, each result led by its project's name
+    (`[name] path:lines`; the names and their folders are listed on stderr first)."""
+    if as_json:
+        print(json.dumps(projects_search_json(outcome, query=query, explain=explain), indent=2, ensure_ascii=False))
+        return
+    names = project_labels([o.scope.project for o in outcome.outcomes])
+    for o in outcome.outcomes:
+        within = f" (kept to {printable(o.scope.within)})" if o.scope.within else ""
+        print(f"[{printable(names[o.scope.project])}] {printable(str(o.scope.project))}{within}", file=sys.stderr)
+    if files:
+        _print_files([(f"[{printable(names[p])}] ", hit) for p, hit in outcome.files], explain=explain)
+    elif not outcome.results:
+        print("no results", file=sys.stderr)
+    for project, hit in outcome.results:
+        _print_hit(f"[{printable(names[project])}] ", hit, explain=explain)
+    for o in outcome.outcomes:
+        if o.response is not None:
+            _print_notes(o.response, f"{printable(names[o.scope.project])}: ")
+
+
+def project_labels(projects: Sequence[Path]) -> dict[Path, str]:
+    """A short name for each project: its folder's name, with as many parent folders as it takes
+    to tell projects of the same name apart."""
+    depth = 1
+    while True:
+        labels = {p: "/".join(p.parts[-depth:]) for p in projects}
+        if len(set(labels.values())) == len(labels) or depth >= max(len(p.parts) for p in projects):
+            return labels
+        depth += 1
+
+
+def _print_hit(lead: str, hit: SearchHit, *, explain: bool) -> None:
+    where = f"{printable(hit.path)}:{hit.start_line}-{hit.end_line}"
+    kind = hit.kind.value if hit.kind is not None else "?"
+    label = f"{printable(hit.symbol)} ({kind})" if hit.symbol else f"({kind})"
+    flag = "  [changed on disk]" if hit.stale else ""
+    print(f"{lead}{where}  {label}  score={hit.score:.4f}  via {hit.match_label}{flag}")
+    if explain:
+        print("    " + ", ".join(f"{k}={v:g}" for k, v in sorted(hit.scores.items())))
+        if hit.why:
+            print("    why: " + printable("; ".join(hit.why)))
+    lines = hit.content.splitlines()
+    for line in lines[:HUMAN_SNIPPET_LINES]:
+        shown = printable(line[:HUMAN_LINE_CHARS], keep_tabs=True)
+        print(f"    {shown}{' …' if len(line) > HUMAN_LINE_CHARS else ''}")
+    if len(lines) > HUMAN_SNIPPET_LINES or hit.truncated:
+        print(f"    … (lines {hit.start_line}-{hit.end_line}; --json shows more)")
+    print()
+
+
+def _print_notes(response: SearchResponse, lead: str = "") -> None:
     if response.vectors_pending:
         print(
-            f"note: {response.vectors_pending} chunks still wait for vectors; results use BM25 for those",
+            f"note: {lead}{response.vectors_pending} chunks still wait for vectors; results use BM25 for those",
             file=sys.stderr,
         )
     for note in response.notes:
-        print(f"note: {printable(note)}", file=sys.stderr)
+        print(f"note: {lead}{printable(note)}", file=sys.stderr)
 
 
-def _print_files(response: SearchResponse, *, explain: bool) -> None:
-    """A files answer, a few lines a file: the file and its score, then the lines to read first as
-    `path:start-end (symbol)`, which terminals and editors open at the line."""
-    if not response.files:
+def _print_files(files: Sequence[tuple[str, FileHit]], *, explain: bool) -> None:
+    """A files answer, a few lines a file: the file (led by its project's name when several
+    answered) and its score, then the lines to read first as `path:start-end (symbol)`, which
+    terminals and editors open at the line."""
+    if not files:
         print("no files", file=sys.stderr)
-    for hit in response.files:
+    for lead, hit in files:
         flag = "  [changed on disk]" if hit.stale else ""
-        print(f"{printable(hit.path)}  score={hit.score:.4f}{flag}")
+        print(f"{lead}{printable(hit.path)}  score={hit.score:.4f}{flag}")
         for r in hit.ranges:
             label = f" ({printable(r.symbol)})" if r.symbol else ""
             print(f"    {printable(hit.path)}:{r.start_line}-{r.end_line}{label}")

@@ -8,8 +8,9 @@ from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 from lgrep_core.models import ContentType, SearchRequest, SearchResponse, SearchType
-from lgrep_core.serialize import index_progress_json, release_json
+from lgrep_core.serialize import index_progress_json, projects_search_json, release_json
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
@@ -60,6 +61,14 @@ class SearchTools(Unit):
         component: Component = None,
         version: VersionSpec = None,
         max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+        projects: Annotated[
+            list[str] | None,
+            Field(
+                description="Search several projects at once, one ranking: folders among this server's roots "
+                "(absolute, or relative to this project), or ['*'] for all its roots. Each result then names "
+                "its project_root. Default: this project alone"
+            ),
+        ] = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, SearchAnswer]:
         """Search the project's code by meaning and by name: use it instead of grep or rg when you
@@ -71,7 +80,14 @@ class SearchTools(Unit):
         characters) with files=true, and get `files` instead: the files to open, ranked, each with
         the line ranges to read first and why. The answer stays within max_tokens (default 4000):
         lower results are shortened, then left out, and `note` says so. With `component` (and
-        `version`), it searches that released version instead (search_type bm25 for full-text only)."""
+        `version`), it searches that released version instead (search_type bm25 for full-text only).
+        With `projects`, it searches several of this server's roots and ranks their results together."""
+        if projects:
+            if component:
+                raise ToolError("a released version (component) is searched in one project: leave out projects")
+            return await self._projects_search(
+                query, limit, search_type, path, language, content, files, projects, max_tokens, ctx
+            )
         if component:
             return await self._release_search(
                 query, limit, search_type, path, language, content, component, version, max_tokens, files
@@ -136,6 +152,90 @@ class SearchTools(Unit):
             data["note"] = "; ".join(notes)
         snippets = None if files else "content"
         return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=snippets, receipt=project)
+
+    async def _projects_search(
+        self,
+        query: str,
+        limit: int,
+        search_type: str,
+        path: str | None,
+        language: str | None,
+        content: str | None,
+        files: bool,
+        projects: list[str],
+        max_tokens: int,
+        ctx: Context | None,
+    ) -> CallToolResult:
+        """lgrep_search over several folders of this server's roots, merged into one ranking (ADR
+        0026): `path` is then a glob applied in each."""
+        if path and path.strip() and not any(c in path for c in "*?["):
+            raise ToolError(f"{path}: with projects, path is a glob applied in each (name folders in projects)")
+        if path and (".." in Path(path).parts or Path(path).is_absolute()):
+            raise ToolError(f"{path}: a glob must stay inside the project (no '..', not absolute)")
+        named = [self._folder(p) for p in projects if p != "*"]
+        if "*" in projects:  # every root, but those inside another (its search covers them)
+            roots = self.app.roots.roots
+            named += [r for r in roots if not any(r != o and r.is_relative_to(o) for o in roots) and r not in named]
+        folders = list(dict.fromkeys(named))
+        request = SearchRequest(
+            query,
+            limit=limit,
+            search_type=SearchType(search_type),
+            path_glob=path or None,
+            languages=(language,) if language else (),
+            content_types=(ContentType(content),) if content else (),
+            files=files,
+        )
+        report = progress_reporter(ctx)
+        outcome = await anyio.to_thread.run_sync(
+            lambda: self.app.lgrep.search_projects(
+                request, folders, progress=report, wait_s=FIRST_INDEX_WAIT_S, wait_vectors=False
+            ),
+            abandon_on_cancel=True,
+        )
+        json = projects_search_json(outcome, query=query)
+        data: dict[str, Any] = {
+            "project_root": "",
+            "scope": "",
+            "projects": [
+                {k: v for k, v in part.items() if k in ("project_root", "scope", "indexing")}
+                for part in json["projects"]
+            ],
+            "results": [],
+            **({"files": []} if files else {}),
+            "stale_files": [],
+            "vectors_pending": json["vectors_pending"],
+        }
+        if files:
+            data["files"] = [{"project_root": str(p), **self.app.file_items([h], p)[0]} for p, h in outcome.files]
+            stale = {f"{p}/{h.path}" for p, h in outcome.files if h.stale}
+            order = [p for p, _ in outcome.files]
+        else:
+            data["results"] = [{"project_root": str(p), **self.app.hit_items([h], p)[0]} for p, h in outcome.results]
+            stale = {f"{p}/{h.path}" for p, h in outcome.results if h.stale}
+            order = [p for p, _ in outcome.results]
+        data["stale_files"] = sorted(stale)
+        notes = [
+            f"{o.scope.project} is being indexed for the first time ({progress_words(o.progress)}): its results "
+            "are not in this answer; search again shortly"
+            for o in outcome.outcomes
+            if o.response is None
+        ]
+        notes += [
+            f"{o.scope.project}: {n}" for o in outcome.outcomes if o.response is not None for n in o.response.notes
+        ]
+        if notes:
+            data["note"] = "; ".join(notes)
+        key = "files" if files else "results"
+        snippets = None if files else "content"
+        return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=snippets, projects=order)
+
+    def _folder(self, path: str) -> Path:
+        """A folder an agent names in `projects`, inside this server's roots."""
+        folder = self.app.resolve(path)
+        if not folder.is_dir():
+            raise ToolError(f"{path} is not a folder")
+        return folder
 
     def _fill(self, data: dict[str, Any], response: SearchResponse, project: Path | None) -> None:
         """The answer's chunks, or its files (a files search), with the files among them that changed
