@@ -222,6 +222,15 @@ def test_watch_then_unwatch(client: LgrepClient) -> None:
     assert client.unwatch("/p") is False
 
 
+def test_watch_lease_renew_and_release(client: LgrepClient) -> None:
+    lease = client.renew_watch_lease("/p", "holder-1", 9.0)
+    assert (lease.project_root, lease.watched, lease.ttl_s, lease.leases) == ("/p", True, 9.0, 1)
+    assert client.release_watch_lease("/p", "holder-1") is True
+    assert client.release_watch_lease("/p", "holder-1") is False
+    with pytest.raises(errors.InvalidRequestError):
+        client.renew_watch_lease("/p", "not a holder id", 9.0)
+
+
 def test_list_and_remove(client: LgrepClient) -> None:
     projects = client.list_projects()
     assert [(p.project_root, p.state, p.resident) for p in projects] == [

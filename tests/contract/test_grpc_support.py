@@ -294,6 +294,8 @@ def test_reflection_lists_and_describes_the_services(unix_channel: grpc.Channel)
         "ListProjects",
         "RemoveProject",
         "CancelIndex",
+        "RenewWatchLease",
+        "ReleaseWatchLease",
     }
 
 

@@ -35,6 +35,8 @@ from lgrep_core.models import (
     ServerRole,
     SpendTotals,
     SymbolMatch,
+    WatchLease,
+    WatchLeaseRequest,
     WatchProjectRequest,
     WatchResult,
 )
@@ -96,6 +98,7 @@ def _status(**overrides: object) -> ProjectStatus:
         "last_indexed": WHEN,
         "changes": FileChanges(added=2, modified=3, deleted=1),
         "detail": "",
+        "watch_leases": 2,
     }
     fields.update(overrides)
     return ProjectStatus(**fields)  # type: ignore[arg-type]
@@ -362,6 +365,44 @@ def test_watch_project_request_with_a_bad_debounce_is_invalid(debounce: int) -> 
 def test_watch_result_round_trip(watched: bool, already: bool) -> None:
     result = WatchResult(watched=watched, already_watched=already)
     assert wire.watch_result_from_proto(_through_bytes(wire.watch_result_to_proto(result))) == result
+
+
+def test_watch_lease_request_round_trip() -> None:
+    request = WatchLeaseRequest("/home/dev/project", "lgrep-4242-0a1b2c3d4e5f", 30.0)
+    message = _through_bytes(wire.watch_lease_request_to_proto(request))
+    assert message.ttl.seconds == 30
+    assert wire.watch_lease_request_from_proto(message) == request
+
+
+@pytest.mark.parametrize(
+    ("root", "holder", "ttl"),
+    [("relative", "h", 5.0), ("/p", "", 5.0), ("/p", "has space", 5.0), ("/p", "x" * 129, 5.0), ("/p", "h", 0.0)],
+)
+def test_a_bad_watch_lease_request_is_invalid(root: str, holder: str, ttl: float) -> None:
+    message = wire.watch_lease_request_to_proto(WatchLeaseRequest(root, holder, ttl))
+    with pytest.raises(errors.InvalidRequestError):
+        wire.watch_lease_request_from_proto(message)
+
+
+@pytest.mark.parametrize(
+    "lease",
+    [
+        WatchLease("/home/dev/project", watched=True, ttl_s=30.0, leases=2),
+        WatchLease("/home/dev/project", watched=False, ttl_s=2.0, leases=1, detail="it has no index yet"),
+    ],
+)
+def test_watch_lease_round_trip(lease: WatchLease) -> None:
+    assert wire.watch_lease_from_proto(_through_bytes(wire.watch_lease_to_proto(lease))) == lease
+
+
+@pytest.mark.parametrize("released", [True, False])
+def test_watch_lease_release_round_trip(released: bool) -> None:
+    message = _through_bytes(wire.watch_lease_release_to_proto("/home/dev/project", "holder-1"))
+    assert wire.watch_lease_release_from_proto(message) == ("/home/dev/project", "holder-1")
+    back = wire.watch_lease_released_from_proto(_through_bytes(wire.watch_lease_released_to_proto(released)))
+    assert back is released
+    with pytest.raises(errors.InvalidRequestError):
+        wire.watch_lease_release_from_proto(index_pb2.ReleaseWatchLeaseRequest(project_root="/p"))
 
 
 @pytest.mark.parametrize("was", [True, False])

@@ -58,6 +58,8 @@ from lgrep_core.models import (
     TraceDirection,
     TraceRequest,
     TraceResult,
+    WatchLease,
+    WatchLeaseRequest,
     WatchProjectRequest,
     WatchResult,
 )
@@ -391,6 +393,18 @@ class LgrepClient:
         """Stop watching a project; True if it was watched."""
         request = wire.unwatch_project_request_to_proto(self._root(project_root))
         return wire.unwatch_result_from_proto(self._call(self._index.UnwatchProject, request))
+
+    def renew_watch_lease(self, project_root: str | os.PathLike[str], holder: str, ttl_s: float) -> WatchLease:
+        """Take or renew `holder`'s lease on a project: the server watches it while a lease is live
+        (RenewWatchLease). Renew well before the granted ttl passes."""
+        request = WatchLeaseRequest(self._root(project_root), holder, ttl_s).validate()
+        message = self._call(self._index.RenewWatchLease, wire.watch_lease_request_to_proto(request))
+        return wire.watch_lease_from_proto(message)
+
+    def release_watch_lease(self, project_root: str | os.PathLike[str], holder: str) -> bool:
+        """End `holder`'s lease on a project now; True if it had one."""
+        request = wire.watch_lease_release_to_proto(self._root(project_root), holder)
+        return wire.watch_lease_released_from_proto(self._call(self._index.ReleaseWatchLease, request))
 
     def list_projects(self) -> list[ProjectInfo]:
         """The projects the server has indexes for or watches, by root."""

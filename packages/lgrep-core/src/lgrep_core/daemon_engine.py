@@ -44,10 +44,17 @@ T = TypeVar("T")
 class DaemonEngine:
     """One connection to the daemon, made on first use and made again if the daemon went away."""
 
-    def __init__(self, settings: Callable[[], ClientSettings] | None = None) -> None:
+    def __init__(
+        self,
+        settings: Callable[[], ClientSettings] | None = None,
+        *,
+        on_connect: Callable[[], None] | None = None,
+    ) -> None:
         """`settings` gives the client settings when the first call connects (default: the user's,
-        lgrep_core.endpoints.client_settings)."""
+        lgrep_core.endpoints.client_settings). `on_connect` is told each time a connection is made
+        (the daemon may be a new one: lgrep_core.leases takes its watch leases again at once)."""
         self._settings = settings
+        self._on_connect = on_connect
         self._client: LgrepClient | None = None
         self._lock = threading.Lock()
 
@@ -72,6 +79,8 @@ class DaemonEngine:
                         "`lgrep serve` starts it by hand)"
                     )
                 self._client = client
+                if self._on_connect is not None:
+                    self._on_connect()
             return self._client
 
     def reset(self) -> None:

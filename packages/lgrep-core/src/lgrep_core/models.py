@@ -69,6 +69,8 @@ __all__ = [
     "TraceEdge",
     "TraceRequest",
     "TraceResult",
+    "WatchLease",
+    "WatchLeaseRequest",
     "WatchProjectRequest",
     "WatchResult",
     "check_project_path",
@@ -535,6 +537,7 @@ class ProjectStatus:
     project_spend: SpendTotals | None = None
     total_spend: SpendTotals | None = None
     spend_warnings: tuple[str, ...] = ()
+    watch_leases: int = 0  # live watch leases (clients that keep the project watched while they run)
 
     @property
     def indexed(self) -> bool:
@@ -564,6 +567,40 @@ class WatchProjectRequest:
 class WatchResult:
     watched: bool  # the project is now watched
     already_watched: bool  # it was before the call
+
+
+# A watch lease's holder: an id its client chooses once (a random one per MCP server process).
+_HOLDER = re.compile(r"[A-Za-z0-9._-]{1,128}")
+
+
+@dataclass(frozen=True, slots=True)
+class WatchLeaseRequest:
+    """Take or renew a lease that keeps a project watched while its holder lives (RenewWatchLease)."""
+
+    project_root: str
+    holder: str
+    ttl_s: float
+
+    def validate(self) -> WatchLeaseRequest:
+        check_project_root(self.project_root)
+        if not _HOLDER.fullmatch(self.holder):
+            raise InvalidRequestError(
+                f"a lease holder is 1-128 characters of letters, digits, '-', '_' and '.'; got {self.holder[:40]!r}"
+            )
+        if not self.ttl_s > 0:
+            raise InvalidRequestError(f"a lease's ttl must be positive, got {self.ttl_s}")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class WatchLease:
+    """A lease as the server granted it: whether the project is watched now (and if not, why)."""
+
+    project_root: str
+    watched: bool
+    ttl_s: float  # renew well before this passes
+    leases: int  # live leases on the project, this one included
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)

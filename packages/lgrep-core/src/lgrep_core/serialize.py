@@ -332,6 +332,7 @@ def project_status_json(status: ProjectStatus) -> dict[str, Any]:
         "state": status.state.value if status.state is not None else "",
         "index_dir": status.index_dir,
         "watched": status.watched,
+        "watch_leases": status.watch_leases,
         "detail": status.detail,
     }
     spend = {

@@ -285,8 +285,13 @@ def add_server_service(server: grpc.Server, info: Callable[[], ServerInfo]) -> s
     return grpc_support.SERVER_SERVICE_NAME
 
 
+# Calls that are not activity: a client renewing its watch lease is alive, not using the server,
+# so an MCP server left open for a day lets the daemon idle out (ADR 0024).
+NOT_ACTIVITY = frozenset({"/lgrep.v1.IndexService/RenewWatchLease", "/lgrep.v1.IndexService/ReleaseWatchLease"})
+
+
 class ActivityInterceptor(grpc.ServerInterceptor):
-    """Notes when the last call arrived, so an idle server can stop itself."""
+    """Notes when the last call arrived (lease renewals aside), so an idle server can stop itself."""
 
     def __init__(self) -> None:
         self.last_call = time.monotonic()
@@ -295,7 +300,8 @@ class ActivityInterceptor(grpc.ServerInterceptor):
         return time.monotonic() - self.last_call
 
     def intercept_service(self, continuation: Callable[[Any], Any], handler_call_details: Any) -> Any:
-        self.last_call = time.monotonic()
+        if getattr(handler_call_details, "method", "") not in NOT_ACTIVITY:
+            self.last_call = time.monotonic()
         return continuation(handler_call_details)
 
 

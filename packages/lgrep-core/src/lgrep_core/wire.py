@@ -71,6 +71,8 @@ from lgrep_core.models import (
     TraceEdge,
     TraceRequest,
     TraceResult,
+    WatchLease,
+    WatchLeaseRequest,
     WatchProjectRequest,
     WatchResult,
     check_project_root,
@@ -172,13 +174,21 @@ __all__ = [
     "unwatch_project_request_to_proto",
     "unwatch_result_from_proto",
     "unwatch_result_to_proto",
+    "watch_lease_from_proto",
+    "watch_lease_release_from_proto",
+    "watch_lease_release_to_proto",
+    "watch_lease_released_from_proto",
+    "watch_lease_released_to_proto",
+    "watch_lease_request_from_proto",
+    "watch_lease_request_to_proto",
+    "watch_lease_to_proto",
     "watch_project_request_from_proto",
     "watch_project_request_to_proto",
     "watch_result_from_proto",
     "watch_result_to_proto",
 ]
 
-CONTRACT_REVISION = 8
+CONTRACT_REVISION = 9
 """The revision of the lgrep.v1 contract this code was generated from and speaks.
 
 Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.client` refuses a server
@@ -761,6 +771,7 @@ def project_status_to_proto(status: ProjectStatus) -> index_pb2.GetStatusRespons
         chunker_version=status.chunker_version,
         detail=status.detail,
         spend_warnings=list(status.spend_warnings),
+        watch_leases=status.watch_leases,
     )
     if status.project_spend is not None:
         message.project_spend.CopyFrom(spend_totals_to_proto(status.project_spend))
@@ -799,6 +810,7 @@ def project_status_from_proto(message: index_pb2.GetStatusResponse) -> ProjectSt
         project_spend=spend_totals_from_proto(message.project_spend) if message.HasField("project_spend") else None,
         total_spend=spend_totals_from_proto(message.total_spend) if message.HasField("total_spend") else None,
         spend_warnings=tuple(message.spend_warnings),
+        watch_leases=message.watch_leases,
     )
 
 
@@ -846,6 +858,63 @@ def watch_result_to_proto(result: WatchResult) -> index_pb2.WatchProjectResponse
 def watch_result_from_proto(message: index_pb2.WatchProjectResponse) -> WatchResult:
     """A WatchProject response as a domain result."""
     return WatchResult(watched=message.watched, already_watched=message.already_watched)
+
+
+def watch_lease_request_to_proto(request: WatchLeaseRequest) -> index_pb2.RenewWatchLeaseRequest:
+    """A domain lease request as `lgrep.v1.RenewWatchLeaseRequest`."""
+    return index_pb2.RenewWatchLeaseRequest(
+        project_root=request.project_root, holder=request.holder, ttl=_duration(request.ttl_s)
+    )
+
+
+def watch_lease_request_from_proto(message: index_pb2.RenewWatchLeaseRequest) -> WatchLeaseRequest:
+    """An `lgrep.v1.RenewWatchLeaseRequest` as a validated domain request (InvalidRequestError if not)."""
+    return WatchLeaseRequest(
+        project_root=message.project_root, holder=message.holder, ttl_s=_seconds(message.ttl)
+    ).validate()
+
+
+def watch_lease_to_proto(lease: WatchLease) -> index_pb2.RenewWatchLeaseResponse:
+    """A granted lease as the RenewWatchLease response."""
+    return index_pb2.RenewWatchLeaseResponse(
+        project_root=lease.project_root,
+        watched=lease.watched,
+        detail=lease.detail,
+        ttl=_duration(lease.ttl_s),
+        leases=lease.leases,
+    )
+
+
+def watch_lease_from_proto(message: index_pb2.RenewWatchLeaseResponse) -> WatchLease:
+    """A RenewWatchLease response as a domain lease."""
+    return WatchLease(
+        project_root=message.project_root,
+        watched=message.watched,
+        ttl_s=_seconds(message.ttl),
+        leases=message.leases,
+        detail=message.detail,
+    )
+
+
+def watch_lease_release_to_proto(project_root: str, holder: str) -> index_pb2.ReleaseWatchLeaseRequest:
+    """The ReleaseWatchLease request of one holder on one project."""
+    return index_pb2.ReleaseWatchLeaseRequest(project_root=project_root, holder=holder)
+
+
+def watch_lease_release_from_proto(message: index_pb2.ReleaseWatchLeaseRequest) -> tuple[str, str]:
+    """The validated (project root, holder) of a ReleaseWatchLease request (InvalidRequestError if not)."""
+    request = WatchLeaseRequest(project_root=message.project_root, holder=message.holder, ttl_s=1.0).validate()
+    return request.project_root, request.holder
+
+
+def watch_lease_released_to_proto(released: bool) -> index_pb2.ReleaseWatchLeaseResponse:
+    """The outcome of ReleaseWatchLease (whether the holder had a lease) as its response."""
+    return index_pb2.ReleaseWatchLeaseResponse(released=released)
+
+
+def watch_lease_released_from_proto(message: index_pb2.ReleaseWatchLeaseResponse) -> bool:
+    """Whether the holder had a lease before the ReleaseWatchLease call."""
+    return message.released
 
 
 def unwatch_project_request_to_proto(project_root: str) -> index_pb2.UnwatchProjectRequest:

@@ -31,6 +31,7 @@ from lgrep_core.errors import IndexingError, LgrepError
 from lgrep_core.models import IndexProgress, IndexSummary
 
 from .changes import ChangeBatch
+from .freshness import git_state, record_git_state
 from .pipeline import Cancelled, Indexer
 
 __all__ = ["IndexJobs", "JobStream"]
@@ -129,13 +130,17 @@ class IndexJobs:
         self._closed = False
         self._idle = threading.Condition(self._lock)  # notified when a job ends
 
-    def index(self, root: Path, *, force: bool = False, wait_vectors: bool = True) -> JobStream:
+    def index(
+        self, root: Path, *, force: bool = False, wait_vectors: bool = True, join_running: bool = True
+    ) -> JobStream:
         """Index a project: progress events, then its summary as the last item. `leave()` on the
         stream cancels the job if no other caller waits for it (see the module's docstring).
+        Without `join_running`, a run that already started (and may have walked the tree before
+        what the caller saw changed) is not joined: a queued one is, or a new one is queued.
 
         Raises (from the iterator) the job's LgrepError: IndexBusyError, IndexMismatchError, ..."""
         events: queue.SimpleQueue[object] = queue.SimpleQueue()
-        job = self._submit(root, force=force, wait_vectors=wait_vectors, listener=events)
+        job = self._submit(root, force=force, wait_vectors=wait_vectors, listener=events, join_running=join_running)
         return JobStream(self, job, events)
 
     def submit(self, root: Path, *, batch: ChangeBatch | None = None, wait_vectors: bool = True) -> None:
@@ -166,6 +171,21 @@ class IndexJobs:
             ended = self._idle.wait_for(lambda: not self._queues.get(root), timeout=wait_s)
         return cancelled, ended
 
+    def cancel_fills(self, root: Path, reason: str) -> int:
+        """Cancel a project's whole-project runs that nobody waits for (a vector fill going on
+        behind): a caller in a hurry goes first, and its own run fills the vectors in after it.
+        A running one stops at its next commit boundary. Returns how many were cancelled."""
+        with self._lock:
+            fills = [
+                job
+                for job in self._queues.get(root, ())
+                if job.batch is None and job.keep and not job.listeners and not job.force
+            ]
+            cancelled = sum(job.stop(reason) for job in fills)
+        if cancelled:
+            log.info("cancelling %d background run(s) of %s: %s", cancelled, root, reason)
+        return cancelled
+
     def any_busy(self) -> bool:
         with self._lock:
             return any(self._queues.values())
@@ -191,6 +211,7 @@ class IndexJobs:
         wait_vectors: bool,
         listener: queue.SimpleQueue[object] | None,
         batch: ChangeBatch | None = None,
+        join_running: bool = True,
     ) -> _Job:
         with self._lock:
             if self._closed:
@@ -202,7 +223,11 @@ class IndexJobs:
                 if batch is not None or job.batch is not None or job.finished.is_set():
                     continue
                 joins = (not job.started and job.force == force and job.wait_vectors == wait_vectors) or (
-                    job.started and not force and (job.wait_vectors or not wait_vectors) and not job.force
+                    join_running
+                    and job.started
+                    and not force
+                    and (job.wait_vectors or not wait_vectors)
+                    and not job.force
                 )
                 if joins and not job.cancel.is_set():
                     if listener is not None:
@@ -279,7 +304,10 @@ class IndexJobs:
             if job.batch is not None:
                 job.outcome = indexer.update(job.batch, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
             else:
+                # The checkout this run starts from: a search compares it with the one it finds (freshness.py).
+                state = git_state(job.root)
                 job.outcome = indexer.run(force=job.force, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)
+                record_git_state(self.settings.cache_dir, job.root, state)
         except Cancelled:
             job.outcome = self._cancelled(job)
             log.info("%s", job.outcome.message)

@@ -31,10 +31,11 @@ from lgrep_core.server import (
     server_interceptors,
 )
 
+from .freshness import Freshness
 from .jobs import IndexJobs
 from .projects import unfinished_vector_fills
 from .service import IndexServicer, add_index_service
-from .watching import Watches, load_watched, save_watched
+from .watching import Watches, load_unwatched, load_watched, save_watched
 
 __all__ = ["IndexRole", "build_index_role", "main", "serve_index", "unwatch_saved"]
 
@@ -57,6 +58,7 @@ class IndexRole:
     jobs: IndexJobs
     watches: Watches
     servicer: IndexServicer
+    freshness: Freshness
     _lock_fd: int | None = field(default=None, repr=False)
     _holder: str = ""
     _closed: bool = False
@@ -107,8 +109,15 @@ class IndexRole:
                 self.jobs.submit(root)
 
     def busy(self) -> bool:
-        """Watching a project or running a job: a server with this role is not idle."""
-        return bool(self.watches.watched()) or self.jobs.any_busy()
+        """Watching a project someone asked for, or running a job: a server with this role is not
+        idle. A watch only leases hold is not work of its own: its holders are clients, which keep
+        a server awake by calling it, not by renewing their leases (ADR 0024)."""
+        return bool(self.watches.asked()) or self.jobs.any_busy()
+
+    def tick(self) -> None:
+        """Expire watch leases and start the watches leases may now have (maintenance, every 0.5 s)."""
+        if self.writer and not self._closed:
+            self.watches.tick()
 
     def close(self) -> None:
         self._closed = True
@@ -148,14 +157,16 @@ def build_index_role(
     jobs = IndexJobs(settings, embedder, on_commit=on_commit)
     watches = Watches(settings, jobs)
     servicer = IndexServicer(settings, jobs, watches, resident=resident, forget=forget)
-    role = IndexRole(settings.cache_dir, jobs, watches, servicer, fd, holder)
+    freshness = Freshness(settings.cache_dir, jobs, watches.watched)
+    role = IndexRole(settings.cache_dir, jobs, watches, servicer, freshness, fd, holder)
     servicer.not_writer = role.not_writer
+    freshness.writer = lambda: role.writer
     return role
 
 
 def unwatch_saved(cache_dir: Path, root: Path) -> bool:
     """Stop watching a project while no index server runs: take it off the saved watch list that
-    the next server would watch again. True if it was on it.
+    the next server would watch again, and mark it unwatched for leases. True if it was on it.
 
     Raises:
         IndexBusyError: an index server is the writer of the cache dir (unwatch through it).
@@ -170,13 +181,13 @@ def unwatch_saved(cache_dir: Path, root: Path) -> bool:
         )
     try:
         saved = load_watched(cache_dir)
-        if root not in saved:
-            return False
+        unwatched = set(load_unwatched(cache_dir))
         try:
-            save_watched(cache_dir, [r for r in saved if r != root])
+            # As through a server: leases leave the project alone until it is watched again.
+            save_watched(cache_dir, [r for r in saved if r != root], unwatched | {root})
         except OSError as exc:
             raise StorageError(f"cannot save the watched projects in {cache_dir}: {exc.strerror}") from None
-        return True
+        return root in saved
     finally:
         release_pid_lock(fd)
 
@@ -220,7 +231,11 @@ def serve_index(
         for root in roots:
             role.watches.watch(root)
 
-    run_server(runtime, install, ready_fd=ready_fd, on_stop=[role.close], after_start=[watch_all])
+    def maintain() -> bool:
+        role.tick()
+        return True
+
+    run_server(runtime, install, ready_fd=ready_fd, maintenance=maintain, on_stop=[role.close], after_start=[watch_all])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

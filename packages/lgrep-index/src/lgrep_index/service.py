@@ -17,7 +17,7 @@ from lgrep.v1 import index_pb2, index_pb2_grpc
 from lgrep_core import wire
 from lgrep_core.config import LgrepSettings
 from lgrep_core.errors import IndexBusyError, NotFoundError
-from lgrep_core.models import CancelResult, ProjectInfo, ProjectState, ProjectStatus, WatchResult
+from lgrep_core.models import CancelResult, ProjectInfo, ProjectState, ProjectStatus, WatchLease, WatchResult
 from lgrep_core.pathnames import existing_project_root
 from lgrep_core.scope import resolve_project
 from lgrep_core.storage.layout import project_dir
@@ -40,7 +40,11 @@ class WatchRegistry(Protocol):
 
     def watch(self, root: Path, debounce_ms: int | None) -> WatchResult: ...
     def unwatch(self, root: Path) -> bool: ...
+    def forget(self, root: Path) -> bool: ...
     def watched(self) -> set[Path]: ...
+    def hold(self, root: Path, holder: str, ttl_s: float) -> WatchLease: ...
+    def release(self, root: Path, holder: str) -> bool: ...
+    def leases(self, root: Path) -> int: ...
 
 
 def existing_root(text: str) -> Path:
@@ -103,8 +107,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
                 index_dir=str(project_dir(self.settings.cache_dir, root)),
                 detail=f"{root} is queued for its first index on this server",
             )
-        if root in self.watches.watched():
-            status = replace(status, watched=True)
+        status = replace(status, watched=root in self.watches.watched(), watch_leases=self.watches.leases(root))
         return wire.project_status_to_proto(status)
 
     def WatchProject(self, request: index_pb2.WatchProjectRequest, context: Any) -> index_pb2.WatchProjectResponse:
@@ -123,6 +126,26 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         was = self.watches.unwatch(root.resolve() if root.is_dir() else root)
         return wire.unwatch_result_to_proto(was)
 
+    def RenewWatchLease(
+        self, request: index_pb2.RenewWatchLeaseRequest, context: Any
+    ) -> index_pb2.RenewWatchLeaseResponse:
+        req = wire.watch_lease_request_from_proto(request)
+        root = self._project(req.project_root)  # resolved like WatchProject: one lease per project
+        reason = self.not_writer()
+        if reason is not None:
+            # Read-only beside another writer: the holder renews again, and is leased once this
+            # server becomes the writer.
+            return wire.watch_lease_to_proto(
+                WatchLease(str(root), watched=False, ttl_s=req.ttl_s, leases=0, detail=reason)
+            )
+        return wire.watch_lease_to_proto(self.watches.hold(root, req.holder, req.ttl_s))
+
+    def ReleaseWatchLease(
+        self, request: index_pb2.ReleaseWatchLeaseRequest, context: Any
+    ) -> index_pb2.ReleaseWatchLeaseResponse:
+        text, holder = wire.watch_lease_release_from_proto(request)
+        return wire.watch_lease_released_to_proto(self.watches.release(self._project(text), holder))
+
     def ListProjects(self, request: index_pb2.ListProjectsRequest, context: Any) -> index_pb2.ListProjectsResponse:
         watched = {str(p) for p in self.watches.watched()}
         resident = {str(p) for p in self.resident()}
@@ -136,7 +159,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         root = Path(wire.remove_project_request_from_proto(request))
         root = root.resolve() if root.is_dir() else root
         self._check_writer()
-        self.watches.unwatch(root)
+        self.watches.forget(root)
         # This server's own runs of the project would hold its lock: they stop at their next commit.
         self.jobs.cancel(root, "its index is being removed", wait_s=REMOVE_LOCK_WAIT_S)
         self.forget(root)

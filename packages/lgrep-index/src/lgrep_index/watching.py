@@ -3,8 +3,17 @@
 Watching a project first brings its index up to date (whatever changed while nobody watched), then
 every debounced batch of changes is applied path by path (`Indexer.update`), vectors included, by
 the server's single writer (`IndexJobs`). A project whose folder disappears stops being watched.
-The list of watched projects is kept in the cache dir (`watched.json`), so a daemon that restarts
-watches them again.
+
+A project is watched for two reasons (ADR 0024): someone asked (`watch`: WatchProject, `lgrep
+watch`), which lasts until `unwatch`; or a client holds a **lease** on it (`hold`: RenewWatchLease,
+which every MCP server sends while it runs), which lasts while the client renews it: the last lease
+to end (released, or expired because its holder died) stops a watch nobody asked for. A lease
+watches only a project that has an index, and never one the user unwatched: `unwatch` stops the
+watch whatever holds it and leases leave the project alone until the next `watch`.
+
+The projects asked for and the ones the user unwatched are kept in the cache dir (`watched.json`),
+so a daemon that restarts watches them again; leases are not (their holders renew them, which takes
+them again on a new server).
 """
 
 from __future__ import annotations
@@ -14,29 +23,46 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from lgrep_core.config import LgrepSettings, load_settings
 from lgrep_core.errors import InvalidRequestError, LgrepError
-from lgrep_core.models import WatchResult
+from lgrep_core.models import ProjectState, WatchLease, WatchResult
+from lgrep_core.storage.layout import index_state, project_dir
 
 from .changes import ChangeBatch
 from .jobs import IndexJobs
 from .pipeline import walk_options
 from .watcher import ProjectWatcher
 
-__all__ = ["WATCHED_FILE", "Watches", "load_watched", "save_watched"]
+__all__ = [
+    "LEASE_TTL_MAX_S",
+    "LEASE_TTL_MIN_S",
+    "WATCHED_FILE",
+    "Watches",
+    "load_unwatched",
+    "load_watched",
+    "save_watched",
+]
 
 log = logging.getLogger(__name__)
 
 WATCHED_FILE = "watched.json"
 # A batch is flushed at the latest this long after its first event, however long the debounce.
 MAX_DELAY_S = 1.0
+# The ttl a lease may ask for: short enough that a killed holder's watch ends soon, long enough that
+# a renewal every third of it is no load.
+LEASE_TTL_MIN_S = 2.0
+LEASE_TTL_MAX_S = 600.0
+
+_UNWATCHED = "the user stopped watching it (`lgrep unwatch`); `lgrep watch {root}` lets clients keep it fresh again"
+_NO_INDEX = "it has no index yet: it is watched once it has one (the first search or `lgrep index` builds it)"
 
 
 class Watches:
-    """Watchers of the projects one index server keeps fresh. Thread-safe."""
+    """Watchers of the projects one index server keeps fresh, and why it keeps them. Thread-safe."""
 
     def __init__(self, settings: LgrepSettings, jobs: IndexJobs, *, remember: bool = True) -> None:
         """`remember`: keep the list in the cache dir and restore it with `restore()`."""
@@ -44,16 +70,31 @@ class Watches:
         self.jobs = jobs
         self.remember = remember
         self._watchers: dict[Path, ProjectWatcher] = {}
+        self._asked: set[Path] = set()  # watched until unwatched (WatchProject)
+        self._leases: dict[Path, dict[str, float]] = {}  # root -> holder -> monotonic expiry
+        # The user unwatched them: leases do not watch them. Read now, not in `restore()`: a lease
+        # may arrive before the server restores its watches.
+        self._unwatched: set[Path] = set(load_unwatched(settings.cache_dir)) if remember else set()
         self._lock = threading.Lock()
 
     def watch(self, root: Path, debounce_ms: int | None = None) -> WatchResult:
-        """Start watching a project (its root must exist); its index is brought up to date first.
+        """Watch a project until `unwatch` (its root must exist); its index is brought up to date
+        first. Lifts an earlier `unwatch` for the project's leases too.
 
         Raises:
             InvalidRequestError: it would be more than `server.max_watched_projects`.
             ConfigError: the project's settings file is invalid.
             NotFoundError: the root is not a folder.
         """
+        result = self._start(root, debounce_ms)
+        with self._lock:
+            self._asked.add(root)
+            self._unwatched.discard(root)
+        self._save()
+        return result
+
+    def _start(self, root: Path, debounce_ms: int | None = None) -> WatchResult:
+        """Start a watcher for `root` (or find the one running)."""
         with self._lock:
             if root in self._watchers:
                 return WatchResult(watched=True, already_watched=True)
@@ -78,7 +119,6 @@ class Watches:
                 watcher.stop()
                 raise
             self._watchers[root] = watcher
-        self._save()
         self.jobs.submit(root)
         log.info("watching %s", root)
         return WatchResult(watched=True, already_watched=False)
@@ -93,18 +133,84 @@ class Watches:
             )
 
     def unwatch(self, root: Path) -> bool:
+        """The user's unwatch: stop watching the project, whatever kept it watched, and let no lease
+        watch it again until `watch`. True if it was watched."""
         with self._lock:
-            watcher = self._watchers.pop(root, None)
-        if watcher is None:
-            return False
-        watcher.stop()
+            self._asked.discard(root)
+            self._unwatched.add(root)
+        was = self._stop(root)
         self._save()
-        log.info("stopped watching %s", root)
-        return True
+        return was
+
+    def forget(self, root: Path) -> bool:
+        """Stop watching a project whose index is going away (RemoveProject): the watch asked for
+        ends; leases stay, and watch the project again once it has a new index."""
+        with self._lock:
+            self._asked.discard(root)
+        was = self._stop(root)
+        self._save()
+        return was
+
+    def hold(self, root: Path, holder: str, ttl_s: float) -> WatchLease:
+        """Take or renew `holder`'s lease on `root` for `ttl_s` (bounded), and watch the project if
+        a lease may: it has an index and the user did not unwatch it."""
+        ttl = min(max(ttl_s, LEASE_TTL_MIN_S), LEASE_TTL_MAX_S)
+        with self._lock:
+            holders = self._leases.setdefault(root, {})
+            new = holder not in holders
+            holders[holder] = time.monotonic() + ttl
+            count = len(holders)
+        if new:
+            log.info("%s holds a watch lease on %s (%d held)", holder, root, count)
+        watched, detail = self._watch_leased(root)
+        return WatchLease(str(root), watched=watched, ttl_s=ttl, leases=count, detail=detail)
+
+    def release(self, root: Path, holder: str) -> bool:
+        """End `holder`'s lease on `root`; the last lease ends a watch nobody asked for."""
+        with self._lock:
+            holders = self._leases.get(root, {})
+            had = holders.pop(holder, None) is not None
+            if not holders:
+                self._leases.pop(root, None)
+        if had:
+            log.info("%s released its watch lease on %s", holder, root)
+            self._stop_unheld(root)
+        return had
+
+    def tick(self) -> None:
+        """Expire the leases not renewed in time (their watches end with the last one), and watch
+        the leased projects that may be watched now (one got its first index). Called every half
+        second by the server's maintenance."""
+        now = time.monotonic()
+        ended: list[Path] = []
+        with self._lock:
+            for root, holders in list(self._leases.items()):
+                for holder in [h for h, expiry in holders.items() if expiry <= now]:
+                    del holders[holder]
+                    log.info("the watch lease of %s on %s expired", holder, root)
+                if not holders:
+                    del self._leases[root]
+                    ended.append(root)
+            waiting = [r for r in self._leases if r not in self._watchers and r not in self._unwatched]
+        for root in ended:
+            self._stop_unheld(root)
+        for root in waiting:
+            if _indexed(self.settings, root):
+                self._watch_leased(root)
+
+    def leases(self, root: Path) -> int:
+        """Live leases on a project."""
+        with self._lock:
+            return len(self._leases.get(root, ()))
 
     def watched(self) -> set[Path]:
         with self._lock:
             return set(self._watchers)
+
+    def asked(self) -> set[Path]:
+        """The projects watched because someone asked (not only leased): they keep a server busy."""
+        with self._lock:
+            return self._asked & set(self._watchers)
 
     def close(self) -> None:
         """Stop every watcher (the list stays saved for the next start)."""
@@ -115,7 +221,8 @@ class Watches:
             watcher.stop()
 
     def restore(self) -> None:
-        """Watch again the projects a previous server watched (those whose folder still exists)."""
+        """Watch again the projects a previous server was asked to watch (those whose folder still
+        exists)."""
         for root in self._load():
             try:
                 if root.is_dir():
@@ -131,6 +238,7 @@ class Watches:
             log.warning("%s is gone: no longer watching it", root)
             with self._lock:
                 self._watchers.pop(root, None)  # the watcher has stopped itself
+                self._asked.discard(root)
             self._save()
             return
         try:
@@ -149,18 +257,50 @@ class Watches:
             return
         watcher.stop()
         try:
-            self.watch(root)
+            self._start(root)
         except LgrepError as exc:
             log.warning("cannot watch %s with its new settings: %s", root, exc.message)
             self._save()
+
+    def _watch_leased(self, root: Path) -> tuple[bool, str]:
+        """Watch a leased project if a lease may; (watched now, why not)."""
+        with self._lock:
+            if root in self._watchers:
+                return True, ""
+            if root in self._unwatched:
+                return False, _UNWATCHED.format(root=root)
+        if not _indexed(self.settings, root):
+            return False, _NO_INDEX
+        try:
+            self._start(root)
+        except LgrepError as exc:
+            return False, exc.message
+        return True, ""
+
+    def _stop_unheld(self, root: Path) -> None:
+        """Stop a watch that nothing holds any more (no lease left, nobody asked)."""
+        with self._lock:
+            held = root in self._asked or bool(self._leases.get(root))
+        if not held and self._stop(root):
+            log.info("the last watch lease on %s ended", root)
+
+    def _stop(self, root: Path) -> bool:
+        with self._lock:
+            watcher = self._watchers.pop(root, None)
+        if watcher is None:
+            return False
+        watcher.stop()
+        log.info("stopped watching %s", root)
+        return True
 
     def _save(self) -> None:
         if not self.remember:
             return
         with self._lock:
-            roots = sorted(self._watchers)
+            roots = sorted(self._asked & set(self._watchers))
+            unwatched = sorted(self._unwatched)
         try:
-            save_watched(self.settings.cache_dir, roots)
+            save_watched(self.settings.cache_dir, roots, unwatched)
         except OSError as exc:
             log.warning(
                 "cannot save the watched projects in %s: %s", self.settings.cache_dir / WATCHED_FILE, exc.strerror
@@ -178,10 +318,24 @@ def load_watched(cache_dir: Path) -> list[Path]:
     return []
 
 
-def save_watched(cache_dir: Path, roots: Iterable[Path]) -> None:
-    """Replace the saved list of watched projects (atomically). Raises OSError."""
+def load_unwatched(cache_dir: Path) -> list[Path]:
+    """The projects the user unwatched, which leases leave alone until they are watched again."""
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+        data = json.loads((cache_dir / WATCHED_FILE).read_text(encoding="utf-8"))
+        return [Path(p) for p in data.get("unwatched", []) if isinstance(p, str) and Path(p).is_absolute()]
+    return []
+
+
+def save_watched(cache_dir: Path, roots: Iterable[Path], unwatched: Iterable[Path] = ()) -> None:
+    """Replace the saved lists of watched and unwatched projects (atomically). Raises OSError."""
     path = cache_dir / WATCHED_FILE
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"projects": sorted(str(r) for r in roots)}, indent=2), encoding="utf-8")
+    data = {"projects": sorted(str(r) for r in roots), "unwatched": sorted(str(r) for r in unwatched)}
+    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
     tmp.replace(path)
+
+
+def _indexed(settings: LgrepSettings, root: Path) -> bool:
+    """The project has a searchable index (a lease never starts a first index)."""
+    return root.is_dir() and index_state(project_dir(settings.cache_dir, root)) is ProjectState.READY

@@ -158,6 +158,7 @@ class StatusAnswer(BaseModel):
     state: str = Field(description="ready, building, interrupted or outdated")
     index_dir: str
     watched: bool = Field(description="The daemon keeps the index fresh as files change")
+    watch_leases: int = Field(0, description="Clients (MCP servers like this one) keeping the project watched")
     files: int = 0
     chunks: int = 0
     vectors_pending: int = 0

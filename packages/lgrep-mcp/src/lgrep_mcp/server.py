@@ -2,9 +2,11 @@
 
 It imports no storage, model or index code (import-linter keeps it so): it starts in well under a
 second, connects to the daemon on the first tool call (starting it when none runs, like the CLI)
-and forwards each call over gRPC. Paths are checked against the allowed roots before anything is
-sent (`roots.py`). Every failure reaches the agent as a tool error with lgrep's own message; logs go
-to stderr, since a stdio server's stdout carries only protocol frames.
+and forwards each call over gRPC. While it runs it holds a watch lease on its projects with the
+daemon (lgrep_core.leases), so they stay fresh without the agent asking. Paths are checked against
+the allowed roots before anything is sent (`roots.py`). Every failure reaches the agent as a tool
+error with lgrep's own message; logs go to stderr, since a stdio server's stdout carries only
+protocol frames.
 
 The tools (`tools/`), resources (`resources.py`) and prompts (`prompts.py`) are units that share
 one `App` (`app.py`); this module registers them, in the order clients list them, and runs the
@@ -27,6 +29,7 @@ from lgrep_core.api import Engine, Lgrep
 from lgrep_core.cli_support import terminal_safe
 from lgrep_core.daemon_engine import DaemonEngine
 from lgrep_core.errors import LgrepError
+from lgrep_core.leases import WatchLeases, lease_ttl_s, leases_wanted
 from lgrep_core.receipts import ReceiptLedger
 from mcp.server.mcpserver import MCPServer
 from mcp.types import Tool, ToolAnnotations
@@ -183,7 +186,7 @@ def _http_token(token_file: Path | None) -> tuple[str, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`lgrep-mcp [--root DIR]... [--http PORT [--token-file FILE]] [PROJECT]`: stdio by default."""
+    """`lgrep-mcp [--root DIR]... [--no-watch] [--http PORT [--token-file FILE]] [PROJECT]`: stdio by default."""
     parser = argparse.ArgumentParser(prog="lgrep-mcp", description="lgrep's MCP server (stdio unless --http)")
     parser.add_argument("project", nargs="?", default=".", help="the project it serves (default: the current folder)")
     parser.add_argument("--root", action="append", default=[], help="another folder its tools may read (repeatable)")
@@ -193,6 +196,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="PORT",
         help="serve streamable HTTP at http://127.0.0.1:PORT/mcp (0: a free port) instead of stdio; clients must send "
         f"'Authorization: Bearer <token>' (${TOKEN_ENV}, or the token file)",
+    )
+    parser.add_argument(
+        "--no-watch",
+        action="store_true",
+        help="do not keep the projects watched while this server runs (by default it holds a watch lease "
+        "on each with the daemon: saved files are searchable within seconds)",
     )
     parser.add_argument(
         "--token-file",
@@ -224,17 +233,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     counter = TokenCounter()
     # The tokenizer loads while the client is still connecting (~0.1 s), not on the first answer.
     threading.Thread(target=_warm, args=(counter,), name="lgrep-mcp tokenizer", daemon=True).start()
-    server = build_server(AllowedRoots(project, [Path(r) for r in args.root]), counter=counter)
-    if port is not None and token is not None:
-        try:
-            serve_http(server, port, *token)
-        except LgrepError as exc:
-            print(f"lgrep-mcp: error: {terminal_safe(exc.message)}", file=sys.stderr)
-            return 1
-        except KeyboardInterrupt:
-            pass
-    else:
-        server.run("stdio")
+    roots = AllowedRoots(project, [Path(r) for r in args.root])
+    # Fresh by default (ADR 0024): a watch lease on each root's project while this server lives,
+    # taken again at once whenever the engine connects to a (new) daemon.
+    leases = None if args.no_watch or not leases_wanted() else WatchLeases(roots.roots, ttl_s=lease_ttl_s())
+    engine = DaemonEngine(on_connect=leases.renew_now if leases is not None else None)
+    server = build_server(roots, engine, counter=counter)
+    if leases is not None:
+        leases.start()
+    try:
+        if port is not None and token is not None:
+            try:
+                serve_http(server, port, *token)
+            except LgrepError as exc:
+                print(f"lgrep-mcp: error: {terminal_safe(exc.message)}", file=sys.stderr)
+                return 1
+            except KeyboardInterrupt:
+                pass
+        else:
+            server.run("stdio")
+    finally:
+        if leases is not None:
+            leases.stop()
     return 0
 
 

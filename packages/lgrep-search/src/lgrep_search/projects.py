@@ -111,6 +111,9 @@ class ProjectSearchers:
         self.embedders = as_embedders(embedder)
         self.embedder = self.embedders.primary
         self.background = background
+        # Called with a project's root before a search of it (the daemon: lgrep_index.freshness);
+        # True when it changed the index, which the search then reads at its newest version.
+        self.freshen: Callable[[Path], bool] | None = None
         self._projects: dict[Path, _Project] = {}
         self._releases: dict[str, ReleaseIndex] = {}
         self._release_settings: dict[Path, tuple[tuple[int, int] | None, SearchSettings]] = {}
@@ -140,6 +143,8 @@ class ProjectSearchers:
         scope = self.resolve(request.project_root)
         root = scope.project
         project = self._project(root)
+        if self.freshen is not None and self.freshen(root) and project.snapshots.loaded is not None:
+            project.snapshots.refresh()
         search = project.settings.search
         request = replace(
             request,

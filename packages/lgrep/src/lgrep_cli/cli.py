@@ -917,12 +917,20 @@ def unwatch(cs: ClientSettings, path: Path, as_json: bool) -> int:
     type=click.Path(path_type=Path),
     help="with --http: the token file, created 0600 if missing (default: mcp.token in the cache dir)",
 )
-def mcp(project: Path, roots: tuple[Path, ...], http_port: int | None, token_file: Path | None) -> int:
+@click.option(
+    "--no-watch",
+    is_flag=True,
+    help="do not keep the projects watched while the server runs (fresh by default: it holds a watch lease)",
+)
+def mcp(project: Path, roots: tuple[Path, ...], http_port: int | None, token_file: Path | None, no_watch: bool) -> int:
     """Run lgrep's MCP server for PROJECT (stdio unless --http): agents' tools, served by the daemon.
-    Over HTTP it prints its URL and the header a client must send on stderr."""
+    While it runs, the daemon keeps its projects' indexes fresh (unless --no-watch). Over HTTP it
+    prints its URL and the header a client must send on stderr."""
     from lgrep_mcp.server import main as mcp_main
 
     args = [str(project), *(a for r in roots for a in ("--root", str(r)))]
+    if no_watch:
+        args.append("--no-watch")
     if http_port is not None:
         args += ["--http", str(http_port)]
     if token_file is not None:

@@ -4,7 +4,8 @@ per project in use) and the single writer and watcher of the cache dir.
 Commands and agents share it: a search is a call, not a process start and a snapshot load; indexing
 requests from several agents queue on one writer per project; a watched project stays fresh. It
 stops on SIGTERM (`lgrep serve --stop`), and by itself after `server.idle_exit_s` with no call, no
-watched project and no job.
+project it was asked to watch and no job (watch lease renewals are not calls, and a watch only
+leases hold keeps nobody's daemon awake: ADR 0024).
 """
 
 from __future__ import annotations
@@ -66,6 +67,9 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
         # over as the writer when it goes (maintain below).
         read_only_if_busy=True,
     )
+    # A project nobody watches whose checkout moved (a branch switch) is brought up to date before
+    # a search answers (lgrep_index.freshness, ADR 0024).
+    searchers.freshen = role.freshness.freshen
     started = datetime.now(UTC)
 
     def install(server: Any) -> list[str]:
@@ -84,6 +88,7 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
 
     def maintain() -> bool:
         role.take_writer()
+        role.tick()
         searchers.poll()
         searchers.evict()
         idle = settings.server.idle_exit_s

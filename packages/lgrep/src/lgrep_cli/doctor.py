@@ -7,7 +7,8 @@ it. So each enabled stdio entry is started the way its client would (its command
 client runs in, the environment plus the entry's own) and asked an MCP `initialize` and
 `tools/list` over stdio, within a timeout; then it is stopped. Doctor is read-only: it writes no
 file, and it does not start the daemon (it asks one that runs; `lgrep mcp` connects to the daemon
-only on a tool call, which doctor never makes). A client's unreadable settings file is reported for
+only on a tool call, which doctor never makes, and holds no watch lease under doctor:
+`LGREP_MCP_WATCH=0`). A client's unreadable settings file is reported for
 that client; the others are still listed.
 
 Every command imports this module (it registers `doctor`): what only a check needs (subprocess,
@@ -268,8 +269,9 @@ def _daemon(cs: ClientSettings) -> dict[str, Any]:
 
 def _client_env(reg: Registration) -> dict[str, str]:
     # The client passes its own environment (this one: doctor runs where the user runs the client)
-    # plus what the entry sets.
-    return {**os.environ, **reg.env}
+    # plus what the entry sets; and a server started only to be checked takes no watch lease, which
+    # would have a running daemon watch (and catch up) the project for nothing (ADR 0024).
+    return {**os.environ, **reg.env, "LGREP_MCP_WATCH": "0"}
 
 
 def _duplicate(reading: Reading) -> str | None:

@@ -333,8 +333,12 @@ def print_status(status: ProjectStatus, *, as_json: bool) -> None:
     c = status.changes
     if c is not None:
         print(f"  changed   {c.total} files since ({c.added} added, {c.modified} modified, {c.deleted} deleted)")
+    leases = status.watch_leases
+    held = f"{leases} agent{'s' if leases != 1 else ''} (MCP servers) keep it watched" if leases else ""
     if status.watched:
-        print("  watched   yes: the daemon re-indexes changes as they happen")
+        print(f"  watched   yes: the daemon re-indexes changes as they happen{'; ' + held if held else ''}")
+    elif leases:
+        print(f"  watched   no, though {held.replace(' keep it watched', ' hold a lease')}: `lgrep watch` starts it")
     _print_spend(status)
 
 

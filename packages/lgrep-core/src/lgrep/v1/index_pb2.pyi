@@ -402,6 +402,7 @@ class GetStatusResponse(_message.Message):
     PROJECT_SPEND_FIELD_NUMBER: _builtins.int
     TOTAL_SPEND_FIELD_NUMBER: _builtins.int
     SPEND_WARNINGS_FIELD_NUMBER: _builtins.int
+    WATCH_LEASES_FIELD_NUMBER: _builtins.int
     project_root: _builtins.str
     """Absolute path of the project's root directory."""
     indexed: _builtins.bool
@@ -431,6 +432,11 @@ class GetStatusResponse(_message.Message):
     detail: _builtins.str
     """When the state is not READY: why, and what to run (for example "the first index did not
     finish: run `lgrep index /p`"). Empty when READY.
+    """
+    watch_leases: _builtins.int
+    """Live watch leases on the project (clients such as MCP servers that keep it watched while they
+    run; see RenewWatchLease). `watched` may be true with none (an explicit WatchProject), or false
+    with some (the project has no index yet, or the user unwatched it).
     """
     @_builtins.property
     def languages(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
@@ -485,10 +491,11 @@ class GetStatusResponse(_message.Message):
         project_spend: Global___SpendTotals | None = ...,
         total_spend: Global___SpendTotals | None = ...,
         spend_warnings: _abc.Iterable[_builtins.str] | None = ...,
+        watch_leases: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "last_indexed", b"last_indexed", "project_spend", b"project_spend", "total_spend", b"total_spend"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "chunker_version", b"chunker_version", "chunks", b"chunks", "detail", b"detail", "dimension", b"dimension", "files", b"files", "files_changed_since", b"files_changed_since", "index_dir", b"index_dir", "indexed", b"indexed", "languages", b"languages", "last_indexed", b"last_indexed", "model", b"model", "project_root", b"project_root", "project_spend", b"project_spend", "provider", b"provider", "spend_warnings", b"spend_warnings", "state", b"state", "total_spend", b"total_spend", "vectors_pending", b"vectors_pending", "watched", b"watched"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "chunker_version", b"chunker_version", "chunks", b"chunks", "detail", b"detail", "dimension", b"dimension", "files", b"files", "files_changed_since", b"files_changed_since", "index_dir", b"index_dir", "indexed", b"indexed", "languages", b"languages", "last_indexed", b"last_indexed", "model", b"model", "project_root", b"project_root", "project_spend", b"project_spend", "provider", b"provider", "spend_warnings", b"spend_warnings", "state", b"state", "total_spend", b"total_spend", "vectors_pending", b"vectors_pending", "watch_leases", b"watch_leases", "watched", b"watched"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -824,3 +831,125 @@ class CancelIndexResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CancelIndexResponse: _TypeAlias = CancelIndexResponse  # noqa: Y015
+
+@_typing.final
+class RenewWatchLeaseRequest(_message.Message):
+    """Request of IndexService.RenewWatchLease."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_ROOT_FIELD_NUMBER: _builtins.int
+    HOLDER_FIELD_NUMBER: _builtins.int
+    TTL_FIELD_NUMBER: _builtins.int
+    project_root: _builtins.str
+    """Absolute path of a folder of the project (resolved like WatchProject's)."""
+    holder: _builtins.str
+    """Who holds the lease: an opaque id the client chooses once for its life (1-128 characters of
+    letters, digits, '-', '_' and '.'). One holder has at most one lease per project.
+    """
+    @_builtins.property
+    def ttl(self) -> _duration_pb2.Duration:
+        """How long the lease lasts without another renewal; the server bounds it (2 s to 10 min)."""
+
+    def __init__(
+        self,
+        *,
+        project_root: _builtins.str = ...,
+        holder: _builtins.str = ...,
+        ttl: _duration_pb2.Duration | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ttl", b"ttl"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["holder", b"holder", "project_root", b"project_root", "ttl", b"ttl"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RenewWatchLeaseRequest: _TypeAlias = RenewWatchLeaseRequest  # noqa: Y015
+
+@_typing.final
+class RenewWatchLeaseResponse(_message.Message):
+    """Response of IndexService.RenewWatchLease."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_ROOT_FIELD_NUMBER: _builtins.int
+    WATCHED_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    TTL_FIELD_NUMBER: _builtins.int
+    LEASES_FIELD_NUMBER: _builtins.int
+    project_root: _builtins.str
+    """The project the lease is on (as the server resolved it)."""
+    watched: _builtins.bool
+    """The server watches the project now."""
+    detail: _builtins.str
+    """When not watched: why (no index yet, the user unwatched it, too many watched projects)."""
+    leases: _builtins.int
+    """Live leases on the project, this one included."""
+    @_builtins.property
+    def ttl(self) -> _duration_pb2.Duration:
+        """The ttl the server granted: renew well before it passes."""
+
+    def __init__(
+        self,
+        *,
+        project_root: _builtins.str = ...,
+        watched: _builtins.bool = ...,
+        detail: _builtins.str = ...,
+        ttl: _duration_pb2.Duration | None = ...,
+        leases: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ttl", b"ttl"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "leases", b"leases", "project_root", b"project_root", "ttl", b"ttl", "watched", b"watched"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RenewWatchLeaseResponse: _TypeAlias = RenewWatchLeaseResponse  # noqa: Y015
+
+@_typing.final
+class ReleaseWatchLeaseRequest(_message.Message):
+    """Request of IndexService.ReleaseWatchLease."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_ROOT_FIELD_NUMBER: _builtins.int
+    HOLDER_FIELD_NUMBER: _builtins.int
+    project_root: _builtins.str
+    """Absolute path of a folder of the project, as in RenewWatchLeaseRequest."""
+    holder: _builtins.str
+    """The holder named in RenewWatchLeaseRequest."""
+    def __init__(
+        self,
+        *,
+        project_root: _builtins.str = ...,
+        holder: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["holder", b"holder", "project_root", b"project_root"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseWatchLeaseRequest: _TypeAlias = ReleaseWatchLeaseRequest  # noqa: Y015
+
+@_typing.final
+class ReleaseWatchLeaseResponse(_message.Message):
+    """Response of IndexService.ReleaseWatchLease."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RELEASED_FIELD_NUMBER: _builtins.int
+    released: _builtins.bool
+    """A lease of this holder on the project existed and has ended."""
+    def __init__(
+        self,
+        *,
+        released: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["released", b"released"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseWatchLeaseResponse: _TypeAlias = ReleaseWatchLeaseResponse  # noqa: Y015

@@ -71,6 +71,16 @@ class IndexServiceStub:
                 request_serializer=lgrep_dot_v1_dot_index__pb2.CancelIndexRequest.SerializeToString,
                 response_deserializer=lgrep_dot_v1_dot_index__pb2.CancelIndexResponse.FromString,
                 _registered_method=True)
+        self.RenewWatchLease = channel.unary_unary(
+                '/lgrep.v1.IndexService/RenewWatchLease',
+                request_serializer=lgrep_dot_v1_dot_index__pb2.RenewWatchLeaseRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_index__pb2.RenewWatchLeaseResponse.FromString,
+                _registered_method=True)
+        self.ReleaseWatchLease = channel.unary_unary(
+                '/lgrep.v1.IndexService/ReleaseWatchLease',
+                request_serializer=lgrep_dot_v1_dot_index__pb2.ReleaseWatchLeaseRequest.SerializeToString,
+                response_deserializer=lgrep_dot_v1_dot_index__pb2.ReleaseWatchLeaseResponse.FromString,
+                _registered_method=True)
 
 
 class IndexServiceServicer:
@@ -130,6 +140,25 @@ class IndexServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RenewWatchLease(self, request, context):
+        """Takes or renews a lease on a project: the server watches a project while at least one lease
+        on it is live and stops when the last one ends (released, or not renewed within its ttl, as
+        when its holder was killed). A lease watches only a project that has an index, and never one
+        the user unwatched. An explicit WatchProject is not a lease: it lasts until UnwatchProject.
+        The same call takes a lease and renews it, so a holder whose server restarted is leased again
+        by its next renewal. Renewals do not count as activity for the server's idle exit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleaseWatchLease(self, request, context):
+        """Ends a lease before it expires (a holder shutting down cleanly).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IndexServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -167,6 +196,16 @@ def add_IndexServiceServicer_to_server(servicer, server):
                     servicer.CancelIndex,
                     request_deserializer=lgrep_dot_v1_dot_index__pb2.CancelIndexRequest.FromString,
                     response_serializer=lgrep_dot_v1_dot_index__pb2.CancelIndexResponse.SerializeToString,
+            ),
+            'RenewWatchLease': grpc.unary_unary_rpc_method_handler(
+                    servicer.RenewWatchLease,
+                    request_deserializer=lgrep_dot_v1_dot_index__pb2.RenewWatchLeaseRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_index__pb2.RenewWatchLeaseResponse.SerializeToString,
+            ),
+            'ReleaseWatchLease': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseWatchLease,
+                    request_deserializer=lgrep_dot_v1_dot_index__pb2.ReleaseWatchLeaseRequest.FromString,
+                    response_serializer=lgrep_dot_v1_dot_index__pb2.ReleaseWatchLeaseResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -359,6 +398,60 @@ class IndexService:
             '/lgrep.v1.IndexService/CancelIndex',
             lgrep_dot_v1_dot_index__pb2.CancelIndexRequest.SerializeToString,
             lgrep_dot_v1_dot_index__pb2.CancelIndexResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RenewWatchLease(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.IndexService/RenewWatchLease',
+            lgrep_dot_v1_dot_index__pb2.RenewWatchLeaseRequest.SerializeToString,
+            lgrep_dot_v1_dot_index__pb2.RenewWatchLeaseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseWatchLease(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lgrep.v1.IndexService/ReleaseWatchLease',
+            lgrep_dot_v1_dot_index__pb2.ReleaseWatchLeaseRequest.SerializeToString,
+            lgrep_dot_v1_dot_index__pb2.ReleaseWatchLeaseResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -55,6 +55,16 @@ class IndexServiceStub:
     next commit boundary (a batch being embedded finishes first) and keeps what it committed: the
     next IndexProject goes on from there. Waits briefly for them to end and says whether they did.
     """
+    RenewWatchLease: _grpc.UnaryUnaryMultiCallable[_index_pb2.RenewWatchLeaseRequest, _index_pb2.RenewWatchLeaseResponse]
+    """Takes or renews a lease on a project: the server watches a project while at least one lease
+    on it is live and stops when the last one ends (released, or not renewed within its ttl, as
+    when its holder was killed). A lease watches only a project that has an index, and never one
+    the user unwatched. An explicit WatchProject is not a lease: it lasts until UnwatchProject.
+    The same call takes a lease and renews it, so a holder whose server restarted is leased again
+    by its next renewal. Renewals do not count as activity for the server's idle exit.
+    """
+    ReleaseWatchLease: _grpc.UnaryUnaryMultiCallable[_index_pb2.ReleaseWatchLeaseRequest, _index_pb2.ReleaseWatchLeaseResponse]
+    """Ends a lease before it expires (a holder shutting down cleanly)."""
 
 @_typing.type_check_only
 class IndexServiceAsyncStub(IndexServiceStub):
@@ -82,6 +92,16 @@ class IndexServiceAsyncStub(IndexServiceStub):
     next commit boundary (a batch being embedded finishes first) and keeps what it committed: the
     next IndexProject goes on from there. Waits briefly for them to end and says whether they did.
     """
+    RenewWatchLease: _aio.UnaryUnaryMultiCallable[_index_pb2.RenewWatchLeaseRequest, _index_pb2.RenewWatchLeaseResponse]  # type: ignore[assignment]
+    """Takes or renews a lease on a project: the server watches a project while at least one lease
+    on it is live and stops when the last one ends (released, or not renewed within its ttl, as
+    when its holder was killed). A lease watches only a project that has an index, and never one
+    the user unwatched. An explicit WatchProject is not a lease: it lasts until UnwatchProject.
+    The same call takes a lease and renews it, so a holder whose server restarted is leased again
+    by its next renewal. Renewals do not count as activity for the server's idle exit.
+    """
+    ReleaseWatchLease: _aio.UnaryUnaryMultiCallable[_index_pb2.ReleaseWatchLeaseRequest, _index_pb2.ReleaseWatchLeaseResponse]  # type: ignore[assignment]
+    """Ends a lease before it expires (a holder shutting down cleanly)."""
 
 class IndexServiceServicer(metaclass=_abc_1.ABCMeta):
     """Builds and maintains project indexes. One writer per project."""
@@ -148,5 +168,27 @@ class IndexServiceServicer(metaclass=_abc_1.ABCMeta):
         next commit boundary (a batch being embedded finishes first) and keeps what it committed: the
         next IndexProject goes on from there. Waits briefly for them to end and says whether they did.
         """
+
+    @_abc_1.abstractmethod
+    def RenewWatchLease(
+        self,
+        request: _index_pb2.RenewWatchLeaseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_index_pb2.RenewWatchLeaseResponse, _abc.Awaitable[_index_pb2.RenewWatchLeaseResponse]]:
+        """Takes or renews a lease on a project: the server watches a project while at least one lease
+        on it is live and stops when the last one ends (released, or not renewed within its ttl, as
+        when its holder was killed). A lease watches only a project that has an index, and never one
+        the user unwatched. An explicit WatchProject is not a lease: it lasts until UnwatchProject.
+        The same call takes a lease and renews it, so a holder whose server restarted is leased again
+        by its next renewal. Renewals do not count as activity for the server's idle exit.
+        """
+
+    @_abc_1.abstractmethod
+    def ReleaseWatchLease(
+        self,
+        request: _index_pb2.ReleaseWatchLeaseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_index_pb2.ReleaseWatchLeaseResponse, _abc.Awaitable[_index_pb2.ReleaseWatchLeaseResponse]]:
+        """Ends a lease before it expires (a holder shutting down cleanly)."""
 
 def add_IndexServiceServicer_to_server(servicer: IndexServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

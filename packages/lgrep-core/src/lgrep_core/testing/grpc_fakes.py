@@ -58,6 +58,7 @@ from lgrep_core.models import (
     TraceDirection,
     TraceEdge,
     TraceResult,
+    WatchLease,
     WatchResult,
 )
 
@@ -302,6 +303,17 @@ class FakeLgrep:
         root = self._seen("RemoveProject", wire.remove_project_request_from_proto(request))
         return wire.remove_result_to_proto(RemoveResult(removed=True, bytes_freed=4096 if root else 0))
 
+    def RenewWatchLease(self, request: Any, context: grpc.ServicerContext) -> Any:
+        req = self._seen("RenewWatchLease", wire.watch_lease_request_from_proto(request))
+        self.watched.add(req.project_root)
+        return wire.watch_lease_to_proto(WatchLease(req.project_root, watched=True, ttl_s=req.ttl_s, leases=1))
+
+    def ReleaseWatchLease(self, request: Any, context: grpc.ServicerContext) -> Any:
+        root, _holder = self._seen("ReleaseWatchLease", wire.watch_lease_release_from_proto(request))
+        was = root in self.watched
+        self.watched.discard(root)
+        return wire.watch_lease_released_to_proto(was)
+
     def CancelIndex(self, request: Any, context: grpc.ServicerContext) -> Any:
         root = self._seen("CancelIndex", wire.cancel_index_request_from_proto(request))
         return wire.cancel_result_to_proto(CancelResult(cancelled=1 if root == SLOW_ROOT else 0, stopped=True))
@@ -339,6 +351,12 @@ class _Index(index_pb2_grpc.IndexServiceServicer):
 
     def CancelIndex(self, request: Any, context: Any) -> Any:
         return self._fake.CancelIndex(request, context)
+
+    def RenewWatchLease(self, request: Any, context: Any) -> Any:
+        return self._fake.RenewWatchLease(request, context)
+
+    def ReleaseWatchLease(self, request: Any, context: Any) -> Any:
+        return self._fake.ReleaseWatchLease(request, context)
 
 
 class _Search(search_pb2_grpc.SearchServiceServicer):

@@ -1,5 +1,6 @@
 """lgrep_index, lgrep_status, lgrep_watch_start and lgrep_watch_stop: a project's index, built,
-described and kept fresh."""
+described and kept fresh (the server keeps its projects fresh by itself while it runs, through a
+watch lease: lgrep_core.leases; the watch tools are for outliving it, or stopping)."""
 
 from __future__ import annotations
 
@@ -69,15 +70,19 @@ class IndexTools(Unit):
 
     @tool_errors
     def lgrep_watch_start(self, path: ProjectPath = None) -> Annotated[CallToolResult, WatchAnswer]:
-        """Keep the project's index fresh as files change (a saved file is searchable within ~2 s).
-        The daemon runs one watcher per project however many agents ask."""
+        """Keep the project watched after this session ends too (as `lgrep watch` does). Rarely
+        needed: while this server runs, the daemon already keeps an indexed project fresh (a saved
+        file is searchable within ~2 s; lgrep_status says `watched`). One watcher per project
+        however many agents ask."""
         project = self.app.project(path)
         result = self.app.engine.watch(project)
         return self.app.plain(WatchAnswer, watch_json(result, root=str(project)))
 
     @tool_errors
     def lgrep_watch_stop(self, path: ProjectPath = None) -> Annotated[CallToolResult, UnwatchAnswer]:
-        """Stop keeping the project's index fresh (for every agent: the watcher is shared)."""
+        """Stop keeping the project's index fresh, for every agent and session, until it is
+        watched again (lgrep_watch_start, `lgrep watch`): as `lgrep unwatch` does. Searches still
+        catch a branch switch; files saved meanwhile show as `stale` in results."""
         project = self.app.project(path)
         return self.app.plain(UnwatchAnswer, unwatch_json(self.app.engine.unwatch(project), root=str(project)))
 
