@@ -12,6 +12,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -404,13 +405,26 @@ def test_stopping_a_busy_daemon_waits_for_its_exit_and_stops_once(wait_for, daem
     assert "Traceback" not in log and "is gone; stopping" not in log, log[-3000:]
 
 
+def test_sigusr1_writes_every_threads_stack_to_the_log_and_the_daemon_goes_on(wait_for, daemon) -> None:
+    # What a daemon that will not stop waits for, without a debugger: `kill -USR1 PID`.
+    daemon.start()
+    assert daemon.process is not None
+    log = daemon.cache / "serve-test.log"
+    os.kill(daemon.process.pid, signal.SIGUSR1)
+    # the main thread waits in run_server until it is stopped; the maintenance loop beside it
+    wait_for(lambda: " in run_server" in log.read_text(errors="replace"), 30, "the main thread's stack in the log")
+    assert "most recent call first" in log.read_text(errors="replace")
+    assert daemon.process.poll() is None
+    assert daemon.lgrep("serve", "--status").code == 0
+
+
 def test_a_daemon_stopped_while_its_model_warms_up_never_aborts(daemon) -> None:
     # The model loads on a thread once the daemon listens; a stop that came meanwhile used to let the
     # interpreter finalize under onnxruntime's session build ("terminate called...", SIGABRT).
     for _ in range(8):  # the old race aborted about half of such stops
-        daemon.start()
+        daemon.start(extra_env={"LGREP_LOG_LEVEL": "INFO"})  # its stop steps in the log, should one hang
         stopped = daemon.lgrep("serve", "--stop", check=False, timeout=300)
-        assert stopped.code == 0, stopped.err
+        assert stopped.code == 0, stopped.err + _daemon_log_tail(daemon)
         assert daemon.process is not None and daemon.process.wait(timeout=5) == 0
     log = (daemon.cache / "serve-test.log").read_text()
     assert "terminate called" not in log and "Traceback" not in log, log[-3000:]
@@ -564,6 +578,14 @@ def test_a_flood_of_streams_never_starves_short_calls(wait_for, daemon, mini_rep
 
 
 def _daemon_log_tail(daemon) -> str:  # type: ignore[no-untyped-def]
-    """The end of the daemon's log, for a failure message."""
+    """The end of the daemon's log, for a failure message; a daemon still running is first asked
+    for every thread's stack (SIGUSR1), so a stop that hangs says where."""
     log = daemon.cache / "serve-test.log"
-    return "\n--- daemon log ---\n" + (log.read_text(errors="replace")[-4000:] if log.exists() else "(none)")
+    process = daemon.process
+    if process is not None and process.poll() is None:
+        size = log.stat().st_size if log.exists() else 0
+        os.kill(process.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (not log.exists() or log.stat().st_size == size):
+            time.sleep(0.1)  # waiting for the dump to reach the log (a diagnostic, not a race)
+    return "\n--- daemon log ---\n" + (log.read_text(errors="replace")[-12000:] if log.exists() else "(none)")

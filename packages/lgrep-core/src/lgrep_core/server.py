@@ -22,6 +22,7 @@ each a `ServerRuntime` with their servicers installed. The runtime:
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import importlib.metadata
 import logging
 import os
@@ -205,6 +206,10 @@ class ServerRuntime:
 
         signal.signal(signal.SIGTERM, handle)
         signal.signal(signal.SIGINT, handle)
+        # `kill -USR1 PID` writes every thread's stack to the log (stderr): what a server that will
+        # not stop is waiting for, without a debugger.
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            faulthandler.register(signal.SIGUSR1, all_threads=True)
 
     @property
     def stopped(self) -> threading.Event:
