@@ -425,7 +425,7 @@ def test_a_daemon_stopped_while_its_model_warms_up_never_aborts(daemon) -> None:
         daemon.start(extra_env={"LGREP_LOG_LEVEL": "INFO"})  # its stop steps in the log, should one hang
         stopped = daemon.lgrep("serve", "--stop", check=False, timeout=300)
         assert stopped.code == 0, stopped.err + _daemon_log_tail(daemon)
-        assert daemon.process is not None and daemon.process.wait(timeout=5) == 0
+        assert daemon.process is not None and daemon.process.wait(timeout=5) == 0, _daemon_log_tail(daemon)
     log = (daemon.cache / "serve-test.log").read_text()
     assert "terminate called" not in log and "Traceback" not in log, log[-3000:]
 

@@ -14,7 +14,9 @@ each a `ServerRuntime` with their servicers installed. The runtime:
   waits for exactly that, not for a guessed delay;
 - stops gracefully on SIGTERM or SIGINT, once however many ask: no new calls, running ones get
   `grace_s` to finish, the threads it started (a model warm-up) end, then the socket and lock are
-  removed;
+  removed; a stop that hangs anyway (STOP_DEADLINE_S), or a process that does not end after it
+  (EXIT_DEADLINE_S), writes every thread's stack to the log and exits with status 1, so a stopped
+  server never lingers (`kill -USR1 PID` writes the same stacks at any time);
 - refuses a cache dir, socket folder or lock that another user owns or may write (locks.py), and
   bounds the streaming calls it runs so that short calls always find a worker (MAX_STREAMS).
 """
@@ -88,6 +90,14 @@ GIL_SWITCH_INTERVAL_S = 0.0005
 # Stopping waits this long for the threads a server started (a model warm-up: loading a built graph
 # takes ~1 s, building it on a fresh cache ~20 s) before it lets the process end.
 THREAD_JOIN_S = 120.0
+# A stop that has not ended the process this long after it began writes every thread's stack to the
+# log and ends the process (exit status 1), as the `kill PID` the client would otherwise tell the
+# user to run: index writes survive a killed process (generations, ADR 0006). Below the client's
+# wait (daemon_client.STOP_TIMEOUT_S, 180 s), so `lgrep serve --stop` never leaves a daemon behind.
+STOP_DEADLINE_S = THREAD_JOIN_S + 40.0
+# Once stopped, the process has this long to end (the interpreter joins what threads remain and runs
+# its exit handlers) before the same stacks-and-exit: a server process ends after its stop.
+EXIT_DEADLINE_S = 30.0
 
 
 class ServerRuntime:
@@ -243,11 +253,13 @@ class ServerRuntime:
         if not first:
             self._stopped.wait()
             return
+        _deadline(STOP_DEADLINE_S)
         try:
             self._stop_once(grace_s)
         finally:
             self._stopped.set()
         log.info("%s stopped", self.what)
+        _deadline(EXIT_DEADLINE_S)
 
     def _stop_once(self, grace_s: float) -> None:
         server = self._server
@@ -272,6 +284,13 @@ class ServerRuntime:
         if self._lock_fd is not None:
             release_pid_lock(self._lock_fd)
             self._lock_fd = None
+
+
+def _deadline(seconds: float) -> None:
+    """In `seconds`, unless the process has ended: every thread's stack to stderr (the log), then
+    exit status 1. A later call replaces an earlier deadline."""
+    with contextlib.suppress(ValueError, OSError, RuntimeError):  # no usable stderr: no deadline
+        faulthandler.dump_traceback_later(seconds, exit=True)
 
 
 class ServerInfoServicer(server_pb2_grpc.ServerServiceServicer):
