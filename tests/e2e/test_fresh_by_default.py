@@ -25,6 +25,7 @@ import pytest
 from lgrep_core.client import LgrepClient
 from lgrep_core.models import ProjectStatus
 from lgrep_core.storage.layout import project_dir
+from lgrep_core.testing.repos import git
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
@@ -191,33 +192,20 @@ def test_a_restarted_daemon_is_leased_again(daemon, mini_repo: Path, wait_for) -
         assert daemon.lgrep("serve", "--status", "--json").json()["watched_projects"] == [str(mini_repo.resolve())]
 
 
-def _git(repo: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True, timeout=60)
-
-
 def test_a_branch_switch_nobody_watched_is_seen_by_the_next_search(daemon, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     (repo / "billing.py").write_text("def charge_the_card_on_main(amount):\n    return amount * 100\n")
     (repo / "shared.py").write_text("def shared_helper():\n    return 1\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "main")
-    _git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "main")
+    git(repo, "checkout", "-q", "-b", "feature")
     (repo / "billing.py").unlink()
     (repo / "refunds.py").write_text("def refund_the_card_on_feature(amount):\n    return -amount\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "feature")
-    _git(repo, "checkout", "-q", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "feature")
+    git(repo, "checkout", "-q", "main")
 
     daemon.start()
     daemon.lgrep("index", str(repo))
@@ -225,13 +213,13 @@ def test_a_branch_switch_nobody_watched_is_seen_by_the_next_search(daemon, tmp_p
     assert "refunds.py" not in {r["path"] for r in before["results"]}
     assert not _status(daemon, repo).watched  # nobody watches it: no agent, no `lgrep watch`
 
-    _git(repo, "checkout", "-q", "feature")
+    git(repo, "checkout", "-q", "feature")
     after = daemon.lgrep("search", "refund_the_card_on_feature", str(repo), "--type", "bm25", "--json").json()
     assert "refunds.py" in {r["path"] for r in after["results"]}, after
     gone = daemon.lgrep("search", "charge_the_card_on_main", str(repo), "--type", "bm25", "--json").json()
     assert "billing.py" not in {r["path"] for r in gone["results"]}, gone
     # Back on main, the next search sees main again; and with no checkout between, none runs.
-    _git(repo, "checkout", "-q", "main")
+    git(repo, "checkout", "-q", "main")
     again = daemon.lgrep("search", "charge_the_card_on_main", str(repo), "--type", "bm25", "--json").json()
     assert "billing.py" in {r["path"] for r in again["results"]}, again
     recorded = project_dir(daemon.cache, repo.resolve()) / "git_state.json"  # written by every full run

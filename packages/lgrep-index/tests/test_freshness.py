@@ -4,55 +4,40 @@ ref (`git status`, an edit); outside git there is none."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from lgrep_core.storage.layout import project_dir
+from lgrep_core.testing.repos import git
 from lgrep_index.freshness import git_state, record_git_state, recorded_git_state
-
-
-def _git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    done = subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True, text=True)
-    return done.stdout
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
-    _git(root, "init", "-q", "-b", "main")
+    git(root, "init", "-q", "-b", "main")
     (root / "a.py").write_text("A = 1\n")
-    _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "one")
-    _git(root, "branch", "other")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "one")
+    git(root, "branch", "other")
     return root
 
 
 def test_a_checkout_a_commit_and_a_reset_move_the_state(repo: Path) -> None:
     start = git_state(repo)
     assert start is not None and git_state(repo / ".") == start
-    _git(repo, "checkout", "-q", "other")
+    git(repo, "checkout", "-q", "other")
     on_other = git_state(repo)
     assert on_other != start
-    _git(repo, "checkout", "-q", "main")
+    git(repo, "checkout", "-q", "main")
     assert git_state(repo) == start
     (repo / "b.py").write_text("B = 2\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "two")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "two")
     committed = git_state(repo)
     assert committed != start
-    _git(repo, "reset", "-q", "--hard", "HEAD~1")
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
     assert git_state(repo) == start
 
 
@@ -61,20 +46,20 @@ def test_what_moves_no_ref_leaves_the_state_alone(repo: Path) -> None:
     (repo / "a.py").write_text("A = 2\n")
     index = repo / ".git" / "index"
     before = index.stat().st_mtime_ns
-    _git(repo, "status", "--porcelain")  # refreshes .git/index (its stat data)
-    _git(repo, "add", "a.py")  # the index file changes for sure: still no ref moved
+    git(repo, "status", "--porcelain")  # refreshes .git/index (its stat data)
+    git(repo, "add", "a.py")  # the index file changes for sure: still no ref moved
     assert index.stat().st_mtime_ns != before
     assert git_state(repo) == start
 
 
 def test_a_linked_worktree_has_its_own_state(repo: Path, tmp_path: Path) -> None:
     tree = tmp_path / "tree"
-    _git(repo, "worktree", "add", "-q", str(tree), "other")
+    git(repo, "worktree", "add", "-q", str(tree), "other")
     state = git_state(tree)
     assert state is not None and state != git_state(repo)
     (tree / "c.py").write_text("C = 3\n")
-    _git(tree, "add", ".")
-    _git(tree, "commit", "-q", "-m", "on other")
+    git(tree, "add", ".")
+    git(tree, "commit", "-q", "-m", "on other")
     assert git_state(tree) != state
 
 
