@@ -196,6 +196,38 @@ def _up_to_git_root(project: Path) -> Iterator[Path]:
                 return
 
 
+def _add(
+    reading: Reading,
+    path: Path,
+    scope: str,
+    key: tuple[str, ...],
+    entry: dict[str, Any],
+    *,
+    command: list[str] | None,
+    remote: bool,
+    cwd: Path,
+    env: dict[str, str],
+    enabled: bool,
+    notes: tuple[str, ...],
+) -> None:
+    """Record the server entry at `key` of `path`: its command, or its url when it is remote."""
+    reading.registrations.append(
+        Registration(
+            client=reading.client,
+            scope=scope,
+            file=path,
+            name=key[-1],
+            key=_key(*key),
+            command=None if remote else tuple(command or ()),
+            url=str(entry.get("url")) if remote else None,
+            cwd=cwd,
+            env=env,
+            enabled=enabled,
+            notes=notes,
+        )
+    )
+
+
 def _key(*parts: str) -> str:
     return ".".join(part if part.replace("-", "").replace("_", "").isalnum() else json.dumps(part) for part in parts)
 
@@ -232,23 +264,19 @@ def _opencode_file(reading: Reading, path: Path, scope: str, project: Path, *, c
         if name != SERVER_NAME and not (command and runs_lgrep(command)):
             continue
         enabled = entry.get("disabled") is not True if v2 else entry.get("enabled") is not False
-        remote = entry.get("type") == "remote"
-        reading.registrations.append(
-            Registration(
-                client=reading.client,
-                scope=scope,
-                file=path,
-                name=name,
-                key=_key(*prefix, name),
-                command=None if remote else tuple(command or ()),
-                url=str(entry.get("url")) if remote else None,
-                cwd=project,
-                env=_env(entry.get("environment")),
-                enabled=enabled,
-                notes=()
-                if enabled
-                else ("switched off in the file (" + ("disabled" if v2 else "enabled: false") + ")",),
-            )
+        off = "switched off in the file (" + ("disabled" if v2 else "enabled: false") + ")"
+        _add(
+            reading,
+            path,
+            scope,
+            (*prefix, name),
+            entry,
+            command=command,
+            remote=entry.get("type") == "remote",
+            cwd=project,
+            env=_env(entry.get("environment")),
+            enabled=enabled,
+            notes=() if enabled else (off,),
         )
 
 
@@ -312,20 +340,18 @@ def _claude_servers(
             continue
         enabled, note = approvals(name) if approvals is not None else (True, "")
         remote = entry.get("type") in ("http", "sse") or ("url" in entry and "command" not in entry)
-        reading.registrations.append(
-            Registration(
-                client=reading.client,
-                scope=scope,
-                file=path,
-                name=name,
-                key=_key(*prefix, name),
-                command=None if remote else tuple(command or ()),
-                url=str(entry.get("url")) if remote else None,
-                cwd=project,
-                env=_env(entry.get("env")),
-                enabled=enabled,
-                notes=(note,) if note else (),
-            )
+        _add(
+            reading,
+            path,
+            scope,
+            (*prefix, name),
+            entry,
+            command=command,
+            remote=remote,
+            cwd=project,
+            env=_env(entry.get("env")),
+            enabled=enabled,
+            notes=(note,) if note else (),
         )
 
 
