@@ -90,6 +90,8 @@ GIL_SWITCH_INTERVAL_S = 0.0005
 # Stopping waits this long for the threads a server started (a model warm-up: loading a built graph
 # takes ~1 s, building it on a fresh cache ~20 s) before it lets the process end.
 THREAD_JOIN_S = 120.0
+# How often the main thread wakes to run the handler of a signal another thread received.
+SIGNAL_POLL_S = 0.2
 # A stop that has not ended the process this long after it began writes every thread's stack to the
 # log and ends the process (exit status 1), as the `kill PID` the client would otherwise tell the
 # user to run: index writes survive a killed process (generations, ADR 0006). Below the client's
@@ -231,8 +233,12 @@ class ServerRuntime:
         return self._stopping
 
     def wait(self) -> None:
-        """Block until the server has stopped."""
-        self._stopped.wait()
+        """Block until the server has stopped, in short waits. The kernel may hand SIGTERM to any
+        thread of the process (grpc's, onnxruntime's); Python's C handler then only sets a flag,
+        and the main thread runs the Python handler the next time it runs bytecode, which a wait
+        without a timeout never does: the stop went unheard and `lgrep serve --stop` timed out."""
+        while not self._stopped.wait(SIGNAL_POLL_S):
+            pass
 
     def start_thread(self, target: Callable[[], None], name: str) -> threading.Thread:
         """Run `target` on a thread that stopping waits for (up to THREAD_JOIN_S) before the process
