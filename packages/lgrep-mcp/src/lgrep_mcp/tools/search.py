@@ -93,15 +93,8 @@ class SearchTools(Unit):
                 query, limit, search_type, path, language, content, component, version, max_tokens, files
             )
         project, path_glob, folder = self.app.scope(path)
-        request = SearchRequest(
-            query,
-            project_root=str(project),
-            limit=limit,
-            search_type=SearchType(search_type),
-            path_glob=path_glob,
-            languages=(language,) if language else (),
-            content_types=(ContentType(content),) if content else (),
-            files=files,
+        request = _request(
+            query, limit, search_type, path_glob, language, content, files=files, project_root=str(project)
         )
         # No index yet (or an interrupted or outdated one): lgrep builds it up to BM25 search, which
         # the daemon does once however many agents ask, and answers; vectors are filled in behind.
@@ -177,15 +170,7 @@ class SearchTools(Unit):
             roots = self.app.roots.roots
             named += [r for r in roots if not any(r != o and r.is_relative_to(o) for o in roots) and r not in named]
         folders = list(dict.fromkeys(named))
-        request = SearchRequest(
-            query,
-            limit=limit,
-            search_type=SearchType(search_type),
-            path_glob=path or None,
-            languages=(language,) if language else (),
-            content_types=(ContentType(content),) if content else (),
-            files=files,
-        )
+        request = _request(query, limit, search_type, path or None, language, content, files=files)
         report = progress_reporter(ctx)
         outcome = await anyio.to_thread.run_sync(
             lambda: self.app.lgrep.search_projects(
@@ -263,17 +248,17 @@ class SearchTools(Unit):
         """lgrep_search at a released version: no file on disk is involved, `path` is a glob or
         folder inside the repository."""
         project = self.app.default_project
-        request = SearchRequest(
+        request = _request(
             query,
+            limit,
+            search_type,
+            release_path(path) or None,
+            language,
+            content,
+            files=files,
             project_root=str(project),
-            limit=limit,
-            search_type=SearchType(search_type),
-            path_glob=release_path(path) or None,
-            languages=(language,) if language else (),
-            content_types=(ContentType(content),) if content else (),
             component=component,
             version=version or "",
-            files=files,
         )
         response = await anyio.to_thread.run_sync(lambda: self.app.engine.search(request), abandon_on_cancel=True)
         data: dict[str, Any] = {"project_root": str(project), "scope": "", "results": [], "stale_files": []}
@@ -287,3 +272,24 @@ class SearchTools(Unit):
             data["note"] = "; ".join(response.notes)
         key = "files" if files else "results"
         return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=None if files else "content")
+
+
+def _request(
+    query: str,
+    limit: int,
+    search_type: str,
+    path_glob: str | None,
+    language: str | None,
+    content: str | None,
+    **fields: Any,
+) -> SearchRequest:
+    """The SearchRequest of a tool call's common arguments (one language, one content type at most)."""
+    return SearchRequest(
+        query,
+        limit=limit,
+        search_type=SearchType(search_type),
+        path_glob=path_glob,
+        languages=(language,) if language else (),
+        content_types=(ContentType(content),) if content else (),
+        **fields,
+    )
