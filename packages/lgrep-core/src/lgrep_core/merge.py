@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lgrep_core.models import FileHit, SearchHit, SearchResponse, SearchType
-from lgrep_core.rrf import NATURAL_WEIGHTS, RRF_K, SYMBOL_WEIGHTS
+from lgrep_core.rrf import RRF_K, weights_for
 
 __all__ = ["ProjectAnswer", "calibration", "merge_files", "merge_hits"]
 
@@ -123,9 +123,7 @@ def _weights(response: SearchResponse, bm25_weight: float | None, hit: SearchHit
     hybrid search (a symbol query's vector channel weighs 1 when it ran: nothing lexical matched)."""
     if response.search_type not in (SearchType.HYBRID, None):
         return dict.fromkeys(_CHANNELS, 1.0)
-    weights = dict(SYMBOL_WEIGHTS if response.query_kind == "symbol" else NATURAL_WEIGHTS)
-    if bm25_weight is not None:
-        weights["bm25"] = bm25_weight
+    weights = weights_for(response.query_kind == "symbol", bm25_weight)
     if not weights["vector"] and "vector_score" in hit.scores:
         weights["vector"] = 1.0
     return weights

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from lgrep_core.rrf import NATURAL_WEIGHTS, RRF_K, SYMBOL_WEIGHTS
+from lgrep_core.rrf import NATURAL_WEIGHTS, RRF_K, SYMBOL_WEIGHTS, weights_for
 
 from .query import QueryKind
 
@@ -18,10 +18,7 @@ __all__ = ["NATURAL_WEIGHTS", "RRF_K", "SYMBOL_WEIGHTS", "Candidate", "channel_w
 
 
 def channel_weights(kind: QueryKind, bm25_weight: float | None) -> dict[str, float]:
-    weights = dict(SYMBOL_WEIGHTS if kind is QueryKind.SYMBOL else NATURAL_WEIGHTS)
-    if bm25_weight is not None:
-        weights["bm25"] = bm25_weight
-    return weights
+    return weights_for(kind is QueryKind.SYMBOL, bm25_weight)
 
 
 @dataclass(slots=True)
