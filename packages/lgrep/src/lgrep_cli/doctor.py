@@ -328,13 +328,13 @@ def doctor(cs: ClientSettings, path: Path, as_json: bool, no_check: bool, timeou
     nothing; exits 1 when something needs fixing."""
     from lgrep_skill.registrations import READERS, find_registrations
 
-    from .install import _locations  # pyright: ignore[reportPrivateUsage]
+    from .install import client_locations
 
     root = path.expanduser()
     if not root.is_dir():
         raise NotFoundError(f"{root} is not a directory")
     root = root.resolve()
-    where = _locations()
+    where = client_locations()
     readings = find_registrations(root, where)
     checks = _check_all(readings, timeout, start=not no_check)
     problems: list[str] = []

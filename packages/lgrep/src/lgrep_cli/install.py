@@ -29,12 +29,13 @@ if TYPE_CHECKING:
     from lgrep_skill import Plan
     from lgrep_skill.registrations import Registration
 
-__all__ = ["detect_clients", "init", "install", "lgrep_executable", "undo_hint", "uninstall"]
+__all__ = ["client_locations", "detect_clients", "init", "install", "lgrep_executable", "undo_hint", "uninstall"]
 
 _CLIENTS = ("opencode", "claude-code", "codex", "gemini", "cursor", "vscode", "agents-md")
 
 
-def _locations() -> Any:
+def client_locations() -> Any:
+    """Where the agent clients keep their settings, read from this environment (install and doctor)."""
     from lgrep_skill import Locations
 
     xdg = os.environ.get("XDG_CONFIG_HOME")
@@ -259,7 +260,7 @@ def install(client: str, *, scope: str | None, project_dir: Path, dry_run: bool,
     elsewhere (another scope, the plugin), it says where and writes nothing, unless --also."""
     from lgrep_skill import plan_install
 
-    root, where = _project(project_dir), _locations()
+    root, where = _project(project_dir), client_locations()
     plan = plan_install(client, _scope(client, scope), project=root, command=lgrep_executable(), where=where)
     _note_path([plan])
     step = _check_elsewhere(plan, root, where, also=also)
@@ -276,7 +277,7 @@ def uninstall(client: str, scope: str | None, project_dir: Path, dry_run: bool, 
     """Take out what `lgrep install` added (and nothing else)."""
     from lgrep_skill import plan_uninstall
 
-    root, where = _project(project_dir), _locations()
+    root, where = _project(project_dir), client_locations()
     plan = plan_uninstall(client, _scope(client, scope), project=root, where=where)
     step = _check_elsewhere(plan, root, where, also=False)
     if not dry_run:
@@ -323,7 +324,7 @@ def init(cs: ClientSettings, path: Path, *, no_index: bool, dry_run: bool, as_js
     from .output import printable
 
     root = _project(path)
-    where = _locations()
+    where = client_locations()
     clients = detect_clients(where)
     command = lgrep_executable()
     plans = [plan_install(c, "project", project=root, command=command, where=where) for c in clients]
