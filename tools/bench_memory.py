@@ -37,6 +37,7 @@ class StandIn:
 
     provider = "local"
     model = "all-MiniLM-L6-v2"
+    variant = "int8"  # the index's identity is the local model's, so a daemon serves it (memory only!)
     dimension = 384
 
     def __init__(self) -> None:
