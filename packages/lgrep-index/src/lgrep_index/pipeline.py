@@ -60,8 +60,9 @@ log = logging.getLogger(__name__)
 # Files per phase-1 commit: each merge_insert costs ~0.3 s whatever its size (lancedb.md section 5),
 # so batches are large; chunk text of 400 files stays well under the memory budget.
 FILES_PER_COMMIT = 400
-# Chunks read back per scan step of phase 2.
-SCAN_ROWS = 4096
+# Chunks read back per page of phase 2's scan (a page of 1,024 held ~30 MB less than one of 4,096, and
+# read faster).
+SCAN_ROWS = 1024
 # Files an embedding error names (the rest are counted).
 _FILES_NAMED = 10
 # An update keeps the embedding texts of the chunks it writes for phase 2 (no scan of the tables) up to
