@@ -25,6 +25,7 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.embeddings.cloud import EmbeddingIncomplete
 from lgrep_core.errors import EmbeddingError, IndexingError, NotFoundError
+from lgrep_core.memory import release_free_heap
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import redact_path, sanitize
 from lgrep_core.storage.layout import DiskFullError
@@ -312,6 +313,7 @@ class Indexer:
             # built) are not needed by phase 2: let them go before the model loads.
             self.store.close()
             release_arrow_memory()
+            release_free_heap()
             self.store.open()
             if wait_vectors:
                 self._check_cancel()
