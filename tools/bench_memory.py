@@ -83,7 +83,17 @@ def cmd_curve(args: argparse.Namespace) -> dict[str, object]:
     def on_progress(p: IndexProgress) -> None:
         phase = p.phase.value if isinstance(p.phase, IndexPhase) else str(p.phase)
         if phase != state["phase"] or p.chunks_done // STEP != int(state["chunks"]) // STEP:
-            print(f"{time.monotonic() - t0:7.1f}s {phase} {p.chunks_done} chunks {_rss_mb():.0f} MB", file=sys.stderr)
+            since = [
+                r
+                for _t, r, ph, c in samples[-400:]
+                if ph == state["phase"] and c // STEP == int(state["chunks"]) // STEP
+            ]
+            print(
+                f"{time.monotonic() - t0:7.1f}s {phase} {p.chunks_done} chunks {_rss_mb():.0f} MB"
+                f" (the step before: peak {max(since, default=0.0):.0f} MB)",
+                file=sys.stderr,
+                flush=True,
+            )
         state["phase"] = phase
         state["chunks"] = p.chunks_done
 
