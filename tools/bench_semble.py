@@ -4,6 +4,8 @@
     uv run --frozen python tools/bench_semble.py run --checkouts /work/bench/checkouts \\
         --semble-python /work/bench/semble-venv/bin/python --semble-model /work/bench/semble-model-minilm \\
         [--repo flask --repo chi ...] [--cli 10] [--out runs/semble.json]
+    uv run --frozen python tools/bench_semble.py quality --checkouts /work/bench/checkouts \\
+        --semble-model /work/bench/semble-model-minilm [--out runs/semble-quality.json]
 
 semble installs from PyPI into a virtualenv of its own (never this project's):
 `uv venv --python 3.11 /work/bench/semble-venv && VIRTUAL_ENV=/work/bench/semble-venv uv pip install semble`.
@@ -30,6 +32,9 @@ distilled from CodeRankEmbed), so `run` prints semble's published per-repository
 - NDCG@10 of both with tools/bench_search.py's metric, semble also with alpha=0 (BM25 + its ranking,
   no dense channel: the part of semble that needs no model).
 
+`quality` scores semble alone the same way on every repository checked out (its index takes seconds),
+to set beside lgrep's NDCG on the whole set from tools/bench_search.py.
+
 The worker (`worker`, run by semble's python) reads one JSON request a line and answers one a line;
 it imports nothing of lgrep's.
 """
@@ -54,6 +59,7 @@ DEFAULT_REPOS = ["flask", "chi", "trpc", "ktor", "fmtlib", "axum", "guzzle", "si
 PUBLISHED = "semble-hybrid-0332378809c5.json"
 # Where an lgrep search spends its time (the searcher's own timings), reported beside the total.
 _PARTS = ("query_embedding_ms", "retrieval_ms", "ranking_ms")
+_SEMBLE_MODES = ("semble", "semble_bm25")  # hybrid (its default), alpha=0 (BM25 + its ranking)
 PCA_DIMS = 256
 SIF_COEFFICIENT = 1e-4
 
@@ -405,6 +411,40 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_quality(args: argparse.Namespace) -> int:
+    """semble's NDCG@10 alone on the selected repositories (default: every one checked out), as it
+    runs here (hybrid with the local model, and alpha=0), beside its published figure."""
+    sys.path.insert(0, str(TOOLS))
+    from bench_search import load_selected, ndcg, repo_mean, write_json
+
+    repos, missing = load_selected(args)
+    published = _published(args.data)
+    work = Path(tempfile.mkdtemp(prefix="lgb-semble-", dir="/tmp"))
+    semble = SembleWorker(args.semble_python, _semble_env(args.semble_model, work / "semble-cache"))
+    per_query: list[dict[str, Any]] = []
+    try:
+        semble.ask(op="load", model=str(args.semble_model))
+        for repo in repos:
+            semble.ask(op="index", root=str(repo.root))
+            for task in repo.tasks:
+                row: dict[str, Any] = {"repo": repo.name, "query": task.query, "category": task.category}
+                for tool, alpha in (("semble", None), ("semble_bm25", 0.0)):
+                    hits = semble.ask(op="search", query=task.query, k=args.k, alpha=alpha)["hits"]
+                    row[f"{tool}_ndcg10"] = ndcg([(p, s, e) for p, s, e in hits], task.targets, 10)
+                per_query.append(row)
+    finally:
+        semble.close()
+        shutil.rmtree(work, ignore_errors=True)
+    quality: dict[str, float | None] = {t: round(repo_mean(per_query, f"{t}_ndcg10"), 4) for t in _SEMBLE_MODES}
+    pub = [published[r.name] for r in repos if r.name in published]
+    quality["semble_published"] = round(sum(pub) / len(pub), 4) if len(pub) == len(repos) else None
+    print(f"{len(repos)} repositories, {len(per_query)} queries, NDCG@10: {quality}")
+    if args.out:
+        payload = {"repos": [r.name for r in repos], "missing": missing, "ndcg10": quality, "per_query": per_query}
+        write_json(args.out, payload)
+    return 0
+
+
 def _cli_rows(
     args: argparse.Namespace, repos: list[Any], daemon: Any, semble_env: dict[str, str], cli_env: Any, work: Path
 ) -> dict[str, Any]:
@@ -487,8 +527,14 @@ def main() -> int:
     r.add_argument("--cli", type=int, default=10, help="queries per repository timed through each CLI (0: none)")
     r.add_argument("-k", type=int, default=10)
     r.add_argument("--out", type=Path, help="write the results (per repository and per query) as JSON here")
+    q = sub.add_parser("quality", help="semble's NDCG alone (default: every repository checked out)")
+    add_corpus_arguments(q)
+    q.add_argument("--semble-python", type=Path, default=Path("/work/bench/semble-venv/bin/python"))
+    q.add_argument("--semble-model", type=Path, required=True, help="a local Model2Vec folder (see `model`)")
+    q.add_argument("-k", type=int, default=10)
+    q.add_argument("--out", type=Path, help="write the results (per query) as JSON here")
     args = ap.parse_args()
-    return cmd_model(args) if args.cmd == "model" else cmd_run(args)
+    return {"model": cmd_model, "run": cmd_run, "quality": cmd_quality}[args.cmd](args)
 
 
 if __name__ == "__main__":
