@@ -274,9 +274,52 @@ def _time_cli(
     return {name: (wall[name], cpu[name]) for name in names}
 
 
+def _ask_both(
+    repo: Any, searcher: Any, kind: Any, semble: SembleWorker, k: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, list[float]], list[dict[str, Any]]]:
+    """Every query of `repo` asked of lgrep in-process, semble, and semble at alpha=0, in turn first:
+    (wall ms, CPU ms, lgrep's parts ms, one row per query with each one's NDCG@10 and times)."""
+    from bench_search import ndcg
+    from lgrep_core.models import SearchRequest
+
+    asked: list[dict[str, Any]] = []
+    lat: dict[str, list[float]] = {"lgrep": [], "semble": [], "semble_bm25": []}
+    cpu: dict[str, list[float]] = {t: [] for t in lat}
+    parts: dict[str, list[float]] = {part: [] for part in _PARTS}
+    for i, task in enumerate(repo.tasks):
+        got: dict[str, list[tuple[str, int, int]]] = {}
+        steps = ["lgrep", "semble", "semble_bm25"]
+        for tool in steps[i % 3 :] + steps[: i % 3]:
+            if tool == "lgrep":
+                t0, c0 = time.perf_counter(), time.process_time()
+                resp = searcher.search(SearchRequest(task.query, limit=k, search_type=kind))  # type: ignore[attr-defined]
+                lat[tool].append((time.perf_counter() - t0) * 1000)
+                cpu[tool].append((time.process_time() - c0) * 1000)
+                got[tool] = [(h.path, h.start_line, h.end_line) for h in resp.results]
+                for part in _PARTS:
+                    parts[part].append(resp.timings_ms.get(part, 0.0))
+            else:
+                alpha = 0.0 if tool == "semble_bm25" else None
+                ans = semble.ask(op="search", query=task.query, k=k, alpha=alpha)
+                lat[tool].append(ans["ms"])
+                cpu[tool].append(ans["cpu_ms"])
+                got[tool] = [(p, s, e) for p, s, e in ans["hits"]]
+        asked.append(
+            {
+                "repo": repo.name,
+                "query": task.query,
+                "category": task.category,
+                **{f"{t}_ndcg10": ndcg(got[t], task.targets, 10) for t in got},
+                **{f"{t}_ms": round(lat[t][-1], 3) for t in got},
+                **{f"{t}_cpu_ms": round(cpu[t][-1], 3) for t in got},
+            }
+        )
+    return lat, cpu, parts, asked
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(TOOLS))
-    from bench_search import LgrepRunner, load_selected, ndcg, repo_mean, write_json
+    from bench_search import LgrepRunner, load_selected, repo_mean, write_json
     from bench_service import Daemon, _cli_env, _index
     from lgrep_core.models import SearchRequest
 
@@ -313,37 +356,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             searcher, kind = runner.searcher(reader, "full")
             searcher.search(SearchRequest("warm up", limit=args.k, search_type=kind))  # type: ignore[attr-defined]
             semble.ask(op="search", query="warm up", k=args.k)
-            lat: dict[str, list[float]] = {"lgrep": [], "semble": [], "semble_bm25": []}
-            cpu: dict[str, list[float]] = {t: [] for t in lat}
-            parts: dict[str, list[float]] = {part: [] for part in _PARTS}
-            for i, task in enumerate(repo.tasks):
-                got: dict[str, list[tuple[str, int, int]]] = {}
-                steps = ["lgrep", "semble", "semble_bm25"]
-                for tool in steps[i % 3 :] + steps[: i % 3]:
-                    if tool == "lgrep":
-                        t0, c0 = time.perf_counter(), time.process_time()
-                        resp = searcher.search(SearchRequest(task.query, limit=args.k, search_type=kind))  # type: ignore[attr-defined]
-                        lat[tool].append((time.perf_counter() - t0) * 1000)
-                        cpu[tool].append((time.process_time() - c0) * 1000)
-                        got[tool] = [(h.path, h.start_line, h.end_line) for h in resp.results]
-                        for part in _PARTS:
-                            parts[part].append(resp.timings_ms.get(part, 0.0))
-                    else:
-                        alpha = 0.0 if tool == "semble_bm25" else None
-                        ans = semble.ask(op="search", query=task.query, k=args.k, alpha=alpha)
-                        lat[tool].append(ans["ms"])
-                        cpu[tool].append(ans["cpu_ms"])
-                        got[tool] = [(p, s, e) for p, s, e in ans["hits"]]
-                per_query.append(
-                    {
-                        "repo": repo.name,
-                        "query": task.query,
-                        "category": task.category,
-                        **{f"{t}_ndcg10": ndcg(got[t], task.targets, 10) for t in got},
-                        **{f"{t}_ms": round(lat[t][-1], 3) for t in got},
-                        **{f"{t}_cpu_ms": round(cpu[t][-1], 3) for t in got},
-                    }
-                )
+            lat, cpu, parts, asked = _ask_both(repo, searcher, kind, semble, args.k)
+            per_query.extend(asked)
             daemon_index = _index(daemon, repo.root)
             row: dict[str, Any] = {
                 "repo": repo.name,
