@@ -29,8 +29,8 @@ distilled from CodeRankEmbed), so `run` prints semble's published per-repository
   on-disk index and the model each time: semble has no daemon) and `lgrep search Q ROOT` through a
   warm `lgrep serve` on a cache dir of its own (tools/bench_service.py's Daemon), both with their
   bytecode cached under one PYTHONPYCACHEPREFIX, as installed;
-- NDCG@10 of both with tools/bench_search.py's metric, semble also with alpha=0 (BM25 + its ranking,
-  no dense channel: the part of semble that needs no model).
+- NDCG@10 of both with tools/bench_search.py's metric, semble also with alpha=0 (BM25 + its ranking:
+  the part of semble whose answers need no model; it still computes its dense candidates, at weight 0).
 
 `quality` scores semble alone the same way on every repository checked out (its index takes seconds),
 to set beside lgrep's NDCG on the whole set from tools/bench_search.py.
