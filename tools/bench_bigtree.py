@@ -77,7 +77,9 @@ def run(args: argparse.Namespace) -> dict[str, object]:
                     continue
                 if searchable_at is None and event.phase in (IndexPhase.EMBED, IndexPhase.DONE):
                     searchable_at = now
-                    seconds, proc = _cli(daemon, "search", "--json", "-n", "5", "parse the configuration file", str(repo))
+                    seconds, proc = _cli(
+                        daemon, "search", "--json", "-n", "5", "parse the configuration file", str(repo)
+                    )
                     result["first_answer"] = {
                         "index_seconds": round(now, 1),
                         "search_cli_seconds": round(seconds, 2),
