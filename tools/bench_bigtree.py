@@ -25,12 +25,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import BIN, Daemon  # noqa: E402
+from bench_service import BIN, Daemon
 
 
 def _cli(daemon: Daemon, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
     started = time.perf_counter()
-    proc = subprocess.run([str(BIN / "lgrep"), *args], env=daemon.env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(BIN / "lgrep"), *args], check=False, env=daemon.env, capture_output=True, text=True, timeout=600
+    )
     return time.perf_counter() - started, proc
 
 

@@ -1,7 +1,6 @@
 from pathlib import Path
 
 import pytest
-
 from lgrep_core.config import load_settings
 from lgrep_core.storage.store import ProjectStore
 from lgrep_core.testing import FakeEmbedder
