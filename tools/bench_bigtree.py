@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_service import BIN, Daemon
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
 
     repo = args.repo.resolve()
     daemon = Daemon(args.models, args.cache)
-    samples: list[dict[str, float]] = []
+    samples: list[dict[str, Any]] = []
     result: dict[str, object] = {"repo": str(repo)}
     peak_rss = 0.0
     try:
