@@ -100,6 +100,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
                         {
                             "t": round(now, 1),
                             "phase": str(event.phase),
+                            "files_done": event.files_done,
+                            "files_total": event.files_total,
                             "chunks_done": event.chunks_done,
                             "chunks_total": event.chunks_total,
                             "rate": round(event.rate, 1),
