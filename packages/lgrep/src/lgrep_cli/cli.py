@@ -435,7 +435,7 @@ def search(
         version=version_spec or "",
         files=files,
     ).validate()
-    app = make_app(cs, no_daemon=no_daemon, start=True, lock_timeout_s=SEARCH_BUILD_WAIT_S)
+    app = make_app(cs, no_daemon=no_daemon, start=True, lock_timeout_s=SEARCH_BUILD_WAIT_S, lite=True)
     if len(folders) > 1:
         with app, output.progress_bar(sys.stderr.isatty()) as on_progress:
             merged = app.search_projects(request, folders, progress=on_progress)

@@ -44,13 +44,24 @@ def make_app(
     start: bool,
     lock_timeout_s: float | None = None,
     fill_behind: bool = True,
+    lite: bool = False,
 ) -> Lgrep:
     """lgrep's application API over the engine this command uses: the daemon (started first when
     `start`), or this process when --no-daemon or no daemon can be used (`lock_timeout_s` and
-    `fill_behind` configure an index run here: see lgrep_cli.local.LocalEngine)."""
+    `fill_behind` configure an index run here: see lgrep_cli.local.LocalEngine). With `lite`, the
+    daemon's client is lgrep_core.lite_client's, whose handshake and search import no grpcio
+    (`lgrep search`, ADR 0027)."""
     from lgrep_core.api import Engine, Lgrep
 
-    engine: Engine | None = None if no_daemon else connect(cs, start=start)
+    engine: Engine | None = None
+    if no_daemon:
+        pass
+    elif lite:
+        from lgrep_core.daemon_client import connect_daemon_lite
+
+        engine = connect_daemon_lite(cs, start=start, notice=note)
+    else:
+        engine = connect(cs, start=start)
     if engine is None:
         from .local import LocalEngine
 
