@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import os
 import select
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -170,6 +169,8 @@ def start_daemon(cs: ClientSettings) -> bool:
 
     The daemon never imports from a project: `-P` keeps the working directory off `sys.path`, and its
     working directory is the cache dir, which only lgrep writes (ADR 0005)."""
+    import subprocess
+
     from lgrep_core.locks import ensure_private_dir
 
     ensure_private_dir(cs.cache_dir)
