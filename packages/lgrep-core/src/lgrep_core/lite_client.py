@@ -104,9 +104,14 @@ def _timeout_header(seconds: float) -> bytes:
     return b"99999999H"
 
 
-def _binary_value(text: bytes) -> bytes:
-    """A `-bin` metadata value: base64, padded or not."""
-    return base64.b64decode(text + b"=" * (-len(text) % 4))
+def _binary_value(text: bytes) -> bytes | None:
+    """A `-bin` metadata value: base64, padded or not (None when it is not base64)."""
+    import binascii
+
+    try:
+        return base64.b64decode(text + b"=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 class _Connection:
@@ -135,7 +140,8 @@ class _Connection:
         )
         self._h2.initiate_connection()
         self._h2.increment_flow_control_window(_WINDOW - self._h2.inbound_flow_control_window)
-        self.broken = False
+        self.broken = False  # not to be used for another call
+        self._pending: list[Any] = []  # events read while sending, for the answer to see
         self._send(deadline)
 
     def close(self) -> None:
@@ -157,8 +163,9 @@ class _Connection:
             raise _Failed(_UNAVAILABLE, f"the connection broke: {exc.strerror or exc}") from None
 
     def _receive(self, deadline: float | None) -> list[Any]:
-        from h2.exceptions import ProtocolError
+        from h2.exceptions import H2Error
 
+        self._send(deadline)  # what is owed first (window updates), so the server never waits on it
         try:
             self._sock.settimeout(_left(deadline))
             data = self._sock.recv(_READ_BYTES)
@@ -173,7 +180,7 @@ class _Connection:
             raise _Failed(_UNAVAILABLE, "the server closed the connection before it answered")
         try:
             events = self._h2.receive_data(data)
-        except ProtocolError as exc:
+        except H2Error as exc:
             self.close()
             raise _Failed(_INTERNAL, f"the server broke the HTTP/2 protocol: {exc}") from None
         self._send(deadline)  # acknowledgements: settings, pings, window updates
@@ -181,6 +188,8 @@ class _Connection:
 
     def call(self, path: str, request: bytes, metadata: Sequence[tuple[bytes, bytes]], timeout: float | None) -> bytes:
         """The answer of one unary call (the serialized message), or _Failed."""
+        from h2.exceptions import H2Error
+
         deadline = None if timeout is None else time.monotonic() + timeout
         headers = [
             (b":method", b"POST"),
@@ -194,13 +203,17 @@ class _Connection:
         if timeout is not None:
             headers.append((b"grpc-timeout", _timeout_header(timeout)))
         headers.extend(metadata)
-        stream = self._h2.get_next_available_stream_id()
-        self._h2.send_headers(stream, headers)
-        self._send_body(stream, struct.pack(">?I", False, len(request)) + request, deadline)
-        return self._answer(stream, deadline)
+        try:
+            stream = self._h2.get_next_available_stream_id()
+            self._h2.send_headers(stream, headers)
+            self._send_body(stream, struct.pack(">?I", False, len(request)) + request, deadline)
+            return self._answer(stream, deadline)
+        except H2Error as exc:  # a call the connection's state does not allow (the server closed it)
+            self.close()
+            raise _Failed(_UNAVAILABLE, f"the connection cannot carry the call: {exc}") from None
 
     def _send_body(self, stream: int, body: bytes, deadline: float | None) -> None:
-        from h2.events import StreamEnded, StreamReset
+        from h2.events import ConnectionTerminated, StreamEnded, StreamReset
 
         view = memoryview(body)
         while True:
@@ -212,8 +225,12 @@ class _Connection:
                 if not view:
                     return
                 continue
-            for event in self._receive(deadline):  # no credit left: wait for the server's window update
-                if isinstance(event, StreamReset | StreamEnded) and event.stream_id == stream:
+            events = self._receive(deadline)  # no credit left: wait for the server's window update
+            self._pending.extend(events)
+            for event in events:
+                if isinstance(event, ConnectionTerminated) or (
+                    isinstance(event, StreamReset | StreamEnded) and event.stream_id == stream
+                ):
                     return  # it answered (an error) before reading the whole request: read that answer
 
     def _answer(self, stream: int, deadline: float | None) -> bytes:
@@ -228,11 +245,13 @@ class _Connection:
 
         headers: list[tuple[bytes, bytes]] = []
         body = bytearray()
+        events, self._pending = self._pending, []
         while True:
-            for event in self._receive(deadline):
+            for event in events:
                 if isinstance(event, ConnectionTerminated):
-                    self.close()
+                    self.broken = True  # no new call on it; one it already took is still answered
                     if event.last_stream_id is None or event.last_stream_id < stream:
+                        self.close()
                         raise _Failed(_UNAVAILABLE, "the server is shutting down (GOAWAY)")
                 elif getattr(event, "stream_id", None) != stream:
                     continue
@@ -250,8 +269,7 @@ class _Connection:
                     raise _Failed(code, f"the server reset the call (HTTP/2 error {int(event.error_code)})")
                 elif isinstance(event, StreamEnded):
                     return _message(headers, bytes(body))
-            if self.broken:
-                raise _Failed(_UNAVAILABLE, "the server closed the connection before it answered")
+            events = self._receive(deadline)
 
 
 def _left(deadline: float | None) -> float | None:
@@ -273,7 +291,10 @@ def _message(headers: Sequence[tuple[bytes, bytes]], body: bytes) -> bytes:
         trailers: list[tuple[str, object]] = []
         for key, value in headers:
             name = key.decode("ascii", "replace")
-            trailers.append((name, _binary_value(value) if name.endswith("-bin") else value.decode("utf-8", "replace")))
+            if not name.endswith("-bin"):
+                trailers.append((name, value.decode("utf-8", "replace")))
+            elif (decoded := _binary_value(value)) is not None:
+                trailers.append((name, decoded))
         details = unquote(fields.get(b"grpc-message", b"").decode("utf-8", "replace"))
         code = int(status) if status.isdigit() else _UNKNOWN
         raise _Failed(code, details, trailers)
