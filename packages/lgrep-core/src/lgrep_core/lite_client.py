@@ -36,8 +36,7 @@ from lgrep_core.grpc_common import STATUS_NAMES, error_from_status, resolve_root
 if TYPE_CHECKING:
     from h2.connection import H2Connection
 
-    from lgrep_core.api import IndexRun
-    from lgrep_core.client import LgrepClient
+    from lgrep_core.client import IndexStream, LgrepClient
     from lgrep_core.models import (
         CancelResult,
         ChunkKind,
@@ -445,7 +444,7 @@ class LiteClient:
         force: bool = False,
         wait_vectors: bool = True,
         timeout: float | None = None,
-    ) -> IndexRun:
+    ) -> IndexStream:
         return self.grpc_client().index(project_root, force=force, wait_vectors=wait_vectors, timeout=timeout)
 
     def status(self, project_root: str | os.PathLike[str]) -> ProjectStatus:
