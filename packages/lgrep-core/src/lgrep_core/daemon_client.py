@@ -1,7 +1,8 @@
 """Reaching the daemon from a command or the MCP server: connect, start it when it is not running,
-check it serves the model the caller's settings name. Light on purpose (grpc and the client only): a
-search through a warm daemon is two short calls (the handshake, the search), and a command is mostly
-its imports (docs/benchmarks.md).
+check it serves the model the caller's settings name. Light on purpose (the client only, imported
+when a command first connects): a search through a warm daemon is two short calls (the handshake,
+the search), and a command is mostly its imports (docs/benchmarks.md); `connect_daemon_lite` gives
+`lgrep search` the client that makes those two calls without grpcio (ADR 0027).
 
 The daemon is the `lgrep serve` program of the lgrep distribution (`DAEMON_MODULE`); lgrep-core only
 names it. A command falls back to working in-process (`None` from `daemon`) when the daemon cannot be used:
