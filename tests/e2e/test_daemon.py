@@ -24,6 +24,7 @@ from lgrep_core.grpc_tokens import read_token_file
 from lgrep_core.models import SearchRequest
 from lgrep_core.storage.layout import project_dir, writer_pid
 from lgrep_core.testing.standins import EmbeddingStandIn
+from lgrep_index.jobs import INDEX_NICE
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
@@ -293,6 +294,38 @@ def test_index_cancel_and_clean_stop_a_run_another_command_waits_for(
     _out, err = second.communicate(timeout=30)
     assert second.returncode == 1 and "cancelled" in err and "Traceback" not in err, err
     assert not project_dir(daemon.cache, repo).exists()
+
+
+def _nice(pid: int, tid: int) -> int:
+    # /proc/PID/task/TID/stat: the 19th field is the nice value; the command name (2nd) may hold spaces.
+    stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[16])
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_index_work_runs_below_the_answers_cpu_priority(
+    wait_for, daemon, slow_embedder: EmbeddingStandIn, tmp_path: Path, make_repo
+) -> None:
+    repo = tmp_path / "big"
+    make_repo(repo, 120)
+    daemon.start()
+    assert daemon.process is not None
+    pid = daemon.process.pid
+    base = _nice(pid, pid)
+    index = daemon.lgrep.popen("index", str(repo), "--yes")
+    try:
+        wait_for(lambda: _documents_sent(slow_embedder) >= 2, 60, "the daemon to embed its first batches")
+        nices = {int(task.name): _nice(pid, int(task.name)) for task in Path(f"/proc/{pid}/task").iterdir()}
+        # The job's thread and the threads it started (the provider's requests) run at +10; the main
+        # thread and the threads that answer calls keep the daemon's own priority.
+        assert nices[pid] == base
+        assert sum(1 for n in nices.values() if n == min(19, base + INDEX_NICE)) >= 1, nices
+        assert sum(1 for n in nices.values() if n == base) >= 2, nices
+        hits = daemon.lgrep("search", "handle request kind", str(repo), "--json", timeout=60).json()["results"]
+        assert hits  # answers go on while the index runs
+    finally:
+        daemon.lgrep("index", "--cancel", str(repo), timeout=60)
+        index.communicate(timeout=30)
 
 
 def test_unwatch_without_a_daemon_edits_the_list_the_next_one_watches(daemon, mini_repo: Path) -> None:

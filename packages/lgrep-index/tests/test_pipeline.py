@@ -1,5 +1,6 @@
 from pathlib import Path
 
+import pytest
 from lgrep_core.config import load_settings
 from lgrep_core.storage.store import ProjectStore
 from lgrep_core.testing import FakeEmbedder
@@ -143,6 +144,40 @@ def test_progress_events_are_snapshots_that_end_in_done(tmp_path: Path) -> None:
     assert embedding[-1].chunks_done == embedding[-1].chunks_total == summary.vectors_embedded > 0
     assert embedding[-1].rate > 0 and embedding[-1].eta_seconds == 0.0
     assert all(e.rate >= 0 for e in events)
+
+
+def test_chunking_gives_a_time_left_once_the_process_knows_its_embedding_rate(tmp_path: Path, monkeypatch) -> None:
+    from lgrep_core.models import IndexPhase, IndexProgress
+
+    monkeypatch.setattr(pipeline, "_EMBED_RATES", {})
+    monkeypatch.setattr(pipeline, "_RATE_MIN_CHUNKS", 1)
+    for n in range(30):
+        (tmp_path / "repo").mkdir(exist_ok=True)
+        (tmp_path / "repo" / f"m{n}.py").write_text(f"def f{n}():\n    return {n}\n\n\ndef g{n}():\n    return {n}\n")
+    monkeypatch.setattr(pipeline, "FILES_PER_COMMIT", 10)
+    settings = _settings(tmp_path)
+    first: list[IndexProgress] = []
+    Indexer(settings, tmp_path / "repo", FakeEmbedder(), progress=first.append).run()
+    # A process's first run has no embedding rate to go by: no time left while it chunks.
+    assert all(e.eta_seconds is None for e in first if e.phase is IndexPhase.CHUNK)
+    assert pipeline._EMBED_RATES and all(rate > 0 for rate in pipeline._EMBED_RATES.values())
+
+    second: list[IndexProgress] = []
+    Indexer(settings, tmp_path / "repo", FakeEmbedder(), progress=second.append).run(force=True)
+    chunking = [e for e in second if e.phase is IndexPhase.CHUNK and e.files_done > 0]
+    assert chunking and all(e.eta_seconds is not None and e.eta_seconds > 0 for e in chunking[:-1])
+
+
+def test_the_chunking_time_left_adds_the_expected_embedding() -> None:
+    from lgrep_core.models import IndexPhase
+
+    progress = pipeline._PhaseProgress(IndexPhase.CHUNK, 100, 1100, embed_rate=50.0)
+    progress.started -= 10.0  # 10 s in
+    progress.files_done, progress.chunks_done = 300, 2000  # 200 files chunked (20 files/s), 10 chunks each
+    event = progress.event()
+    # 800 files left at 20 files/s, then 10,000 expected chunks at 50 chunks/s
+    assert event.rate == pytest.approx(20.0, rel=0.01)
+    assert event.eta_seconds == pytest.approx(40.0 + 200.0, rel=0.01)
 
 
 def _age_index(settings, root: Path, **identity: object) -> None:

@@ -13,7 +13,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lgrep_core.errors import LgrepError
@@ -61,9 +61,13 @@ class PipeClosed(Exception):
     """stdout's reader went away. Not an OSError: click turns EPIPE into exit code 1 itself."""
 
 
-def group(**kwargs: Any) -> Any:
-    """`click.group` for lgrep programs: a closed stdout ends the command as `| head` expects (141)."""
+def group(*, lazy: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
+    """`click.group` for lgrep programs: a closed stdout ends the command as `| head` expects (141).
+    `lazy` names commands by `"module:attribute"`, imported only when that command runs or help
+    lists it, so that the other commands do not pay for their imports."""
     import click
+
+    later = dict(lazy or {})
 
     class LgrepGroup(click.Group):
         def invoke(self, ctx: click.Context) -> Any:
@@ -71,6 +75,18 @@ def group(**kwargs: Any) -> Any:
                 return super().invoke(ctx)
             except BrokenPipeError:
                 raise PipeClosed from None
+
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return sorted({*super().list_commands(ctx), *later})
+
+        def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+            where = later.pop(cmd_name, None)
+            if where is not None:
+                import importlib
+
+                module, _, attribute = where.partition(":")
+                self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+            return super().get_command(ctx, cmd_name)
 
     return click.group(cls=LgrepGroup, **kwargs)
 

@@ -29,7 +29,7 @@ from typing import Any, Self
 import grpc
 from lgrep.v1 import index_pb2, index_pb2_grpc, search_pb2, search_pb2_grpc, server_pb2, server_pb2_grpc
 
-from lgrep_core import grpc_support, grpc_tokens, wire
+from lgrep_core import grpc_common, grpc_support, grpc_tokens, wire
 from lgrep_core.errors import ConfigError, ContractMismatchError, InvalidRequestError, LgrepError
 from lgrep_core.models import (
     CancelResult,
@@ -68,9 +68,6 @@ __all__ = ["DEFAULT_TIMEOUT_S", "IndexStream", "LgrepClient"]
 
 DEFAULT_TIMEOUT_S = 30.0
 """Deadline of each call but IndexProject (whose stream lasts as long as the run)."""
-
-# The contract revision that brought files answers (SearchRequest.files); an older server ignores the field.
-_FILES_REVISION = 8
 
 
 class LgrepClient:
@@ -181,9 +178,7 @@ class LgrepClient:
 
     @staticmethod
     def _root(project_root: str | os.PathLike[str]) -> str:
-        if not os.fspath(project_root):
-            raise InvalidRequestError("project_root is empty: name the project's root directory")
-        return str(Path(project_root).expanduser().resolve())
+        return grpc_common.resolve_root(project_root)
 
     @staticmethod
     def _path(root: str, path: str | os.PathLike[str]) -> str:
@@ -204,7 +199,9 @@ class LgrepClient:
         older and what to do."""
         info = wire.server_info_from_proto(self._call(self._server.GetServerInfo, server_pb2.GetServerInfoRequest()))
         if check_contract and info.contract_revision != wire.CONTRACT_REVISION:
-            raise ContractMismatchError(_mismatch_message(info, self.target))
+            raise ContractMismatchError(
+                grpc_common.contract_mismatch_message(info, self.target, wire.CONTRACT_REVISION)
+            )
         return info
 
     # ------------------------------------------------------------------ SearchService
@@ -328,13 +325,7 @@ class LgrepClient:
         return wire.list_versions_response_from_proto(self._call(self._search.ListVersions, request))
 
     def _no_files_message(self) -> str:
-        info = self.server_info(check_contract=False)
-        server = f"the lgrep server at {self.target} (lgrep {info.version or 'unknown'}, pid {info.pid})"
-        return (
-            f"{server} answered a files search with chunks: it speaks contract revision {info.contract_revision}, "
-            f"and files answers need revision {_FILES_REVISION} or later. Stop it and start it again from this "
-            "version (`lgrep serve`)"
-        )
+        return grpc_common.no_files_message(self.server_info(check_contract=False), self.target)
 
     # ------------------------------------------------------------------ IndexService
 
@@ -441,28 +432,3 @@ class IndexStream(Iterator[IndexProgress | IndexSummary]):
 
     def cancel(self) -> None:
         self._call.cancel()
-
-
-def _client_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("lgrep-core")
-    except PackageNotFoundError:  # pragma: no cover - a source tree without metadata
-        return "unknown"
-
-
-def _mismatch_message(info: ServerInfo, target: str) -> str:
-    server = f"the lgrep server at {target} (lgrep {info.version or 'unknown'}, pid {info.pid})"
-    ours = f"this client (lgrep {_client_version()}) speaks revision {wire.CONTRACT_REVISION}"
-    if info.contract_revision <= 0:
-        return f"{server} did not report a contract revision; {ours}: is it an lgrep server of this kind?"
-    if info.contract_revision < wire.CONTRACT_REVISION:
-        return (
-            f"{server} speaks contract revision {info.contract_revision}, {ours}: the server is older. "
-            "Stop it and start it again from this version (`lgrep serve`)"
-        )
-    return (
-        f"{server} speaks contract revision {info.contract_revision}, {ours}: the server is newer. "
-        "Upgrade lgrep where this client runs, or run the server of this version"
-    )

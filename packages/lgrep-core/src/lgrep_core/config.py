@@ -165,7 +165,9 @@ class EmbeddingSettings(_Section):
     quantized: bool = Field(
         default=defaults.QUANTIZED, description="Local model: int8 weights (faster) instead of float32."
     )
-    threads: int | None = Field(default=None, gt=0, description="Local model: inference threads (default: all cores).")
+    threads: int | None = Field(
+        default=None, gt=0, description="Local model: batches embedded at once, one core each (default: all cores)."
+    )
     batch_tokens: int = Field(
         default=1024,
         ge=256,

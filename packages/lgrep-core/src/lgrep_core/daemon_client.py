@@ -1,7 +1,8 @@
 """Reaching the daemon from a command or the MCP server: connect, start it when it is not running,
-check it serves the model the caller's settings name. Light on purpose (grpc and the client only): a
-search through a warm daemon is two short calls (the handshake, the search), and a command is mostly
-its imports (docs/benchmarks.md).
+check it serves the model the caller's settings name. Light on purpose (the client only, imported
+when a command first connects): a search through a warm daemon is two short calls (the handshake,
+the search), and a command is mostly its imports (docs/benchmarks.md); `connect_daemon_lite` gives
+`lgrep search` the client that makes those two calls without grpcio (ADR 0027).
 
 The daemon is the `lgrep serve` program of the lgrep distribution (`DAEMON_MODULE`); lgrep-core only
 names it. A command falls back to working in-process (`None` from `daemon`) when the daemon cannot be used:
@@ -15,18 +16,19 @@ from __future__ import annotations
 import logging
 import os
 import select
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from lgrep_core.endpoints import ClientSettings
 from lgrep_core.errors import ConfigError, LgrepError, ServerUnavailableError
 
 if TYPE_CHECKING:  # the client (grpc and the wire code) is imported when a command first connects
     from lgrep_core.client import LgrepClient
+    from lgrep_core.lite_client import LiteClient
+    from lgrep_core.models import ServerInfo
 
 __all__ = [
     "DAEMON_MODULE",
@@ -34,6 +36,7 @@ __all__ = [
     "START_TIMEOUT_S",
     "Notice",
     "connect_daemon",
+    "connect_daemon_lite",
     "start_daemon",
     "stop_daemon",
 ]
@@ -52,6 +55,22 @@ Notice = Callable[[str], None]
 """Where a waiting command says what it waits for (the CLI prints it to stderr)."""
 
 
+class _Client(Protocol):
+    """What connecting needs of a client: lgrep_core.client.LgrepClient or lgrep_core.lite_client.LiteClient."""
+
+    @property
+    def timeout(self) -> float | None: ...
+    @timeout.setter
+    def timeout(self, value: float | None) -> None: ...
+
+    def server_info(self) -> ServerInfo: ...
+    def wait_ready(self, timeout: float) -> bool: ...
+    def close(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Client)
+
+
 def connect_daemon(cs: ClientSettings, *, start: bool = True, notice: Notice | None = None) -> LgrepClient | None:
     """A connected client of the daemon, or None when the command should run in-process.
 
@@ -62,9 +81,23 @@ def connect_daemon(cs: ClientSettings, *, start: bool = True, notice: Notice | N
     """
     from lgrep_core.client import LgrepClient
 
+    return _connect(
+        cs, lambda: LgrepClient.connect(socket_path=cs.socket_path, timeout=HANDSHAKE_TIMEOUT_S), start, notice
+    )
+
+
+def connect_daemon_lite(cs: ClientSettings, *, start: bool = True, notice: Notice | None = None) -> LiteClient | None:
+    """As `connect_daemon`, with the light client whose handshake and search import no grpcio (a
+    command's search: lgrep_core.lite_client, ADR 0027); its other calls go through gRPC."""
+    from lgrep_core.lite_client import LiteClient
+
+    return _connect(cs, lambda: LiteClient.connect(cs.socket_path, timeout=HANDSHAKE_TIMEOUT_S), start, notice)
+
+
+def _connect(cs: ClientSettings, make: Callable[[], _C], start: bool, notice: Notice | None) -> _C | None:
     _check_endpoint(cs.socket_path)
     try:
-        client = LgrepClient.connect(socket_path=cs.socket_path, timeout=HANDSHAKE_TIMEOUT_S)
+        client = make()
     except ConfigError as exc:  # a socket path the OS cannot use
         log.info("not using the daemon: %s", exc.message)
         return None
@@ -111,7 +144,7 @@ def _check_endpoint(socket_path: Path) -> None:
         )
 
 
-def _handshake(client: LgrepClient, cs: ClientSettings, *, wait: bool = False) -> bool:
+def _handshake(client: _Client, cs: ClientSettings, *, wait: bool = False) -> bool:
     """True when a daemon answers and serves this command's model; False when none answers."""
     try:
         if wait and not client.wait_ready(START_TIMEOUT_S):
@@ -137,6 +170,8 @@ def start_daemon(cs: ClientSettings) -> bool:
 
     The daemon never imports from a project: `-P` keeps the working directory off `sys.path`, and its
     working directory is the cache dir, which only lgrep writes (ADR 0005)."""
+    import subprocess
+
     from lgrep_core.locks import ensure_private_dir
 
     ensure_private_dir(cs.cache_dir)

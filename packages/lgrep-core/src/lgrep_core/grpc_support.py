@@ -3,7 +3,8 @@
 - Errors: one table maps each LgrepError class to a gRPC status code (`STATUS_CODES`); the status
   message is the error's message and the serialized `lgrep.v1.ErrorDetail` rides in the trailing
   metadata entry `lgrep-error-bin` (`error_trailing_metadata`). Clients turn any `grpc.RpcError` back
-  into the same LgrepError with `error_from_rpc`.
+  into the same LgrepError with `error_from_rpc` (lgrep_core.grpc_common holds what needs no grpc
+  import, shared with the CLI's light client: the status mapping, unix targets, limits, the client id key).
 - Endpoints: `unix_target` / `tcp_target` for clients (`lgrep_core.grpc_server_setup` listens on
   them), `channel_options` / `server_options` that agree with each other (message sizes, keepalive),
   the daemon's default socket and token paths.
@@ -20,16 +21,21 @@ from __future__ import annotations
 import collections
 import ipaddress
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError
-from lgrep.v1 import common_pb2, index_pb2, search_pb2, server_pb2
+from lgrep.v1 import index_pb2, search_pb2, server_pb2
 
 from lgrep_core import errors, wire
+from lgrep_core.grpc_common import (
+    CLIENT_ID_KEY,
+    MAX_MESSAGE_BYTES,
+    MAX_UNIX_SOCKET_PATH_BYTES,
+    error_from_status,
+    unix_target,
+)
 
 __all__ = [
     "CLIENT_ID_KEY",
@@ -101,71 +107,27 @@ def error_trailing_metadata(error: errors.LgrepError) -> tuple[tuple[str, bytes]
     return ((wire.ERROR_METADATA_KEY, wire.error_to_proto(error).SerializeToString()),)
 
 
-def _error_detail(metadata: Any) -> common_pb2.ErrorDetail | None:
-    for key, value in metadata or ():
-        if key == wire.ERROR_METADATA_KEY and isinstance(value, bytes):
-            try:
-                return common_pb2.ErrorDetail.FromString(value)
-            except DecodeError:
-                return None
-    return None
-
-
 def _call_attr(exc: grpc.RpcError, name: str) -> Any:
     method = getattr(exc, name, None)
     return method() if callable(method) else None
 
 
 def error_from_rpc(exc: grpc.RpcError, *, target: str | None = None) -> errors.LgrepError:
-    """The LgrepError behind a failed call (sync or grpc.aio), for a client to raise or print.
-
-    The server's ErrorDetail, when it sent one, gives back the very class and message it raised.
-    Otherwise the status code decides: a server that cannot be reached, a deadline, a refused
-    token and the other codes each become an error whose message says what happened and what to
-    do. `target` (the address called) makes those messages name the server.
+    """The LgrepError behind a failed call (sync or grpc.aio), for a client to raise or print: the
+    server's ErrorDetail when it sent one, else what its status code means
+    (lgrep_core.grpc_common.error_from_status, which the CLI's light client shares). `target` (the
+    address called) makes the messages name the server.
     """
-    detail = _error_detail(_call_attr(exc, "trailing_metadata"))
-    if detail is not None:
-        return wire.error_from_proto(detail)
     code = _call_attr(exc, "code")
-    details = _call_attr(exc, "details") or ""
-    where = f" at {target}" if target else ""
-    if code == grpc.StatusCode.UNAVAILABLE:
-        return errors.ServerUnavailableError(
-            f"cannot reach the lgrep server{where} ({details or 'unavailable'}): is `lgrep serve` running?"
-        )
-    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return errors.DeadlineExceededError(
-            f"the lgrep server{where} did not answer in time: it may be busy (indexing, loading a model); "
-            "try again, or give the call a longer timeout"
-        )
-    if code == grpc.StatusCode.UNAUTHENTICATED:
-        return errors.AuthenticationError(
-            details or f"the lgrep server{where} refused the call: calls over TCP need its token"
-        )
-    if code == grpc.StatusCode.INVALID_ARGUMENT:
-        return errors.InvalidRequestError(details or "the server rejected the request as malformed")
-    if code == grpc.StatusCode.NOT_FOUND:
-        return errors.NotFoundError(details or "not found")
-    if code == grpc.StatusCode.UNIMPLEMENTED:
-        return errors.LgrepError(
-            f"the lgrep server{where} does not offer this call ({details or 'unimplemented'}): it hosts "
-            "other lgrep services, or it is another version of lgrep (see its `lgrep serve --version`)"
-        )
-    if code == grpc.StatusCode.CANCELLED:
-        return errors.LgrepError(f"the call to the lgrep server{where} was cancelled")
-    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-        return errors.LgrepError(f"the lgrep server{where} refused the call: {details or 'resources exhausted'}")
-    name = code.name if isinstance(code, grpc.StatusCode) else "no status"
-    return errors.LgrepError(f"the lgrep server{where} failed ({name}): {details or 'no details'}")
+    return error_from_status(
+        code.value[0] if isinstance(code, grpc.StatusCode) else None,
+        _call_attr(exc, "details") or "",
+        _call_attr(exc, "trailing_metadata"),
+        target=target,
+    )
 
 
 # --- call metadata -------------------------------------------------------------------------------
-
-CLIENT_ID_KEY = "lgrep-client-id"
-"""Metadata key naming the calling client for the per-client stream allowance (`StreamLimitInterceptor`).
-lgrep's own client sends its process id; a caller that sends none is known by its gRPC peer, which on a
-unix socket is the same for every caller (all such callers share one allowance)."""
 
 
 class _CallDetails(
@@ -219,13 +181,6 @@ SOCKET_FILE_NAME = "lgrep.sock"
 TOKEN_FILE_NAME = "lgrep.token"
 """The daemon's bearer token for TCP clients, in the cache directory (`default_token_path`)."""
 
-MAX_UNIX_SOCKET_PATH_BYTES = 103 if sys.platform == "darwin" else 107
-"""The longest unix socket path the OS accepts (sun_path is 104 bytes on macOS, 108 on Linux, with a NUL)."""
-
-MAX_MESSAGE_BYTES = 32 * 1024 * 1024
-"""Largest message either side sends or accepts: a whole source file (GetFile) or a search with long
-snippets fits many times over; gRPC's default of 4 MiB could refuse a large file read."""
-
 # Keepalive: on loopback and unix sockets a dead peer is seen at once, so pings only guard long,
 # quiet calls (an IndexProject stream while a batch embeds) against a hung server. The server must
 # accept pings at least as often as clients send them, or it answers GOAWAY "too_many_pings".
@@ -241,22 +196,6 @@ def default_socket_path(cache_dir: str | os.PathLike[str]) -> Path:
 def default_token_path(cache_dir: str | os.PathLike[str]) -> Path:
     """Where the daemon of a cache directory keeps its TCP token: `<cache_dir>/lgrep.token`."""
     return Path(cache_dir) / TOKEN_FILE_NAME
-
-
-def unix_target(path: str | os.PathLike[str]) -> str:
-    """The gRPC target of a unix socket (`unix:/abs/path`). Raises ConfigError for a path the OS
-    cannot bind or connect to (too long, or with a NUL), naming it."""
-    absolute = Path(path).expanduser().absolute()
-    text = str(absolute)
-    if "\x00" in text:
-        raise errors.ConfigError(f"the unix socket path {text!r} contains a NUL character")
-    size = len(os.fsencode(text))
-    if size > MAX_UNIX_SOCKET_PATH_BYTES:
-        raise errors.ConfigError(
-            f"the unix socket path {text} is {size} bytes long, but the OS allows at most "
-            f"{MAX_UNIX_SOCKET_PATH_BYTES}: use a shorter cache directory (LGREP_CACHE_DIR) or socket path"
-        )
-    return f"unix:{text}"
 
 
 def loopback_host(host: str) -> str:

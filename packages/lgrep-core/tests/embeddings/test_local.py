@@ -19,7 +19,7 @@ import pytest
 from lgrep_core.embeddings import _onnx_graph, local
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.local import LocalMiniLMProvider
-from lgrep_core.errors import ProviderUnavailableError
+from lgrep_core.errors import EmbeddingError, ProviderUnavailableError
 
 REFERENCE: dict[str, Any] = json.loads(
     (Path(__file__).parent / "data" / "minilm-l6-v2-reference.json").read_text(encoding="utf-8")
@@ -193,6 +193,35 @@ def test_output_order_is_the_input_order(fp32: LocalMiniLMProvider) -> None:
     order = np.random.default_rng(7).permutation(len(TEXTS))
     shuffled = fp32.embed_documents([TEXTS[i] for i in order])
     np.testing.assert_allclose(shuffled, fp32.embed_documents(TEXTS)[order], atol=1e-5)
+
+
+@pytest.mark.model
+def test_batches_run_at_once_give_the_vectors_of_one_at_a_time(cache_dir: Path) -> None:
+    texts = [*TEXTS, *(f"{text} {i}" for i, text in enumerate(TEXTS))]
+    one = LocalMiniLMProvider(cache_dir, threads=1, batch_tokens=256)
+    several = LocalMiniLMProvider(cache_dir, threads=3, batch_tokens=256)
+    assert len(local._plan_batches([len(t) for t in one._load().tokenizer.encode_batch(texts)], 256)) > 3
+    np.testing.assert_allclose(several.embed_documents(texts), one.embed_documents(texts), atol=1e-6)
+
+
+@pytest.mark.model
+def test_a_failed_batch_among_several_fails_the_call(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = LocalMiniLMProvider(cache_dir, threads=2, batch_tokens=256)
+    run = local._Runtime.run
+    calls: list[int] = []
+    lock = threading.Lock()
+
+    def flaky(self: Any, input_ids: Any, mask: Any) -> Any:
+        with lock:
+            calls.append(len(calls))
+            third = len(calls) == 3
+        if third:
+            raise EmbeddingError("inference failed on a batch")
+        return run(self, input_ids, mask)
+
+    monkeypatch.setattr(local._Runtime, "run", flaky)
+    with pytest.raises(EmbeddingError, match="inference failed"):
+        provider.embed_documents([*TEXTS, *TEXTS[::-1]])
 
 
 @pytest.mark.model

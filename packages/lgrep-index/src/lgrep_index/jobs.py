@@ -13,11 +13,16 @@ catch-up runs, the vector fill behind a `--no-wait` run, and any request with `w
 that it would stop waiting). A cancelled run stops at its next commit boundary (between batches of
 files or of embeddings; a batch being embedded finishes first), keeps what it committed, releases
 the project's write lock and ends with an IndexingError that says so; the next run goes on from there.
+
+Index work runs below the answers' CPU priority (`INDEX_NICE`): on a machine whose cores are busy,
+a search waits for a core behind an embedding batch otherwise. A nice value costs nothing when cores
+are idle, so a lone index runs at full speed.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -34,12 +39,16 @@ from .changes import ChangeBatch
 from .freshness import git_state, record_git_state
 from .pipeline import Cancelled, Indexer
 
-__all__ = ["IndexJobs", "JobStream"]
+__all__ = ["INDEX_NICE", "IndexJobs", "JobStream", "lower_thread_priority"]
 
 log = logging.getLogger(__name__)
 
 # How long a job waits for another process's write lock on the project before failing.
 LOCK_WAIT_S = 600.0
+
+# Added to the nice value of the threads that run index jobs (Linux: a per-thread attribute, which the
+# threads they start inherit: the embedding batches' pool).
+INDEX_NICE = 10
 
 _DONE = object()
 # The reason of the jobs a stopping server cancels: their vector fill is resumed at its next start.
@@ -259,6 +268,7 @@ class IndexJobs:
             log.info("nobody waits for the index of %s any more: cancelling it", job.root)
 
     def _work(self, root: Path) -> None:
+        lower_thread_priority(INDEX_NICE)
         while True:
             with self._lock:
                 pending = self._queues.get(root)
@@ -342,3 +352,15 @@ class IndexJobs:
             f"indexing {job.root} was cancelled ({job.cancel_reason}); what it had committed is kept, "
             f"and `lgrep index {job.root}` goes on from there"
         )
+
+
+def lower_thread_priority(step: int) -> None:
+    """Raise the calling thread's nice value by `step` (where threads have their own: Linux). Failing
+    to is not an error: the work runs at the priority it has."""
+    if not hasattr(os, "setpriority") or not hasattr(threading, "get_native_id"):
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + step))
+    except OSError as exc:
+        log.debug("cannot lower the index thread's priority: %s", exc)

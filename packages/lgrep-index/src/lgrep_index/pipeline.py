@@ -61,6 +61,10 @@ log = logging.getLogger(__name__)
 # Files per phase-1 commit: each merge_insert costs ~0.3 s whatever its size (lancedb.md section 5),
 # so batches are large; chunk text of 400 files stays well under the memory budget.
 FILES_PER_COMMIT = 400
+# The embedding rate of this process's last vector phase, by model: the chunking phase's time left
+# includes the embedding it leads to. Only phases of this many chunks or more say what a rate is.
+_EMBED_RATES: dict[str, float] = {}
+_RATE_MIN_CHUNKS = 256
 # Chunks read back per page of phase 2's scan (a page of 1,024 held ~30 MB less than one of 4,096, and
 # read faster).
 SCAN_ROWS = 1024
@@ -123,7 +127,10 @@ class _PhaseProgress:
     """The running counts of one phase; `event()` is the frozen snapshot a progress callback gets.
 
     The rate counts this phase's own work (files chunked, chunks embedded), not files found unchanged.
-    The embedding phase is the last long one, so its time left is the run's; before it, unknown.
+    The embedding phase is the last long one, so its time left is the run's. While chunking, the time
+    left is the chunking's plus the embedding of the chunks it is expected to write (its chunks per
+    file so far) at `embed_rate`, the rate this process last embedded at with this model; without
+    one (a process's first run), unknown.
     """
 
     phase: IndexPhase
@@ -133,6 +140,7 @@ class _PhaseProgress:
     chunks_total: int = 0
     started: float = field(default_factory=time.monotonic)
     files_at_start: int = -1  # files_done when the phase started (set by __post_init__)
+    embed_rate: float | None = None  # chunks per second this process last embedded at (CHUNK only)
 
     def __post_init__(self) -> None:
         self.files_at_start = self.files_done
@@ -142,7 +150,11 @@ class _PhaseProgress:
         rate = 0.0
         eta: float | None = None
         if elapsed > 0 and self.phase is IndexPhase.CHUNK:
-            rate = (self.files_done - self.files_at_start) / elapsed
+            chunked = self.files_done - self.files_at_start
+            rate = chunked / elapsed
+            if rate > 0 and self.embed_rate:
+                expected = self.chunks_done * (self.files_total - self.files_at_start) / chunked
+                eta = max(self.files_total - self.files_done, 0) / rate + expected / self.embed_rate
         elif elapsed > 0 and self.phase is IndexPhase.EMBED:
             rate = self.chunks_done / elapsed
             if rate > 0:
@@ -425,7 +437,9 @@ class Indexer:
     ) -> None:
         """Chunk and store the files that may have changed, FILES_PER_COMMIT per commit, reporting
         progress (files found unchanged count as done from the start)."""
-        progress = _PhaseProgress(IndexPhase.CHUNK, summary.files_unchanged, files_total)
+        progress = _PhaseProgress(
+            IndexPhase.CHUNK, summary.files_unchanged, files_total, embed_rate=_EMBED_RATES.get(self.identity.model)
+        )
         self._progress(progress.event())
         for start in range(0, len(candidates), FILES_PER_COMMIT):
             self._check_cancel()
@@ -558,6 +572,9 @@ class Indexer:
             self.store.note_vector_writes(summary.vectors_embedded - embedded_before)
             raise self._left_unembedded(exc) from None
         self.store.note_vector_writes(summary.vectors_embedded - embedded_before)
+        elapsed = time.monotonic() - progress.started
+        if progress.chunks_done >= _RATE_MIN_CHUNKS and elapsed > 0:
+            _EMBED_RATES[self.identity.model] = progress.chunks_done / elapsed
 
     def _pending_texts(self, pending: KeySet) -> Iterator[tuple[str, str, str]]:
         """The embedding text of each pending key, once (the first chunk of the table that has it),

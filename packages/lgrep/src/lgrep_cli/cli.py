@@ -103,7 +103,16 @@ no_daemon_option = click.option(
 )
 
 
-@group(context_settings={"help_option_names": ["-h", "--help"]})
+# Commands imported only when they run (or help lists them): a search does not pay for them.
+_LAZY_COMMANDS = {
+    "install": "lgrep_cli.install:install",
+    "uninstall": "lgrep_cli.install:uninstall",
+    "init": "lgrep_cli.install:init",
+    "doctor": "lgrep_cli.doctor:doctor",
+}
+
+
+@group(context_settings={"help_option_names": ["-h", "--help"]}, lazy=_LAZY_COMMANDS)
 @click.option("-v", "--verbose", is_flag=True, help="log progress details to stderr")
 @click.version_option(package_name="lgrep", prog_name="lgrep", message="%(prog)s %(version)s")
 @click.pass_context
@@ -435,7 +444,7 @@ def search(
         version=version_spec or "",
         files=files,
     ).validate()
-    app = make_app(cs, no_daemon=no_daemon, start=True, lock_timeout_s=SEARCH_BUILD_WAIT_S)
+    app = make_app(cs, no_daemon=no_daemon, start=True, lock_timeout_s=SEARCH_BUILD_WAIT_S, lite=True)
     if len(folders) > 1:
         with app, output.progress_bar(sys.stderr.isatty()) as on_progress:
             merged = app.search_projects(request, folders, progress=on_progress)
@@ -1056,17 +1065,3 @@ def config_show(path: Path, as_json: bool) -> int:
     for key, value, source in rows:
         print(f"{key:<{width}}  {json.dumps(value, default=str):<28}  # {source}")
     return EXIT_OK
-
-
-# ---------------------------------------------------------------------------------- helpers
-
-
-# ------------------------------------------------------------------- agents: install, uninstall, init
-
-from .doctor import doctor  # noqa: E402  (kept together with their registration)
-from .install import init, install, uninstall  # noqa: E402  (kept together with their registration)
-
-cli.add_command(install)
-cli.add_command(uninstall)
-cli.add_command(init)
-cli.add_command(doctor)

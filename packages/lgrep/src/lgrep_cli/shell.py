@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from lgrep_core.api import Lgrep
     from lgrep_core.client import LgrepClient
     from lgrep_core.config import LgrepSettings
+    from lgrep_core.lite_client import LiteClient
 
-__all__ = ["ask_to_spend", "connect", "make_app", "note", "settings_for", "spend_gate"]
+__all__ = ["ask_to_spend", "connect", "connect_lite", "make_app", "note", "settings_for", "spend_gate"]
 
 
 def note(text: str) -> None:
@@ -37,6 +38,12 @@ def connect(cs: ClientSettings, *, start: bool) -> LgrepClient | None:
     return connect_daemon(cs, start=start, notice=note)
 
 
+def connect_lite(cs: ClientSettings, *, start: bool) -> LiteClient | None:
+    from lgrep_core.daemon_client import connect_daemon_lite
+
+    return connect_daemon_lite(cs, start=start, notice=note)
+
+
 def make_app(
     cs: ClientSettings,
     *,
@@ -44,13 +51,18 @@ def make_app(
     start: bool,
     lock_timeout_s: float | None = None,
     fill_behind: bool = True,
+    lite: bool = False,
 ) -> Lgrep:
     """lgrep's application API over the engine this command uses: the daemon (started first when
     `start`), or this process when --no-daemon or no daemon can be used (`lock_timeout_s` and
-    `fill_behind` configure an index run here: see lgrep_cli.local.LocalEngine)."""
+    `fill_behind` configure an index run here: see lgrep_cli.local.LocalEngine). With `lite`, the
+    daemon's client is lgrep_core.lite_client's, whose handshake and search import no grpcio
+    (`lgrep search`, ADR 0027)."""
     from lgrep_core.api import Engine, Lgrep
 
-    engine: Engine | None = None if no_daemon else connect(cs, start=start)
+    engine: Engine | None = None
+    if not no_daemon:
+        engine = connect_lite(cs, start=start) if lite else connect(cs, start=start)
     if engine is None:
         from .local import LocalEngine
 
