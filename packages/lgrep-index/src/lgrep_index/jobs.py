@@ -33,13 +33,15 @@ from lgrep_core.config import LgrepSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import Embedders, as_embedders
 from lgrep_core.errors import IndexingError, LgrepError
+from lgrep_core.memory import release_free_heap
 from lgrep_core.models import IndexProgress, IndexSummary
+from lgrep_core.storage.store import release_arrow_memory
 
 from .changes import ChangeBatch
 from .freshness import git_state, record_git_state
 from .pipeline import Cancelled, Indexer
 
-__all__ = ["INDEX_NICE", "IndexJobs", "JobStream", "lower_thread_priority"]
+__all__ = ["INDEX_NICE", "RELEASE_ARENA_AFTER_CHUNKS", "IndexJobs", "JobStream", "lower_thread_priority"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,10 @@ LOCK_WAIT_S = 600.0
 INDEX_NICE = 10
 
 _DONE = object()
+# A job that embedded at least this many chunks grew the model's arena to its batches' shapes, which
+# queries never need: its session is dropped after the job and loaded again with one query's shape
+# (~0.3 s of the job's thread). A watcher's small updates keep theirs.
+RELEASE_ARENA_AFTER_CHUNKS = 512
 # The reason of the jobs a stopping server cancels: their vector fill is resumed at its next start.
 SHUTTING_DOWN = "the server is shutting down"
 
@@ -333,6 +339,7 @@ class IndexJobs:
                 self.on_commit(job.root)
             except Exception:
                 log.exception("notifying readers of %s failed", job.root)
+        self._settle_memory(job)
         outcome = job.outcome
         if (
             isinstance(outcome, IndexSummary)
@@ -345,6 +352,22 @@ class IndexJobs:
                 closed = self._closed
             if not closed:
                 self.submit(job.root)
+
+    def _settle_memory(self, job: _Job) -> None:
+        """Give back what a job left that no one needs: Arrow's and the C heap's free pages, and the
+        model's arena after a job that embedded many chunks (see RELEASE_ARENA_AFTER_CHUNKS)."""
+        outcome = job.outcome
+        if isinstance(outcome, IndexSummary) and outcome.vectors_embedded >= RELEASE_ARENA_AFTER_CHUNKS:
+            embedder = self.embedders.for_project(job.root)
+            release = getattr(embedder, "release_memory", None)
+            if callable(release):
+                release()
+                try:
+                    embedder.embed_query("warm up")  # the next query finds a session loaded
+                except Exception:
+                    log.exception("loading the embedding model again failed")
+        release_arrow_memory()
+        release_free_heap()
 
     @staticmethod
     def _cancelled(job: _Job) -> IndexingError:
