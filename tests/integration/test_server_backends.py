@@ -278,7 +278,9 @@ class _ArenaEmbedder(FakeEmbedder):
         return super().embed_query(text)
 
 
-def test_a_big_job_gives_the_models_arena_back_and_a_small_one_keeps_it(tmp_path: Path, monkeypatch) -> None:
+def test_a_big_job_gives_the_models_arena_back_and_a_small_one_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from lgrep_index.jobs import RELEASE_ARENA_AFTER_CHUNKS
 
     settings = _settings(tmp_path, monkeypatch)
