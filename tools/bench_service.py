@@ -27,6 +27,9 @@ daemon, and stops the daemon at the end.
   answers a few searches on it; repositories take turns (--rounds). RSS is sampled every 0.25 s;
   the result gives the RSS settled after each job (2 s after it, the snapshot refresh done), the
   peak during each, and the working set at the end against the one after the first round.
+- resident: one daemon on a cache that already holds the indexes of every --repo (build them first,
+  e.g. `tools/bench_memory.py curve --stand-in --cache DIR` for memory only): each project searched
+  in turn, --rounds times; RSS after each, and how many snapshots stay resident.
 
 Queries are the repository's own function names and phrases built from them (this measures the
 service, not ranking quality: that is tools/bench_search.py on the public benchmark).
@@ -547,9 +550,42 @@ def cmd_soak(args: argparse.Namespace) -> dict[str, object]:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def cmd_resident(args: argparse.Namespace) -> dict[str, object]:
+    """One daemon on a cache that already holds the projects' indexes (none is indexed here): each
+    project in turn is searched, as an agent moving between projects does; RSS after each, settled."""
+    from lgrep_core.models import SearchRequest
+
+    daemon = Daemon(args.models, args.cache)
+    rows: list[dict[str, object]] = []
+    try:
+        daemon.start()
+        time.sleep(3.0)
+        idle = daemon.rss_mb()[0]
+        with daemon.client() as client:
+            for _round in range(args.rounds):
+                for repo in args.repo:
+                    root = repo.resolve()
+                    for q in _queries(root, 5):
+                        client.search(SearchRequest(q, project_root=str(root)))
+                    time.sleep(2.0)
+                    resident = [p for p in client.list_projects() if p.resident]
+                    rows.append(
+                        {
+                            "project": root.name,
+                            "settled_mb": round(daemon.rss_mb()[0]),
+                            "resident": len(resident),
+                            "resident_chunks": sum(p.chunks for p in resident),
+                        }
+                    )
+                    print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        return {"model_no_project_mb": round(idle), "peak_mb": round(daemon.rss_mb()[1]), "by_search": rows}
+    finally:
+        daemon.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["load", "latency", "memory", "beside", "soak"])
+    parser.add_argument("mode", choices=["load", "latency", "memory", "beside", "soak", "resident"])
     parser.add_argument("--repo", type=Path, action="append", required=True, help="soak: repeat for each project")
     parser.add_argument("--big", type=Path)
     parser.add_argument("--models", type=Path, default=Path("~/.cache/lgrep/models").expanduser())
@@ -571,11 +607,18 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="soak: turns the repositories take")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    if args.mode != "soak":
+    if args.mode not in ("soak", "resident"):
         if len(args.repo) > 1:
             parser.error("--repo once, except for soak")
         args.repo = args.repo[0]
-    modes = {"load": cmd_load, "latency": cmd_latency, "memory": cmd_memory, "beside": cmd_beside, "soak": cmd_soak}
+    modes = {
+        "load": cmd_load,
+        "latency": cmd_latency,
+        "memory": cmd_memory,
+        "beside": cmd_beside,
+        "soak": cmd_soak,
+        "resident": cmd_resident,
+    }
     result = modes[args.mode](args)
     result = {"mode": args.mode, "date": time.strftime("%Y-%m-%d %H:%M"), **result}
     text = json.dumps(result, indent=2, default=str)
