@@ -191,8 +191,8 @@ class RemoteAccounts:
 class MemoryGovernor:
     """Keeps the vector phase under the memory budget: past HIGH_WATER of it, and only if memory grew
     since the last time (a reload costs ~0.3 s, so it must not happen every batch), hand Arrow's free
-    pages back and drop the inference session with its arena; if that still leaves the process over
-    the budget, halve the chunks per commit and the embedder's tokens per batch."""
+    pages back and drop the inference session with its arena; if that still leaves the process at
+    HIGH_WATER or above, halve the chunks per commit and the embedder's tokens per batch."""
 
     HIGH_WATER = 0.9  # act before the budget, not after: one batch can add tens of MB
     REGROWTH_BYTES = 32 * 1024 * 1024  # growth since the last release that justifies another one
@@ -214,8 +214,11 @@ class MemoryGovernor:
         if callable(release):
             release()  # onnxruntime's arena only shrinks when its session goes
         self._after_release = rss_bytes()
-        if self._after_release < self.budget_bytes:
+        if self._after_release < self.budget_bytes * self.HIGH_WATER:
             return
+        # Still at the high-water mark without the session: what the model grows back to would take
+        # the process past the budget (a 151k-chunk run peaked at 510 MB when this waited for the
+        # budget itself), so make its batches smaller now (512 tokens: ~36 MB less than 1,024).
         self.batch_chunks = max(self.MIN_BATCH_CHUNKS, self.batch_chunks // 2)
         tokens = getattr(embedder, "batch_tokens", None)
         if isinstance(tokens, int):
