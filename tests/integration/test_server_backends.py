@@ -261,37 +261,3 @@ def test_skeletons_need_a_parser_and_traces_an_index_with_structure(tmp_path: Pa
     assert old.search(SearchRequest("handler", project_root=str(root))).results
     with pytest.raises(NotFoundError, match="older lgrep"):
         old.trace(TraceRequest(str(root), "handler_1"))
-
-
-class _ArenaEmbedder(FakeEmbedder):
-    """A fake with the local model's `release_memory`: counts releases and the queries after them."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.events: list[str] = []
-
-    def release_memory(self) -> None:
-        self.events.append("release")
-
-    def embed_query(self, text: str):  # type: ignore[no-untyped-def]
-        self.events.append("query")
-        return super().embed_query(text)
-
-
-def test_a_big_job_gives_the_models_arena_back_and_a_small_one_keeps_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from lgrep_index.jobs import RELEASE_ARENA_AFTER_CHUNKS
-
-    settings = _settings(tmp_path, monkeypatch)
-    big = _project(tmp_path, "big", files=RELEASE_ARENA_AFTER_CHUNKS + 10).resolve()
-    embedder = _ArenaEmbedder()
-    jobs = IndexJobs(settings, embedder)
-    summary = jobs.run(big)
-    assert summary.vectors_embedded >= RELEASE_ARENA_AFTER_CHUNKS
-    # dropped after the job, then loaded again with a query's shape so the next search finds it warm
-    assert embedder.events == ["release", "query"]
-    (big / "mod0.py").write_text("def handler_zero(request):\n    return request.reply('changed')\n")
-    assert jobs.run(big).vectors_embedded < RELEASE_ARENA_AFTER_CHUNKS
-    assert embedder.events == ["release", "query"]  # a small job keeps its session
-    jobs.close()

@@ -41,7 +41,7 @@ from .changes import ChangeBatch
 from .freshness import git_state, record_git_state
 from .pipeline import Cancelled, Indexer
 
-__all__ = ["INDEX_NICE", "RELEASE_ARENA_AFTER_CHUNKS", "IndexJobs", "JobStream", "lower_thread_priority"]
+__all__ = ["INDEX_NICE", "IndexJobs", "JobStream", "lower_thread_priority"]
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +53,6 @@ LOCK_WAIT_S = 600.0
 INDEX_NICE = 10
 
 _DONE = object()
-# A job that embedded at least this many chunks grew the model's arena to its batches' shapes, which
-# queries never need: its session is dropped after the job and loaded again with one query's shape
-# (~0.3 s of the job's thread). A watcher's small updates keep theirs.
-RELEASE_ARENA_AFTER_CHUNKS = 512
 # The reason of the jobs a stopping server cancels: their vector fill is resumed at its next start.
 SHUTTING_DOWN = "the server is shutting down"
 
@@ -339,7 +335,7 @@ class IndexJobs:
                 self.on_commit(job.root)
             except Exception:
                 log.exception("notifying readers of %s failed", job.root)
-        self._settle_memory(job)
+        _release_free_memory()
         outcome = job.outcome
         if (
             isinstance(outcome, IndexSummary)
@@ -352,22 +348,6 @@ class IndexJobs:
                 closed = self._closed
             if not closed:
                 self.submit(job.root)
-
-    def _settle_memory(self, job: _Job) -> None:
-        """Give back what a job left that no one needs: Arrow's and the C heap's free pages, and the
-        model's arena after a job that embedded many chunks (see RELEASE_ARENA_AFTER_CHUNKS)."""
-        outcome = job.outcome
-        if isinstance(outcome, IndexSummary) and outcome.vectors_embedded >= RELEASE_ARENA_AFTER_CHUNKS:
-            embedder = self.embedders.for_project(job.root)
-            release = getattr(embedder, "release_memory", None)
-            if callable(release):
-                release()
-                try:
-                    embedder.embed_query("warm up")  # the next query finds a session loaded
-                except Exception:
-                    log.exception("loading the embedding model again failed")
-        release_arrow_memory()
-        release_free_heap()
 
     @staticmethod
     def _cancelled(job: _Job) -> IndexingError:
@@ -387,3 +367,11 @@ def lower_thread_priority(step: int) -> None:
         os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + step))
     except OSError as exc:
         log.debug("cannot lower the index thread's priority: %s", exc)
+
+
+def _release_free_memory() -> None:
+    """Give back the free pages a job left in Arrow's pool and the C heap. The model's session is kept:
+    dropping it after a big job and loading it again left the daemon ~40 MB higher after the next
+    small jobs than keeping it (tools/bench_service.py soak, docs/benchmarks.md "Memory ceilings")."""
+    release_arrow_memory()
+    release_free_heap()
