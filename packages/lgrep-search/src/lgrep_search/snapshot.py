@@ -19,6 +19,7 @@ import time
 
 from lgrep_core.errors import LgrepError, StorageError
 from lgrep_core.memory import release_free_heap
+from lgrep_core.priority import lower_thread_priority
 from lgrep_core.storage.reader import IndexVersion, ProjectReader
 
 from .corpus import Corpus
@@ -129,6 +130,8 @@ class Snapshots:
             thread.join(timeout)
 
     def _background_refresh(self) -> None:
+        if self.background:
+            lower_thread_priority()  # its own thread: the queries that go on meanwhile come first
         try:
             self._refresh()
         except LgrepError as exc:
