@@ -11,8 +11,9 @@ Each run starts its own `lgrep serve` on a fresh cache dir under /tmp (the ONNX 
 daemon, and stops the daemon at the end.
 
 - load: N client processes search for S seconds while an editor saves a new function into the
-  watched project every --edit-every seconds; reports errors, latency percentiles, and how long each
-  edit took to become searchable (BM25 hit, then its vector in).
+  watched project every --edit-every seconds; reports errors, latency percentiles (all, and each
+  client's), and how long each edit took to become searchable (BM25 hit, then its vector in). With
+  --stream-index DIR another client runs a long index stream (DIR from scratch) meanwhile.
 - latency: one client's gRPC search latency from another process, and the wall and CPU time of the
   `lgrep search` command through the warm daemon: with its modules' bytecode cached (as installed),
   then with whatever bytecode the environment gives it (PYTHONDONTWRITEBYTECODE=1 and a venv without
@@ -253,6 +254,26 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
 
         edits = threading.Thread(target=editor, daemon=True)
         edits.start()
+        streamed: dict[str, object] = {}
+
+        def long_stream() -> None:
+            # Another agent runs a long index stream (a big repository from scratch) meanwhile.
+            from lgrep_core.models import IndexProgress
+
+            events = 0
+            t_stream = time.perf_counter()
+            with daemon.client() as streamer:
+                stream = streamer.index(args.stream_index.resolve(), force=True)
+                for event in stream:
+                    events += isinstance(event, IndexProgress)
+                    if stop.is_set():
+                        stream.cancel()
+                        break
+            streamed.update(events=events, seconds=round(time.perf_counter() - t_stream, 1))
+
+        streamer = threading.Thread(target=long_stream, daemon=True) if args.stream_index else None
+        if streamer is not None:
+            streamer.start()
         ctx = mp.get_context("spawn")
         out: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
         workers = [
@@ -269,6 +290,8 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
             w.join(timeout=30)
         stop.set()
         edits.join(timeout=60)
+        if streamer is not None:
+            streamer.join(timeout=60)
         rss, peak = daemon.rss_mb()
         latencies = [x for lat, _ in results for x in lat]
         errors = [e for _, errs in results for e in errs]
@@ -284,6 +307,10 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
             "errors": len(errors),
             "error_samples": errors[:3],
             "search_ms": _summary(latencies),
+            # No client starved: each one's own count and p99.
+            "per_client_queries": [len(lat) for lat, _ in results],
+            "per_client_p99_ms": [_summary(lat)["p99"] for lat, _ in results],
+            "long_index_stream": streamed or None,
             "edits": len(visible) + len(missed),
             "edits_missed": len(missed),
             "edit_searchable_s": _summary(visible),
@@ -597,6 +624,9 @@ def main() -> None:
         "--think-ms", type=float, default=0.0, help="load: each client's mean pause between queries (0: back to back)"
     )
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--stream-index", type=Path, help="load: another client indexes this repository from scratch meanwhile"
+    )
     parser.add_argument("--cli", type=int, default=30, help="latency: timed `lgrep search` commands (bytecode cached)")
     parser.add_argument("--cli-env", type=int, default=10, help="latency: the same, bytecode as the environment has it")
     parser.add_argument(

@@ -188,6 +188,23 @@ def test_the_chunking_time_left_adds_the_expected_embedding() -> None:
     assert event.eta_seconds == pytest.approx(40.0 + 200.0, rel=0.01)
 
 
+def test_the_embedding_time_left_follows_the_recent_rate() -> None:
+    from lgrep_core.models import IndexPhase
+
+    progress = pipeline._PhaseProgress(IndexPhase.EMBED, chunks_total=20_000, started=0.0)
+    progress.event(now=0.0)
+    for t in range(10, 130, 10):  # 100 chunks/s for two minutes
+        progress.chunks_done = t * 100
+        progress.event(now=float(t))
+    assert progress.event(now=120.0).rate == pytest.approx(100.0)
+    for t in range(130, 250, 10):  # then the machine gets busy: 20 chunks/s
+        progress.chunks_done += 200
+        event = progress.event(now=float(t))
+    # A minute later the rate is the busy one (the phase's average would still say ~60/s).
+    assert event.rate == pytest.approx(20.0)
+    assert event.eta_seconds == pytest.approx((20_000 - progress.chunks_done) / 20.0)
+
+
 def _age_index(settings, root: Path, **identity: object) -> None:
     """Make the published index look written by an older lgrep: another identity, and (for schema 1)
     a chunks table without the `refs` column."""

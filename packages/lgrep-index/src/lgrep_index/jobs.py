@@ -22,7 +22,6 @@ are idle, so a lone index runs at full speed.
 from __future__ import annotations
 
 import logging
-import os
 import queue
 import threading
 from collections.abc import Callable
@@ -35,22 +34,23 @@ from lgrep_core.embeddings.registry import Embedders, as_embedders
 from lgrep_core.errors import IndexingError, LgrepError
 from lgrep_core.memory import release_free_heap
 from lgrep_core.models import IndexProgress, IndexSummary
+from lgrep_core.priority import BACKGROUND_NICE, lower_thread_priority
 from lgrep_core.storage.store import release_arrow_memory
 
 from .changes import ChangeBatch
 from .freshness import git_state, record_git_state
 from .pipeline import Cancelled, Indexer
 
-__all__ = ["INDEX_NICE", "IndexJobs", "JobStream", "lower_thread_priority"]
+__all__ = ["INDEX_NICE", "IndexJobs", "JobStream"]
 
 log = logging.getLogger(__name__)
 
 # How long a job waits for another process's write lock on the project before failing.
 LOCK_WAIT_S = 600.0
 
-# Added to the nice value of the threads that run index jobs (Linux: a per-thread attribute, which the
-# threads they start inherit: the embedding batches' pool).
-INDEX_NICE = 10
+# Added to the nice value of the threads that run index jobs, and so of the threads they start (the
+# embedding batches' pool).
+INDEX_NICE = BACKGROUND_NICE
 
 _DONE = object()
 # The reason of the jobs a stopping server cancels: their vector fill is resumed at its next start.
@@ -355,18 +355,6 @@ class IndexJobs:
             f"indexing {job.root} was cancelled ({job.cancel_reason}); what it had committed is kept, "
             f"and `lgrep index {job.root}` goes on from there"
         )
-
-
-def lower_thread_priority(step: int) -> None:
-    """Raise the calling thread's nice value by `step` (where threads have their own: Linux). Failing
-    to is not an error: the work runs at the priority it has."""
-    if not hasattr(os, "setpriority") or not hasattr(threading, "get_native_id"):
-        return
-    tid = threading.get_native_id()
-    try:
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + step))
-    except OSError as exc:
-        log.debug("cannot lower the index thread's priority: %s", exc)
 
 
 def _release_free_memory() -> None:

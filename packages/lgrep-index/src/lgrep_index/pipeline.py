@@ -15,7 +15,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +65,8 @@ FILES_PER_COMMIT = 400
 # includes the embedding it leads to. Only phases of this many chunks or more say what a rate is.
 _EMBED_RATES: dict[str, float] = {}
 _RATE_MIN_CHUNKS = 256
+# The embedding phase's rate (and time left) is measured over this many recent seconds.
+RATE_WINDOW_S = 60.0
 # Chunks read back per page of phase 2's scan (a page of 1,024 held ~30 MB less than one of 4,096, and
 # read faster).
 SCAN_ROWS = 1024
@@ -130,7 +132,9 @@ class _PhaseProgress:
     The embedding phase is the last long one, so its time left is the run's. While chunking, the time
     left is the chunking's plus the embedding of the chunks it is expected to write (its chunks per
     file so far) at `embed_rate`, the rate this process last embedded at with this model; without
-    one (a process's first run), unknown.
+    one (a process's first run), unknown. The embedding rate, and so its time left, is that of the
+    last RATE_WINDOW_S seconds (the whole phase until then): a machine that gets busier or quieter
+    during an hour-long fill moves the estimate within a minute, not at the end.
     """
 
     phase: IndexPhase
@@ -141,12 +145,23 @@ class _PhaseProgress:
     started: float = field(default_factory=time.monotonic)
     files_at_start: int = -1  # files_done when the phase started (set by __post_init__)
     embed_rate: float | None = None  # chunks per second this process last embedded at (CHUNK only)
+    _marks: deque[tuple[float, int]] = field(default_factory=deque)  # (time, chunks_done) of recent events
 
     def __post_init__(self) -> None:
         self.files_at_start = self.files_done
 
-    def event(self) -> IndexProgress:
-        elapsed = time.monotonic() - self.started
+    def _recent_rate(self, now: float) -> float:
+        """Chunks per second over the last RATE_WINDOW_S (since the phase started, before that)."""
+        marks = self._marks
+        marks.append((now, self.chunks_done))
+        while len(marks) > 2 and now - marks[1][0] >= RATE_WINDOW_S:
+            marks.popleft()
+        since, done = marks[0] if now - marks[0][0] >= RATE_WINDOW_S else (self.started, 0)
+        return (self.chunks_done - done) / (now - since) if now > since else 0.0
+
+    def event(self, now: float | None = None) -> IndexProgress:
+        now = time.monotonic() if now is None else now
+        elapsed = now - self.started
         rate = 0.0
         eta: float | None = None
         if elapsed > 0 and self.phase is IndexPhase.CHUNK:
@@ -156,7 +171,7 @@ class _PhaseProgress:
                 expected = self.chunks_done * (self.files_total - self.files_at_start) / chunked
                 eta = max(self.files_total - self.files_done, 0) / rate + expected / self.embed_rate
         elif elapsed > 0 and self.phase is IndexPhase.EMBED:
-            rate = self.chunks_done / elapsed
+            rate = self._recent_rate(now)
             if rate > 0:
                 eta = max(self.chunks_total - self.chunks_done, 0) / rate
         return IndexProgress(

@@ -19,6 +19,7 @@ import time
 
 from lgrep_core.errors import LgrepError, StorageError
 from lgrep_core.memory import release_free_heap
+from lgrep_core.priority import lower_thread_priority
 from lgrep_core.storage.reader import IndexVersion, ProjectReader
 from lgrep_core.text import clear_term_caches
 
@@ -130,6 +131,8 @@ class Snapshots:
             thread.join(timeout)
 
     def _background_refresh(self) -> None:
+        if self.background:
+            lower_thread_priority()  # its own thread: the queries that go on meanwhile come first
         try:
             self._refresh()
         except LgrepError as exc:
