@@ -197,7 +197,7 @@ class MemoryGovernor:
     HIGH_WATER = 0.9  # act before the budget, not after: one batch can add tens of MB
     REGROWTH_BYTES = 32 * 1024 * 1024  # growth since the last release that justifies another one
     MIN_BATCH_CHUNKS = 16
-    MIN_BATCH_TOKENS = 512
+    MIN_BATCH_TOKENS = 256
 
     def __init__(self, budget_mb: int, batch_chunks: int) -> None:
         self.budget_bytes = budget_mb * 1024 * 1024
@@ -218,7 +218,8 @@ class MemoryGovernor:
             return
         # Still at the high-water mark without the session: what the model grows back to would take
         # the process past the budget (a 151k-chunk run peaked at 510 MB when this waited for the
-        # budget itself), so make its batches smaller now (512 tokens: ~36 MB less than 1,024).
+        # budget itself), so make its batches smaller now. The model's peak with two batches side by
+        # side (tools/bench_embed.py, 512 chunks): 290 MB at 1,024 tokens, 248 at 512, 227 at 256.
         self.batch_chunks = max(self.MIN_BATCH_CHUNKS, self.batch_chunks // 2)
         tokens = getattr(embedder, "batch_tokens", None)
         if isinstance(tokens, int):
