@@ -74,6 +74,7 @@ class EmbeddingStage:
         allows. After each full batch, once the caller has stored it and asks for the next, memory is
         checked and, over the budget, released and the batches made smaller."""
         governor = MemoryGovernor(self.settings.index.memory_budget_mb, self.settings.index.embed_batch_chunks)
+        governor.start(self.embedder)
         keys: list[str] = []
         paths: list[str] = []
         texts: list[str] = []
@@ -199,10 +200,33 @@ class MemoryGovernor:
     MIN_BATCH_CHUNKS = 16
     MIN_BATCH_TOKENS = 256
 
+    # What the local model's session takes while it embeds, by its batch size (two batches side by
+    # side, as it runs them on two cores): ~200 MB at 1,024 tokens in a 151k-chunk run (328 -> 528 MB
+    # over the first 10k chunks), less in proportion below (tools/bench_embed.py: 290, 248 and 227 MB
+    # peaks at 1,024, 512 and 256 tokens).
+    MODEL_BASE_BYTES = 80 * 1024 * 1024
+    MODEL_BYTES_PER_BATCH_TOKEN = 120 * 1024
+
     def __init__(self, budget_mb: int, batch_chunks: int) -> None:
         self.budget_bytes = budget_mb * 1024 * 1024
         self.batch_chunks = batch_chunks
         self._after_release = 0
+
+    def start(self, embedder: EmbeddingProvider) -> None:
+        """Before the first batch: a session grows by a whole batch's worth between two checks, so
+        when what the process holds already plus what the model will take at the embedder's batch
+        size is past HIGH_WATER, start with smaller batches (halved down to MIN_BATCH_TOKENS)."""
+        tokens = getattr(embedder, "batch_tokens", None)
+        if not isinstance(tokens, int):
+            return
+        room = self.budget_bytes * self.HIGH_WATER - rss_bytes()
+        start = tokens
+        while start > self.MIN_BATCH_TOKENS and self.MODEL_BASE_BYTES + self.MODEL_BYTES_PER_BATCH_TOKEN * start > room:
+            start //= 2
+        start = max(start, self.MIN_BATCH_TOKENS)
+        if start != tokens:
+            embedder.batch_tokens = start  # type: ignore[attr-defined]  # optional knob
+            log.info("memory: starting the vector phase at %d batch tokens (%d configured)", start, tokens)
 
     def check(self, embedder: EmbeddingProvider) -> None:
         rss = rss_bytes()
