@@ -4,6 +4,7 @@
     uv run --frozen python tools/bench_service.py latency --repo DIR [--cli 30] [--compare-cli OTHER/.venv/bin/lgrep]
     uv run --frozen python tools/bench_service.py memory  --repo DIR
     uv run --frozen python tools/bench_service.py beside  --repo DIR --big DIR
+    uv run --frozen python tools/bench_service.py soak    --repo GIT_DIR [--repo GIT_DIR ...] [--commits 8] [--step 25]
 
 Each run starts its own `lgrep serve` on a fresh cache dir under /tmp (the ONNX model is linked from
 --models, default ~/.cache/lgrep/models, so it is not rebuilt), indexes the repository through the
@@ -21,6 +22,15 @@ daemon, and stops the daemon at the end.
 - memory: the daemon's resident memory with the model loaded and no project, then with the
   repository's snapshot warm.
 - beside: search latency quiet, then while the daemon builds the index of a big repository.
+- soak: one daemon, many projects, many jobs, as an agent moving between branches and projects
+  uses it: each repository (a git checkout, cloned to /tmp without touching it) is checked out at
+  --commits commits --step apart, oldest first, and after each checkout the daemon indexes it and
+  answers a few searches on it; repositories take turns (--rounds). RSS is sampled every 0.25 s;
+  the result gives the RSS settled after each job (2 s after it, the snapshot refresh done), the
+  peak during each, and the working set at the end against the one after the first round.
+- resident: one daemon on a cache that already holds the indexes of every --repo (build them first,
+  e.g. `tools/bench_memory.py curve --stand-in --cache DIR` for memory only): each project searched
+  in turn, --rounds times; RSS after each, and how many snapshots stay resident.
 
 Queries are the repository's own function names and phrases built from them (this measures the
 service, not ranking quality: that is tools/bench_search.py on the public benchmark).
@@ -29,6 +39,7 @@ service, not ranking quality: that is tools/bench_search.py on the public benchm
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -481,10 +492,128 @@ def cmd_beside(args: argparse.Namespace) -> dict[str, object]:
         daemon.stop()
 
 
+# --------------------------------------------------------------------------------------- soak
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+def cmd_soak(args: argparse.Namespace) -> dict[str, object]:
+    from lgrep_core.models import SearchRequest
+
+    work = Path(tempfile.mkdtemp(prefix="lgsoak-", dir="/tmp"))
+    projects: list[tuple[Path, list[str]]] = []
+    for source in args.repo:
+        clone = work / source.resolve().name
+        subprocess.run(
+            ["git", "clone", "-q", "--shared", "--no-checkout", str(source.resolve()), str(clone)], check=True
+        )
+        commits = _git(clone, "rev-list", "--first-parent", "HEAD").split()
+        picked = commits[: args.commits * args.step : args.step][::-1]  # oldest first, HEAD last
+        projects.append((clone, picked))
+    daemon = Daemon(args.models, args.cache)
+    samples: list[tuple[float, float]] = []
+    stop = threading.Event()
+    t0 = time.monotonic()
+
+    def sampler() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(OSError, AssertionError):
+                samples.append((time.monotonic() - t0, daemon.rss_mb()[0]))
+            stop.wait(0.25)
+
+    jobs: list[dict[str, object]] = []
+    try:
+        daemon.start()
+        time.sleep(3.0)  # the model loads in the background at start
+        idle = daemon.rss_mb()[0]
+        threading.Thread(target=sampler, daemon=True).start()
+        for round_ in range(args.rounds):
+            for clone, commits in projects:
+                part = commits[round_ * len(commits) // args.rounds : (round_ + 1) * len(commits) // args.rounds]
+                queries = None
+                for commit in part:
+                    _git(clone, "checkout", "-q", "--force", commit)
+                    start = time.monotonic() - t0
+                    indexed = _index(daemon, clone)
+                    queries = queries or _queries(clone, 5)
+                    with daemon.client() as client:
+                        for q in queries:
+                            client.search(SearchRequest(q, project_root=str(clone)))
+                    end = time.monotonic() - t0
+                    time.sleep(2.0)
+                    during = [r for t, r in samples if start <= t <= end] or [daemon.rss_mb()[0]]
+                    jobs.append(
+                        {
+                            "project": clone.name,
+                            "commit": commit[:10],
+                            "chunks": indexed["chunks"],
+                            "index_s": round(indexed["seconds"], 1),
+                            "peak_mb": round(max(during)),
+                            "settled_mb": round(daemon.rss_mb()[0]),
+                        }
+                    )
+                    print(json.dumps(jobs[-1]), file=sys.stderr, flush=True)
+        first_round = jobs[: len(jobs) // args.rounds]
+        with daemon.client() as client:
+            resident = [p.project_root for p in client.list_projects() if p.resident]
+        return {
+            "projects": [c.name for c, _ in projects],
+            "commits_each": args.commits,
+            "jobs": len(jobs),
+            "model_no_project_mb": round(idle),
+            "peak_mb": round(max(r for _t, r in samples)),
+            "settled_after_first_round_mb": first_round[-1]["settled_mb"] if first_round else None,
+            "settled_max_mb": max(int(j["settled_mb"]) for j in jobs),  # type: ignore[call-overload]
+            "settled_end_mb": jobs[-1]["settled_mb"],
+            "snapshots_resident_at_end": len(resident),
+            "by_job": jobs,
+            "rss_curve": [(round(t), round(r)) for t, r in samples[:: max(1, len(samples) // 400)]],
+        }
+    finally:
+        stop.set()
+        daemon.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def cmd_resident(args: argparse.Namespace) -> dict[str, object]:
+    """One daemon on a cache that already holds the projects' indexes (none is indexed here): each
+    project in turn is searched, as an agent moving between projects does; RSS after each, settled."""
+    from lgrep_core.models import SearchRequest
+
+    daemon = Daemon(args.models, args.cache)
+    rows: list[dict[str, object]] = []
+    try:
+        daemon.start()
+        time.sleep(3.0)
+        idle = daemon.rss_mb()[0]
+        with daemon.client() as client:
+            for _round in range(args.rounds):
+                for repo in args.repo:
+                    root = repo.resolve()
+                    for q in _queries(root, 5):
+                        client.search(SearchRequest(q, project_root=str(root)))
+                    time.sleep(2.0)
+                    resident = [p for p in client.list_projects() if p.resident]
+                    rows.append(
+                        {
+                            "project": root.name,
+                            "settled_mb": round(daemon.rss_mb()[0]),
+                            "resident": len(resident),
+                            "resident_chunks": sum(p.chunks for p in resident),
+                        }
+                    )
+                    print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        return {"model_no_project_mb": round(idle), "peak_mb": round(daemon.rss_mb()[1]), "by_search": rows}
+    finally:
+        daemon.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["load", "latency", "memory", "beside"])
-    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("mode", choices=["load", "latency", "memory", "beside", "soak", "resident"])
+    parser.add_argument("--repo", type=Path, action="append", required=True, help="soak: repeat for each project")
     parser.add_argument("--big", type=Path)
     parser.add_argument("--models", type=Path, default=Path("~/.cache/lgrep/models").expanduser())
     parser.add_argument("--cache", type=Path, help="cache dir to use and keep (default: a fresh one, removed)")
@@ -503,9 +632,24 @@ def main() -> None:
     parser.add_argument(
         "--compare-cli", type=Path, help="latency: another build's `lgrep` script, timed in turn with this one's"
     )
+    parser.add_argument("--commits", type=int, default=8, help="soak: commits checked out per repository")
+    parser.add_argument("--step", type=int, default=25, help="soak: commits between two checkouts")
+    parser.add_argument("--rounds", type=int, default=2, help="soak: turns the repositories take")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    result = {"load": cmd_load, "latency": cmd_latency, "memory": cmd_memory, "beside": cmd_beside}[args.mode](args)
+    if args.mode not in ("soak", "resident"):
+        if len(args.repo) > 1:
+            parser.error("--repo once, except for soak")
+        args.repo = args.repo[0]
+    modes = {
+        "load": cmd_load,
+        "latency": cmd_latency,
+        "memory": cmd_memory,
+        "beside": cmd_beside,
+        "soak": cmd_soak,
+        "resident": cmd_resident,
+    }
+    result = modes[args.mode](args)
     result = {"mode": args.mode, "date": time.strftime("%Y-%m-%d %H:%M"), **result}
     text = json.dumps(result, indent=2, default=str)
     print(text)

@@ -104,6 +104,31 @@ def test_memory_governor_release_that_suffices_keeps_batches(monkeypatch) -> Non
     assert governor.batch_chunks == 256
 
 
+def test_memory_governor_shrinks_batches_when_a_release_leaves_it_at_the_high_water_mark(monkeypatch) -> None:
+    readings = iter([480 * 1024 * 1024, 460 * 1024 * 1024])  # under the budget, over 90% of it
+    monkeypatch.setattr(embedding_stage, "rss_bytes", lambda: next(readings))
+    governor = MemoryGovernor(budget_mb=500, batch_chunks=256)
+    governor.check(FakeEmbedder())
+    assert governor.batch_chunks == 128
+
+
+def test_memory_governor_starts_with_batches_the_room_left_allows(monkeypatch) -> None:
+    class Tunable(FakeEmbedder):
+        batch_tokens = 1024
+
+    mb = 1024 * 1024
+    rss = {"now": 330 * mb}  # a big project's vector phase: 120 MB left under the high-water mark
+    monkeypatch.setattr(embedding_stage, "rss_bytes", lambda: rss["now"])
+    embedder = Tunable()
+    MemoryGovernor(budget_mb=500, batch_chunks=256).start(embedder)
+    assert embedder.batch_tokens == 256
+    rss["now"] = 150 * mb  # a small one: the configured batches fit
+    embedder.batch_tokens = 1024
+    MemoryGovernor(budget_mb=500, batch_chunks=256).start(embedder)
+    assert embedder.batch_tokens == 1024
+    MemoryGovernor(budget_mb=500, batch_chunks=256).start(FakeEmbedder())  # no knob: nothing to do
+
+
 def test_memory_governor_leaves_batches_alone_under_budget() -> None:
     embedder = FakeEmbedder()
     governor = MemoryGovernor(budget_mb=1_000_000, batch_chunks=256)

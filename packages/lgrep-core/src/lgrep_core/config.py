@@ -301,7 +301,7 @@ class ServerSettings(_Section):
         default=1800.0, gt=0, description="A project's in-memory snapshot is dropped after this long without a query."
     )
     snapshot_budget_mb: int = Field(
-        default=1024, ge=64, description="Snapshots beyond this estimated size are dropped, least recently used first."
+        default=512, ge=64, description="Snapshots beyond this estimated size are dropped, least recently used first."
     )
     idle_exit_s: float = Field(
         default=3 * 3600.0,

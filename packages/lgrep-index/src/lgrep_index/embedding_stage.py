@@ -74,6 +74,7 @@ class EmbeddingStage:
         allows. After each full batch, once the caller has stored it and asks for the next, memory is
         checked and, over the budget, released and the batches made smaller."""
         governor = MemoryGovernor(self.settings.index.memory_budget_mb, self.settings.index.embed_batch_chunks)
+        governor.start(self.embedder)
         keys: list[str] = []
         paths: list[str] = []
         texts: list[str] = []
@@ -191,18 +192,41 @@ class RemoteAccounts:
 class MemoryGovernor:
     """Keeps the vector phase under the memory budget: past HIGH_WATER of it, and only if memory grew
     since the last time (a reload costs ~0.3 s, so it must not happen every batch), hand Arrow's free
-    pages back and drop the inference session with its arena; if that still leaves the process over
-    the budget, halve the chunks per commit and the embedder's tokens per batch."""
+    pages back and drop the inference session with its arena; if that still leaves the process at
+    HIGH_WATER or above, halve the chunks per commit and the embedder's tokens per batch."""
 
     HIGH_WATER = 0.9  # act before the budget, not after: one batch can add tens of MB
     REGROWTH_BYTES = 32 * 1024 * 1024  # growth since the last release that justifies another one
     MIN_BATCH_CHUNKS = 16
-    MIN_BATCH_TOKENS = 512
+    MIN_BATCH_TOKENS = 256
+
+    # What the local model's session takes while it embeds, by its batch size (two batches side by
+    # side, as it runs them on two cores): ~200 MB at 1,024 tokens in a 151k-chunk run (328 -> 528 MB
+    # over the first 10k chunks), less in proportion below (tools/bench_embed.py: 290, 248 and 227 MB
+    # peaks at 1,024, 512 and 256 tokens).
+    MODEL_BASE_BYTES = 80 * 1024 * 1024
+    MODEL_BYTES_PER_BATCH_TOKEN = 120 * 1024
 
     def __init__(self, budget_mb: int, batch_chunks: int) -> None:
         self.budget_bytes = budget_mb * 1024 * 1024
         self.batch_chunks = batch_chunks
         self._after_release = 0
+
+    def start(self, embedder: EmbeddingProvider) -> None:
+        """Before the first batch: a session grows by a whole batch's worth between two checks, so
+        when what the process holds already plus what the model will take at the embedder's batch
+        size is past HIGH_WATER, start with smaller batches (halved down to MIN_BATCH_TOKENS)."""
+        tokens = getattr(embedder, "batch_tokens", None)
+        if not isinstance(tokens, int):
+            return
+        room = self.budget_bytes * self.HIGH_WATER - rss_bytes()
+        start = tokens
+        while start > self.MIN_BATCH_TOKENS and self.MODEL_BASE_BYTES + self.MODEL_BYTES_PER_BATCH_TOKEN * start > room:
+            start //= 2
+        start = max(start, self.MIN_BATCH_TOKENS)
+        if start != tokens:
+            embedder.batch_tokens = start  # type: ignore[attr-defined]  # optional knob
+            log.info("memory: starting the vector phase at %d batch tokens (%d configured)", start, tokens)
 
     def check(self, embedder: EmbeddingProvider) -> None:
         rss = rss_bytes()
@@ -214,8 +238,12 @@ class MemoryGovernor:
         if callable(release):
             release()  # onnxruntime's arena only shrinks when its session goes
         self._after_release = rss_bytes()
-        if self._after_release < self.budget_bytes:
+        if self._after_release < self.budget_bytes * self.HIGH_WATER:
             return
+        # Still at the high-water mark without the session: what the model grows back to would take
+        # the process past the budget (a 151k-chunk run peaked at 510 MB when this waited for the
+        # budget itself), so make its batches smaller now. The model's peak with two batches side by
+        # side (tools/bench_embed.py, 512 chunks): 290 MB at 1,024 tokens, 248 at 512, 227 at 256.
         self.batch_chunks = max(self.MIN_BATCH_CHUNKS, self.batch_chunks // 2)
         tokens = getattr(embedder, "batch_tokens", None)
         if isinstance(tokens, int):

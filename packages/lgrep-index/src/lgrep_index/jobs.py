@@ -32,8 +32,10 @@ from lgrep_core.config import LgrepSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import Embedders, as_embedders
 from lgrep_core.errors import IndexingError, LgrepError
+from lgrep_core.memory import release_free_heap
 from lgrep_core.models import IndexProgress, IndexSummary
 from lgrep_core.priority import BACKGROUND_NICE, lower_thread_priority
+from lgrep_core.storage.store import release_arrow_memory
 
 from .changes import ChangeBatch
 from .freshness import git_state, record_git_state
@@ -333,6 +335,7 @@ class IndexJobs:
                 self.on_commit(job.root)
             except Exception:
                 log.exception("notifying readers of %s failed", job.root)
+        _release_free_memory()
         outcome = job.outcome
         if (
             isinstance(outcome, IndexSummary)
@@ -352,3 +355,11 @@ class IndexJobs:
             f"indexing {job.root} was cancelled ({job.cancel_reason}); what it had committed is kept, "
             f"and `lgrep index {job.root}` goes on from there"
         )
+
+
+def _release_free_memory() -> None:
+    """Give back the free pages a job left in Arrow's pool and the C heap. The model's session is kept:
+    dropping it after a big job and loading it again left the daemon ~40 MB higher after the next
+    small jobs than keeping it (tools/bench_service.py soak, docs/benchmarks.md "Memory ceilings")."""
+    release_arrow_memory()
+    release_free_heap()

@@ -20,15 +20,17 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.embeddings.cloud import EmbeddingIncomplete
 from lgrep_core.errors import EmbeddingError, IndexingError, NotFoundError
+from lgrep_core.memory import release_free_heap
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import redact_path, sanitize
 from lgrep_core.storage.layout import DiskFullError
 from lgrep_core.storage.schema import CHUNK_COLUMNS, IndexIdentity, path_key
-from lgrep_core.storage.store import FileRecord, IndexState, ProjectStore, release_arrow_memory
+from lgrep_core.storage.store import FileRecord, IndexState, KeySet, ProjectStore, release_arrow_memory
 
 from lgrep_index.changes import ChangeBatch
 from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, detect_language, overflow_text
@@ -65,8 +67,9 @@ _EMBED_RATES: dict[str, float] = {}
 _RATE_MIN_CHUNKS = 256
 # The embedding phase's rate (and time left) is measured over this many recent seconds.
 RATE_WINDOW_S = 60.0
-# Chunks read back per scan step of phase 2.
-SCAN_ROWS = 4096
+# Chunks read back per page of phase 2's scan (a page of 1,024 held ~30 MB less than one of 4,096, and
+# read faster).
+SCAN_ROWS = 1024
 # Files an embedding error names (the rest are counted).
 _FILES_NAMED = 10
 # An update keeps the embedding texts of the chunks it writes for phase 2 (no scan of the tables) up to
@@ -337,6 +340,7 @@ class Indexer:
             # built) are not needed by phase 2: let them go before the model loads.
             self.store.close()
             release_arrow_memory()
+            release_free_heap()
             self.store.open()
             if wait_vectors:
                 self._check_cancel()
@@ -562,12 +566,14 @@ class Indexer:
     def _phase_vectors(self, summary: _Tally, written: dict[str, tuple[str, str]] | None = None) -> None:
         """Embed every chunk whose key has no vector yet; with `written` (paths and embedding texts
         by key), only those chunks, found without scanning the tables."""
+        items: Iterator[tuple[str, str, str]]
         if written is None:
             pending = self.store.pending_vector_keys()
-            items: Iterator[tuple[str, str, str]] = self._pending_texts(pending)
+            items = self._pending_texts(pending)
         else:
-            pending = self.store.missing_vector_keys(sorted(written))
-            items = ((key, *written[key]) for key in sorted(pending))
+            missing = self.store.missing_vector_keys(sorted(written))
+            pending = KeySet.of(missing)
+            items = ((key, *written[key]) for key in sorted(missing))
         progress = _PhaseProgress(IndexPhase.EMBED, chunks_total=len(pending))
         self._progress(progress.event())
         if not pending:
@@ -585,20 +591,26 @@ class Indexer:
         if progress.chunks_done >= _RATE_MIN_CHUNKS and elapsed > 0:
             _EMBED_RATES[self.identity.model] = progress.chunks_done / elapsed
 
-    def _pending_texts(self, pending: set[str]) -> Iterator[tuple[str, str, str]]:
-        remaining = set(pending)
+    def _pending_texts(self, pending: KeySet) -> Iterator[tuple[str, str, str]]:
+        """The embedding text of each pending key, once (the first chunk of the table that has it),
+        read a page of the chunks table at a time. What is held for the whole table is the keys'
+        array and one flag per key, ~33 bytes a pending chunk."""
+        taken = np.zeros(len(pending), dtype=np.bool_)
+        left = len(pending)
         for batch in self.store.iter_chunk_rows(["vec_key", "path", "scope", "content"], SCAN_ROWS):
             vkeys = batch["vec_key"]
-            wanted = [i for i, k in enumerate(vkeys) if k in remaining]
-            if not wanted:
+            at = pending.positions(vkeys)
+            wanted = np.flatnonzero(at >= 0)
+            if wanted.size == 0:
                 continue
             paths, scopes, contents = batch["path"], batch["scope"], batch["content"]
-            for i in wanted:
-                key = vkeys[i]
-                if key in remaining:
-                    remaining.discard(key)
-                    yield key, paths[i], embedding_text(redact_path(paths[i]), scopes[i] or (), contents[i])
-            if not remaining:
+            for i in wanted.tolist():
+                slot = int(at[i])
+                if not taken[slot]:
+                    taken[slot] = True
+                    left -= 1
+                    yield vkeys[i], paths[i], embedding_text(redact_path(paths[i]), scopes[i] or (), contents[i])
+            if not left:
                 return
 
     def _embed_commit(self, batch: TextBatch, summary: _Tally, progress: _PhaseProgress) -> None:
@@ -619,7 +631,8 @@ class Indexer:
         pending = self.store.pending_vector_keys()
         files: set[str] = set()
         for batch in self.store.iter_chunk_rows(["vec_key", "path"], SCAN_ROWS):
-            files.update(p for k, p in zip(batch["vec_key"], batch["path"], strict=True) if k in pending)
+            at = pending.positions(batch["vec_key"])
+            files.update(p for p, slot in zip(batch["path"], at.tolist(), strict=True) if slot >= 0)
         shown = sorted(files)[:_FILES_NAMED]
         more = f" and {len(files) - len(shown)} more" if len(files) > len(shown) else ""
         names = ", ".join(shown) + more if shown else "none"

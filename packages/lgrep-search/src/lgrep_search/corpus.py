@@ -25,7 +25,7 @@ from .lexical import LexicalIndex
 from .signals.path_match import path_words
 from .texts import ChunkTexts
 
-__all__ = ["COLUMNS", "Corpus", "file_name_key"]
+__all__ = ["COLUMNS", "RESIDENT_BYTES_PER_CHUNK", "Corpus", "file_name_key"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,13 @@ COLUMNS = [
     "refs",
 ]
 
+
+# What a loaded snapshot costs the process per chunk beyond its arrays and compressed texts: the
+# per-chunk Python lists (paths, symbols, scopes, signatures, keys), the symbol index, and what the
+# load leaves in the heap. Measured 2026-11-27: a 41,633-chunk snapshot cost 232 MB of RSS, 110 MB of
+# it arrays, texts and vocabulary (docs/benchmarks.md, "Memory ceilings"). Without it the estimate was
+# half the cost, and a daemon's 1 GB snapshot budget let ~2 GB stay resident.
+RESIDENT_BYTES_PER_CHUNK = 2900
 
 _KINDS = frozenset(k.value for k in ChunkKind)
 # A package's own file, which a module path names by its folder (corpus.module_path).
@@ -90,11 +97,13 @@ class Corpus:
         return ChunkKind(kind) if kind in _KINDS else None
 
     def estimated_bytes(self) -> int:
-        """About what this snapshot holds in memory: arrays exactly, Python strings roughly."""
+        """About what this snapshot costs the process: its arrays exactly, its Python objects (the
+        per-chunk lists, the vocabulary) and what the load leaves in the heap by a measured constant
+        per chunk (`RESIDENT_BYTES_PER_CHUNK`)."""
         lex = self.lexical
         arrays = self.matrix.nbytes + lex._docs.nbytes + lex._tf.nbytes + lex._weights.nbytes + lex._idf.nbytes
-        text = self.contents.nbytes + 200 * len(self.paths) + 100 * len(lex.vocab)
-        return arrays + text
+        text = self.contents.nbytes + self.refs.nbytes + 100 * len(lex.vocab)
+        return arrays + text + RESIDENT_BYTES_PER_CHUNK * len(self.paths)
 
     @property
     def vectors_pending(self) -> int:

@@ -21,6 +21,7 @@ from lgrep_core.errors import LgrepError, StorageError
 from lgrep_core.memory import release_free_heap
 from lgrep_core.priority import lower_thread_priority
 from lgrep_core.storage.reader import IndexVersion, ProjectReader
+from lgrep_core.text import clear_term_caches
 
 from .corpus import Corpus
 
@@ -159,7 +160,10 @@ class Snapshots:
                 if not self._closed:
                     self._corpus = fresh
                 self.refreshes += 1
-                release_free_heap()  # the load's temporary buffers (Arrow batches, term lists) are garbage now
+                # The load's temporary buffers (Arrow batches, term lists) are garbage now, and the
+                # analyser's term caches are of no use until the next load: give both back.
+                clear_term_caches()
+                release_free_heap()
                 return fresh
             raise StorageError(f"the index of {self.reader.root} kept changing while it was read; try again")
 

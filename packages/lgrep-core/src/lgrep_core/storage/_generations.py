@@ -18,7 +18,7 @@ from lgrep_core.errors import (
 )
 from lgrep_core.storage._errors import StorePart, storage_errors
 from lgrep_core.storage._lock import make_dir
-from lgrep_core.storage.engine import lancedb
+from lgrep_core.storage.engine import connect
 from lgrep_core.storage.layout import CURRENT_POINTER, META_FILE, disk_full_error, read_meta_file
 from lgrep_core.storage.schema import CHUNKS_TABLE, VECTORS_TABLE, IndexIdentity, chunks_schema, vectors_schema
 
@@ -182,7 +182,7 @@ class Generations(StorePart):
                 tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# lgrep index cache\n")
             (self._store.dir / gen).mkdir(mode=0o700)
             self._store.pinned = gen
-            db = lancedb().connect(str(self._store.dir / gen / "lance"))
+            db = connect(str(self._store.dir / gen / "lance"))
             db.create_table(CHUNKS_TABLE, schema=chunks_schema())
             db.create_table(VECTORS_TABLE, schema=vectors_schema(identity.dimension))
         except OSError as exc:

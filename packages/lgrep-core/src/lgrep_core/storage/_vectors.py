@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from lgrep_core.storage._errors import StorePart, storage_errors
-from lgrep_core.storage.engine import col, lancedb, pyarrow
+from lgrep_core.storage._keys import KeySet
+from lgrep_core.storage.engine import col, connect, pyarrow
 from lgrep_core.storage.schema import VECTORS_TABLE, vectors_schema
 
 __all__ = ["VectorRows"]
@@ -21,19 +22,22 @@ class VectorRows(StorePart):
     """Writes and reads the rows of the store's `vectors` table; notes the keys it adds in the change log."""
 
     @storage_errors
-    def stored_vector_keys(self) -> set[str]:
-        keys: set[str] = set()
-        for batch in self._store.vectors.search().select(["vec_key"]).to_batches(65536):
-            keys.update(batch.column("vec_key").to_pylist())
-        return keys
+    def stored_vector_keys(self) -> KeySet:
+        table = self._store.vectors
+        total = int(table.count_rows())
+        pages = (
+            table.search().select(["vec_key"]).offset(start).limit(65536).to_arrow().column("vec_key").to_pylist()
+            for start in range(0, total, 65536)
+        )
+        return KeySet.from_batches(pages)
 
     @storage_errors
-    def count_pending_chunks(self, stored: set[str] | None = None) -> int:
+    def count_pending_chunks(self, stored: KeySet | None = None) -> int:
         """Chunks whose embedding key has no vector yet (BM25 still finds them)."""
         stored = self.stored_vector_keys() if stored is None else stored
         pending = 0
         for batch in self._store.iter_chunk_rows(["vec_key"], 65536):
-            pending += sum(1 for k in batch["vec_key"] if k not in stored)
+            pending += int((stored.positions(batch["vec_key"]) < 0).sum())
         return pending
 
     @storage_errors
@@ -96,7 +100,7 @@ class VectorRows(StorePart):
     def carry_vectors(self, gen: str) -> None:
         """Copy every vector of generation `gen` into the pinned new one (batch by batch)."""
         try:
-            old = lancedb().connect(str(self._store.dir / gen / "lance")).open_table(VECTORS_TABLE)
+            old = connect(str(self._store.dir / gen / "lance")).open_table(VECTORS_TABLE)
             copied = 0
             for batch in old.search().select(["vec_key", "vector"]).limit(None).to_batches(65536):
                 if batch.num_rows:

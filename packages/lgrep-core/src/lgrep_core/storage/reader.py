@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from lgrep_core.errors import LgrepError, StorageError
-from lgrep_core.storage.engine import col, lancedb
+from lgrep_core.storage.engine import col, connect, lancedb
 from lgrep_core.storage.layout import (
     CHANGES_FILE,
     META_FILE,
@@ -123,14 +123,14 @@ class ProjectReader:
     # -------------------------------------------------------------------------------- reads
 
     def _tables(self, version: IndexVersion) -> tuple[Any, Any]:
-        module = lancedb()  # imported first: the first import takes a second, the check below must not
+        lancedb()  # imported first: the first import takes a second, the check below must not
         lance_dir = self.dir / version.generation / "lance"
         # LanceDB's connect creates a missing folder: a reader that connected to a generation a
         # rebuild had just deleted would leave it behind. A reader never creates anything.
         if not lance_dir.is_dir():
             raise StorageError(f"the index generation {version.generation} of {self.root} was replaced")
         try:
-            db = module.connect(str(lance_dir))
+            db = connect(str(lance_dir))
             chunks = db.open_table(CHUNKS_TABLE)
             vectors = db.open_table(VECTORS_TABLE)
             if version.tables is not None:

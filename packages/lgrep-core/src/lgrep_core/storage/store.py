@@ -45,10 +45,11 @@ from lgrep_core.storage._chunks import ChunkColumns, ChunkRows
 from lgrep_core.storage._compaction import Compaction
 from lgrep_core.storage._errors import storage_errors
 from lgrep_core.storage._generations import Generations
+from lgrep_core.storage._keys import KeySet
 from lgrep_core.storage._lock import WriteLock, make_dir, versions_lock
 from lgrep_core.storage._manifest import Manifest
 from lgrep_core.storage._vectors import VectorRows
-from lgrep_core.storage.engine import lancedb, pyarrow
+from lgrep_core.storage.engine import connect, pyarrow
 from lgrep_core.storage.layout import (
     CURRENT_POINTER,
     META_FILE,
@@ -79,6 +80,7 @@ __all__ = [
     "ChunkColumns",
     "FileRecord",
     "IndexState",
+    "KeySet",
     "ProjectStore",
     "WriteLock",
     "release_arrow_memory",
@@ -238,7 +240,7 @@ class ProjectStore:
         self.opened = gen
         meta = self.read_meta()
         try:
-            self._db = lancedb().connect(str(self.dir / gen / "lance"), read_consistency_interval=timedelta(0))
+            self._db = connect(str(self.dir / gen / "lance"), read_consistency_interval=timedelta(0))
             self._chunks = self._db.open_table(CHUNKS_TABLE)
             self._vectors = self._db.open_table(VECTORS_TABLE)
             versions = (int(self._chunks.version), int(self._vectors.version))
@@ -355,7 +357,8 @@ class ProjectStore:
     def count_chunks(self) -> int:
         return self._chunk_rows.count_chunks()
 
-    def chunk_vector_keys(self) -> set[str]:
+    def chunk_vector_keys(self) -> KeySet:
+        """The embedding key of every chunk (each once)."""
         return self._chunk_rows.chunk_vector_keys()
 
     def iter_chunk_rows(self, columns: Sequence[str], batch_rows: int = 4096) -> Iterator[dict[str, list[Any]]]:
@@ -384,10 +387,11 @@ class ProjectStore:
 
     # ------------------------------------------------------------------- vectors
 
-    def stored_vector_keys(self) -> set[str]:
+    def stored_vector_keys(self) -> KeySet:
+        """The key of every stored vector."""
         return self._vector_rows.stored_vector_keys()
 
-    def count_pending_chunks(self, stored: set[str] | None = None) -> int:
+    def count_pending_chunks(self, stored: KeySet | None = None) -> int:
         """Chunks whose embedding key has no vector yet (BM25 still finds them)."""
         return self._vector_rows.count_pending_chunks(stored)
 
@@ -395,8 +399,9 @@ class ProjectStore:
         """Which of these embedding keys have no stored vector (a lookup, not a scan of all keys)."""
         return self._vector_rows.missing_vector_keys(keys)
 
-    def pending_vector_keys(self) -> set[str]:
-        return self.chunk_vector_keys() - self.stored_vector_keys()
+    def pending_vector_keys(self) -> KeySet:
+        """Embedding keys of chunks that have no vector yet (a compact set: see `_keys.KeySet`)."""
+        return self.chunk_vector_keys().difference(self.stored_vector_keys())
 
     def add_vectors(self, keys: Sequence[str], vectors: np.ndarray) -> None:
         self._vector_rows.add_vectors(keys, vectors)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from lgrep_core.errors import IndexMismatchError, LgrepError, NotFoundError, StorageError
-from lgrep_core.storage.engine import col, lancedb, pyarrow
+from lgrep_core.storage.engine import col, connect, pyarrow
 from lgrep_core.storage.layout import disk_full_error, project_dir
 from lgrep_core.storage.schema import IndexIdentity
 
@@ -200,12 +200,11 @@ class VersionStore:
 
     def _connect(self) -> Any:
         if self._db is None:
-            module = lancedb()
             kwargs: dict[str, Any] = {"read_consistency_interval": timedelta(0)}
             if self.storage_options:
                 kwargs["storage_options"] = self.storage_options
             try:
-                self._db = module.connect(self.location, **kwargs)
+                self._db = connect(self.location, **kwargs)
             except Exception as exc:
                 raise StorageError(f"cannot open the versions index at {self.location}: {_first_line(exc)}") from None
         return self._db
