@@ -62,20 +62,20 @@ def bench(root: Path, *, vectors: bool, touch: str | None) -> dict[str, object]:
     models = Path(os.environ.get("LGREP_BENCH_MODELS", Path(tempfile.gettempdir()) / "lgrep-bench-models"))
     models.mkdir(parents=True, exist_ok=True)
     (cache / "models").symlink_to(models, target_is_directory=True)
-    cmd = [sys.executable, "-m", "lgrep_cli", "index", str(root), "--json", "--quiet"]
+    cmd = [sys.executable, "-m", "lgrep_cli", "index", str(root), "--json", "--quiet", "--no-daemon"]
     try:
         full = _run(cmd + ([] if vectors else ["--no-wait"]), env)
         s = full["summary"]
         assert isinstance(s, dict)
         row: dict[str, object] = {
             "repo": root.name,
-            "files": s["files"],
-            "chunks": s["chunks"],
+            "files": s["files_seen"],
+            "chunks": s["chunks_total"],
             "bm25_s": s["seconds_bm25"],
             "vectors_s": s["seconds_vectors"],
             "wall_s": round(float(full["wall"]), 2),  # type: ignore[arg-type]
-            "files_per_s_bm25": round(s["files"] / max(s["seconds_bm25"], 1e-9), 1),
-            "chunks_per_s_bm25": round(s["chunks"] / max(s["seconds_bm25"], 1e-9), 1),
+            "files_per_s_bm25": round(s["files_seen"] / max(s["seconds_bm25"], 1e-9), 1),
+            "chunks_per_s_bm25": round(s["chunks_total"] / max(s["seconds_bm25"], 1e-9), 1),
             "chunks_per_s_embed": round(s["vectors_embedded"] / s["seconds_vectors"], 1)
             if s["seconds_vectors"]
             else None,

@@ -218,7 +218,9 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
             t0 = time.perf_counter()
             client.search(SearchRequest(queries[0], project_root=str(work), limit=10))
             first_query_s = time.perf_counter() - t0
-        edit_files = sorted(p for p in work.rglob("*") if p.suffix in {".kt", ".py", ".go", ".rs", ".ts"})[:50]
+        edit_files = sorted(p for p in work.rglob("*") if p.suffix in {".kt", ".py", ".go", ".rs", ".ts", ".java"})[:50]
+        if not edit_files:
+            raise SystemExit(f"load: no source file to edit in {repo} (.kt .py .go .rs .ts .java)")
         visible: list[float] = []
         vectors_in: list[float] = []
         missed: list[str] = []
