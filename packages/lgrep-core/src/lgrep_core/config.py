@@ -169,10 +169,11 @@ class EmbeddingSettings(_Section):
         default=None, gt=0, description="Local model: batches embedded at once, one core each (default: all cores)."
     )
     batch_tokens: int = Field(
-        default=1024,
+        default=512,
         ge=256,
         le=65536,
-        # 4 x 256 tokens measured faster than 8 x 256 (77 vs 68 chunks/s, tools/bench_embed.py) and lighter.
+        # With two batches side by side (ADR 0029), 512 tokens measured 151-158 chunks/s against 142-148
+        # for 1,024 (jackson-databind's texts, quiet machine), and lighter; 256 was no faster than 512.
         description="Local model: tokens per inference batch (bounds memory).",
     )
 

@@ -77,7 +77,7 @@ class LocalMiniLMProvider:
         quantized: bool = True,
         threads: int | None = None,
         max_tokens: int = 256,
-        batch_tokens: int = 1024,
+        batch_tokens: int = 512,
     ) -> None:
         if not 2 <= max_tokens <= MAX_POSITIONS:
             raise ValueError(f"max_tokens must be between 2 and {MAX_POSITIONS}, got {max_tokens}")
