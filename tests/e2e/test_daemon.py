@@ -22,9 +22,9 @@ from lgrep_core.client import LgrepClient
 from lgrep_core.errors import AuthenticationError, ConfigError, ServerUnavailableError
 from lgrep_core.grpc_tokens import read_token_file
 from lgrep_core.models import SearchRequest
+from lgrep_core.priority import BACKGROUND_NICE
 from lgrep_core.storage.layout import project_dir, writer_pid
 from lgrep_core.testing.standins import EmbeddingStandIn
-from lgrep_index.jobs import INDEX_NICE
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
@@ -319,7 +319,7 @@ def test_index_work_runs_below_the_answers_cpu_priority(
         # The job's thread and the threads it started (the provider's requests) run at +10; the main
         # thread and the threads that answer calls keep the daemon's own priority.
         assert nices[pid] == base
-        assert sum(1 for n in nices.values() if n == min(19, base + INDEX_NICE)) >= 1, nices
+        assert sum(1 for n in nices.values() if n == min(19, base + BACKGROUND_NICE)) >= 1, nices
         assert sum(1 for n in nices.values() if n == base) >= 2, nices
         hits = daemon.lgrep("search", "handle request kind", str(repo), "--json", timeout=60).json()["results"]
         assert hits  # answers go on while the index runs

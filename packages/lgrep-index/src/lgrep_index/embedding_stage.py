@@ -21,9 +21,9 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote, model_label
 from lgrep_core.embeddings.cloud import EmbeddingIncomplete
 from lgrep_core.errors import EmbeddingError, IndexingError
-from lgrep_core.memory import release_free_heap, rss_bytes
+from lgrep_core.memory import rss_bytes
 from lgrep_core.spend import SpendLedger, crossed_thresholds, format_usd, price_table
-from lgrep_core.storage.store import release_arrow_memory
+from lgrep_core.storage.store import release_free_memory
 
 from lgrep_index.egress import EgressLog, Outgoing, apportion, outgoing
 
@@ -232,8 +232,7 @@ class MemoryGovernor:
         rss = rss_bytes()
         if rss < self.budget_bytes * self.HIGH_WATER or rss < self._after_release + self.REGROWTH_BYTES:
             return
-        release_arrow_memory()
-        release_free_heap()  # what malloc keeps of freed heap counts as resident until trimmed
+        release_free_memory()
         release = getattr(embedder, "release_memory", None)
         if callable(release):
             release()  # onnxruntime's arena only shrinks when its session goes

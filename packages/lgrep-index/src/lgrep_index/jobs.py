@@ -14,7 +14,7 @@ that it would stop waiting). A cancelled run stops at its next commit boundary (
 files or of embeddings; a batch being embedded finishes first), keeps what it committed, releases
 the project's write lock and ends with an IndexingError that says so; the next run goes on from there.
 
-Index work runs below the answers' CPU priority (`INDEX_NICE`): on a machine whose cores are busy,
+Index work runs below the answers' CPU priority (`lgrep_core.priority`): on a machine whose cores are busy,
 a search waits for a core behind an embedding batch otherwise. A nice value costs nothing when cores
 are idle, so a lone index runs at full speed.
 """
@@ -32,25 +32,20 @@ from lgrep_core.config import LgrepSettings, load_settings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import Embedders, as_embedders
 from lgrep_core.errors import IndexingError, LgrepError
-from lgrep_core.memory import release_free_heap
 from lgrep_core.models import IndexProgress, IndexSummary
-from lgrep_core.priority import BACKGROUND_NICE, lower_thread_priority
-from lgrep_core.storage.store import release_arrow_memory
+from lgrep_core.priority import lower_thread_priority
+from lgrep_core.storage.store import release_free_memory
 
 from .changes import ChangeBatch
 from .freshness import git_state, record_git_state
 from .pipeline import Cancelled, Indexer
 
-__all__ = ["INDEX_NICE", "IndexJobs", "JobStream"]
+__all__ = ["IndexJobs", "JobStream"]
 
 log = logging.getLogger(__name__)
 
 # How long a job waits for another process's write lock on the project before failing.
 LOCK_WAIT_S = 600.0
-
-# Added to the nice value of the threads that run index jobs, and so of the threads they start (the
-# embedding batches' pool).
-INDEX_NICE = BACKGROUND_NICE
 
 _DONE = object()
 # The reason of the jobs a stopping server cancels: their vector fill is resumed at its next start.
@@ -270,7 +265,7 @@ class IndexJobs:
             log.info("nobody waits for the index of %s any more: cancelling it", job.root)
 
     def _work(self, root: Path) -> None:
-        lower_thread_priority(INDEX_NICE)
+        lower_thread_priority()  # and the threads this one starts (the embedding batches' pool)
         while True:
             with self._lock:
                 pending = self._queues.get(root)
@@ -335,7 +330,10 @@ class IndexJobs:
                 self.on_commit(job.root)
             except Exception:
                 log.exception("notifying readers of %s failed", job.root)
-        _release_free_memory()
+        # Give back the free pages the job left in Arrow's pool and the C heap. The model's session is
+        # kept: dropping it after a big job and loading it again left the daemon ~40 MB higher after the
+        # next small jobs (tools/bench_service.py soak, docs/benchmarks.md "Memory ceilings").
+        release_free_memory()
         outcome = job.outcome
         if (
             isinstance(outcome, IndexSummary)
@@ -355,11 +353,3 @@ class IndexJobs:
             f"indexing {job.root} was cancelled ({job.cancel_reason}); what it had committed is kept, "
             f"and `lgrep index {job.root}` goes on from there"
         )
-
-
-def _release_free_memory() -> None:
-    """Give back the free pages a job left in Arrow's pool and the C heap. The model's session is kept:
-    dropping it after a big job and loading it again left the daemon ~40 MB higher after the next
-    small jobs than keeping it (tools/bench_service.py soak, docs/benchmarks.md "Memory ceilings")."""
-    release_arrow_memory()
-    release_free_heap()

@@ -25,12 +25,11 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.embeddings.cloud import EmbeddingIncomplete
 from lgrep_core.errors import EmbeddingError, IndexingError, NotFoundError
-from lgrep_core.memory import release_free_heap
 from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
 from lgrep_core.secrets import redact_path, sanitize
 from lgrep_core.storage.layout import DiskFullError
 from lgrep_core.storage.schema import CHUNK_COLUMNS, IndexIdentity, path_key
-from lgrep_core.storage.store import FileRecord, IndexState, KeySet, ProjectStore, release_arrow_memory
+from lgrep_core.storage.store import FileRecord, IndexState, KeySet, ProjectStore, release_free_memory
 
 from lgrep_index.changes import ChangeBatch
 from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, detect_language, overflow_text
@@ -339,8 +338,7 @@ class Indexer:
             # Phase 1's Arrow buffers and LanceDB's session caches (the full-text index it just
             # built) are not needed by phase 2: let them go before the model loads.
             self.store.close()
-            release_arrow_memory()
-            release_free_heap()
+            release_free_memory()
             self.store.open()
             if wait_vectors:
                 self._check_cancel()

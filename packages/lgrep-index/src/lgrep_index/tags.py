@@ -29,11 +29,10 @@ import re2
 from lgrep_core.config import LgrepSettings, VersionsSettings
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.errors import ConfigError, IndexingError
-from lgrep_core.memory import release_free_heap
 from lgrep_core.models import Chunk, IndexPhase, IndexProgress, TagsSummary, embedding_text
 from lgrep_core.secrets import redact_path, sanitize
 from lgrep_core.storage.layout import project_dir
-from lgrep_core.storage.store import release_arrow_memory, versions_lock
+from lgrep_core.storage.store import release_free_memory, versions_lock
 from lgrep_core.storage.versions import BlobRow, EntryRow, TagRow, VersionStore, blob_key, repository_name
 from lgrep_core.text import decode_text
 from lgrep_core.versions.semver import Version
@@ -249,8 +248,7 @@ class TagIndexer:
         # Phase 1's Arrow buffers and LanceDB's caches are not needed to embed: let them go before
         # the model's batches are sized against the memory budget.
         self.store.close()
-        release_arrow_memory()
-        release_free_heap()
+        release_free_memory()
         embedded = self._embed()
         self.store.optimize()
         self._progress(IndexProgress(IndexPhase.DONE, len(todo), len(todo)))
@@ -415,8 +413,7 @@ class TagIndexer:
         # Each commit's Arrow buffers, the tables' caches of fragments written so far, and the heap
         # its rows used: the pool, LanceDB and malloc would keep them all for the rest of the run.
         self.store.close()
-        release_arrow_memory()
-        release_free_heap()
+        release_free_memory()
 
     # ------------------------------------------------------------------------------- phase 2
 

@@ -40,6 +40,7 @@ from lgrep_core.errors import (
     SchemaVersionMismatchError,
     StorageError,
 )
+from lgrep_core.memory import release_free_heap
 from lgrep_core.storage._changes import ChangeLog
 from lgrep_core.storage._chunks import ChunkColumns, ChunkRows
 from lgrep_core.storage._compaction import Compaction
@@ -84,6 +85,7 @@ __all__ = [
     "ProjectStore",
     "WriteLock",
     "release_arrow_memory",
+    "release_free_memory",
     "versions_lock",
 ]
 
@@ -419,3 +421,10 @@ def release_arrow_memory() -> None:
     first table was read or written."""
     if "pyarrow" in sys.modules:
         pyarrow().default_memory_pool().release_unused()
+
+
+def release_free_memory() -> None:
+    """Hand back what a finished piece of work left free: Arrow's pooled buffers, then the C heap's
+    free pages (which count as resident until trimmed)."""
+    release_arrow_memory()
+    release_free_heap()
