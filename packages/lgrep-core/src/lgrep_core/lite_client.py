@@ -18,12 +18,13 @@ one call at a time (a lock), the connection opened by the first call and kept fo
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import socket
 import struct
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -122,15 +123,8 @@ class _Connection:
         from h2.settings import SettingCodes, Settings
 
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            self._sock.settimeout(_left(deadline))
+        with self._io(deadline, "timed out connecting", f"failed to connect to {path}"):
             self._sock.connect(path)
-        except TimeoutError:
-            self.close()
-            raise _Failed(_DEADLINE, "timed out connecting") from None
-        except OSError as exc:
-            self.close()
-            raise _Failed(_UNAVAILABLE, f"failed to connect to {path}: {exc.strerror or exc}") from None
         self._h2: H2Connection = H2Connection(H2Configuration(client_side=True, header_encoding=None))
         # Sent with the preface (settings changed after it would wait for the server's ack).
         self._h2.local_settings = Settings(
@@ -147,33 +141,33 @@ class _Connection:
         self.broken = True
         self._sock.close()
 
+    @contextlib.contextmanager
+    def _io(self, deadline: float | None, timed_out: str, broke: str) -> Iterator[None]:
+        """One socket operation within `deadline`: a timeout is DEADLINE_EXCEEDED, any other socket
+        error UNAVAILABLE; either closes the connection."""
+        try:
+            self._sock.settimeout(_left(deadline))
+            yield
+        except TimeoutError:
+            self.close()
+            raise _Failed(_DEADLINE, timed_out) from None
+        except OSError as exc:
+            self.close()
+            raise _Failed(_UNAVAILABLE, f"{broke}: {exc.strerror or exc}") from None
+
     def _send(self, deadline: float | None) -> None:
         data = self._h2.data_to_send()
         if not data:
             return
-        try:
-            self._sock.settimeout(_left(deadline))
+        with self._io(deadline, "timed out sending", "the connection broke"):
             self._sock.sendall(data)
-        except TimeoutError:
-            self.close()
-            raise _Failed(_DEADLINE, "timed out sending") from None
-        except OSError as exc:
-            self.close()
-            raise _Failed(_UNAVAILABLE, f"the connection broke: {exc.strerror or exc}") from None
 
     def _receive(self, deadline: float | None) -> list[Any]:
         from h2.exceptions import H2Error
 
         self._send(deadline)  # what is owed first (window updates), so the server never waits on it
-        try:
-            self._sock.settimeout(_left(deadline))
+        with self._io(deadline, "deadline exceeded", "the connection broke"):
             data = self._sock.recv(_READ_BYTES)
-        except TimeoutError:
-            self.close()
-            raise _Failed(_DEADLINE, "deadline exceeded") from None
-        except OSError as exc:
-            self.close()
-            raise _Failed(_UNAVAILABLE, f"the connection broke: {exc.strerror or exc}") from None
         if not data:
             self.close()
             raise _Failed(_UNAVAILABLE, "the server closed the connection before it answered")
