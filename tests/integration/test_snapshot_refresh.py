@@ -154,3 +154,50 @@ def test_a_writer_killed_between_commit_and_record_makes_readers_reload(tmp_path
     Indexer(settings, root, embedder).run()
     corpus = snapshots.current()
     assert "billing.py" in corpus.files and snapshots.full_loads == 2
+
+
+def _built_whole(reader: ProjectReader) -> Corpus:
+    """The snapshot as it was loaded before pages: every column read at once, then `Corpus.build`."""
+    from lgrep_search.corpus import COLUMNS
+
+    version = reader.version()
+    cols = reader.read_chunks(version, COLUMNS)
+    wanted = {k for k in cols["vec_key"] if k}
+    keys, matrix = reader.read_vectors(version)
+    take = [i for i, k in enumerate(keys) if k in wanted]
+    return Corpus.build(cols, [keys[i] for i in take], matrix[take], version)
+
+
+def _assert_identical(a: Corpus, b: Corpus) -> None:
+    """Equal in every column a search reads, and BM25 scores equal to the bit."""
+    _assert_same(a, b)
+    assert a.scopes == b.scopes and a.signatures == b.signatures and a.refs == b.refs
+    assert a.languages == b.languages and a.content_types == b.content_types
+    assert a.matrix_keys == b.matrix_keys and np.array_equal(a.vec_row, b.vec_row)
+    assert a.matrix.dtype == b.matrix.dtype and np.array_equal(a.matrix, b.matrix)
+    assert set(a.lexical.vocab) == set(b.lexical.vocab)
+    for terms in ([t] for t in sorted(b.lexical.vocab)):
+        assert np.array_equal(a.lexical.scores(terms), b.lexical.scores(terms)), terms
+    assert np.array_equal(a.file_lexical.scores(["helper"]), b.file_lexical.scores(["helper"]))
+
+
+@pytest.mark.parametrize("page_rows", [1, 7, 1024])
+def test_a_load_page_by_page_equals_one_of_whole_columns(tmp_path: Path, page_rows: int) -> None:
+    root, settings = _setup(tmp_path)
+    # A line too long to show (its rest is searchable only), and code that references other code.
+    (root / "long.py").write_text("def long_line():\n    return '" + "abc " * 400 + "'\n")
+    (root / "calls.py").write_text("from auth import verify_token\n\n\ndef check(t):\n    return verify_token(t)\n")
+    embedder = FakeEmbedder()
+    reader = ProjectReader(settings.cache_dir, root)
+
+    Indexer(settings, root, embedder).run(wait_vectors=False)  # every vector pending
+    pending = Corpus.load(reader, reader.version(), page_rows=page_rows)
+    assert pending.vectors_pending == len(pending) > 0 and pending.cut.any()
+    _assert_identical(pending, _built_whole(reader))
+
+    Indexer(settings, root, embedder).run()
+    (root / "auth.py").write_text("def verify_token(token):\n    return token.valid and token.signed\n")
+    Indexer(settings, root, embedder).run()  # the old vector of auth.py stays stored, unused
+    loaded = Corpus.load(reader, reader.version(), page_rows=page_rows)
+    assert loaded.vectors_pending == 0 and len(loaded.matrix_keys) < len(reader.vector_keys(reader.version()))
+    _assert_identical(loaded, _built_whole(reader))

@@ -128,11 +128,17 @@ _SUFFIXES: tuple[tuple[str, str], ...] = (
     ("s", ""),
 )
 _MIN_STEM = 3
+# Entries in each term cache. Code repeats a few thousand words most of the time, so a small cache
+# loads a snapshot as fast as a large one (4.7 s for 41.6k chunks with 2k to 200k entries; 11.9 s with
+# none), while a large one, filled during a load and emptied after it, leaves its freed entries as
+# holes among the snapshot's own small objects: 200k entries kept ~22 MB more of a 41.6k-chunk load
+# resident (docs/benchmarks.md, "Memory ceilings", second part).
+_TERM_CACHE = 4096
 _VOWELS = frozenset("aeiouy")
 _KEEP_S_AFTER = frozenset("sui")  # class, status, analysis: a final s that is not a plural
 
 
-@lru_cache(maxsize=200_000)
+@lru_cache(maxsize=_TERM_CACHE)
 def stem(word: str) -> str:
     """`parsing` -> `pars`, `handlers` -> `handl`, `validation` -> `valid`, `queries` -> `queri`.
 
@@ -172,7 +178,7 @@ def identifier_parts(identifier: str) -> list[str]:
     return parts
 
 
-@lru_cache(maxsize=200_000)
+@lru_cache(maxsize=_TERM_CACHE)
 def identifier_terms(identifier: str) -> tuple[str, ...]:
     """The index terms of one identifier: its stemmed parts, plus the whole lowercased identifier when
     it is compound (`getUserById` -> get, user, by, id, getuserbyid)."""
@@ -185,8 +191,8 @@ def identifier_terms(identifier: str) -> tuple[str, ...]:
 
 def clear_term_caches() -> None:
     """Empty the caches of `stem` and `identifier_terms`. They pay within one pass over a corpus
-    (98% hits while a snapshot loads) and little across passes, while full they hold ~100 MB of
-    small objects: a process that keeps running drops them after each load (lgrep_search.snapshot)."""
+    and little across passes: a process that keeps running drops them after each load
+    (lgrep_search.snapshot)."""
     stem.cache_clear()
     identifier_terms.cache_clear()
 

@@ -15,15 +15,16 @@ from operator import itemgetter
 from typing import Any, overload
 
 import numpy as np
+from lgrep_core.errors import StorageError
 from lgrep_core.models import Chunk, ChunkKind
 from lgrep_core.storage.reader import ChangeSet, IndexVersion, ProjectReader
 from lgrep_core.storage.schema import path_key
 from lgrep_core.text import analyze, identifier_terms, path_terms
 
 from .fuzzy import SymbolIndex
-from .lexical import LexicalIndex
+from .lexical import FieldWeights, LexicalIndex, postings
 from .signals.path_match import path_words
-from .texts import ChunkTexts
+from .texts import ChunkTexts, pack
 
 __all__ = ["COLUMNS", "RESIDENT_BYTES_PER_CHUNK", "Corpus", "file_name_key"]
 
@@ -52,6 +53,14 @@ COLUMNS = [
 # it arrays, texts and vocabulary (docs/benchmarks.md, "Memory ceilings"). Without it the estimate was
 # half the cost, and a daemon's 1 GB snapshot budget let ~2 GB stay resident.
 RESIDENT_BYTES_PER_CHUNK = 2900
+
+# A full load reads the short columns whole (they are kept), the texts a page at a time.
+_TEXT_COLUMNS = ["path", "content", "search_text", "refs"]
+_SHORT_COLUMNS = [c for c in COLUMNS if c not in ("content", "search_text", "refs")]
+# Rows per page of texts: ~3 MB of code; the page's strings are garbage before the next is read.
+LOAD_PAGE_ROWS = 1024
+_EMPTY_TEXT = pack("")
+_FIELDS = FieldWeights()
 
 _KINDS = frozenset(k.value for k in ChunkKind)
 # A package's own file, which a module path names by its folder (corpus.module_path).
@@ -205,18 +214,59 @@ class Corpus:
         return self._files_by_name.get(key, []) + self._files_by_name.get(key + "s", [])
 
     @classmethod
-    def load(cls, reader: ProjectReader, version: IndexVersion) -> Corpus:
+    def load(cls, reader: ProjectReader, version: IndexVersion, page_rows: int = LOAD_PAGE_ROWS) -> Corpus:
         """Read every chunk of `version` and its vectors.
+
+        The short columns are read whole and sorted by file; the texts a page of `page_rows` rows at
+        a time, each page analysed into BM25 postings and compressed before the next is read; the
+        vectors a page at a time into one matrix. What it builds equals `build` over the same rows,
+        without ever holding every chunk's text (or every stored vector twice) at once.
 
         Raises StorageError when the tables cannot be read."""
         started = time.perf_counter()
-        cols = reader.read_chunks(version, COLUMNS)
-        wanted = {k for k in cols["vec_key"] if k}
-        keys, matrix = reader.read_vectors(version)
-        take = [i for i, k in enumerate(keys) if k in wanted]
-        corpus = cls.build(cols, [keys[i] for i in take], matrix[take], version)
+        cols, order = _sorted_by_file(reader.read_chunks(version, _SHORT_COLUMNS))
+        n = len(order)
+        place = np.empty(n, dtype=np.int64)
+        place[order] = np.arange(n, dtype=np.int64)
+        paths, symbols = cols["path"], [s or "" for s in cols["symbol"]]
+        contents, refs = [_EMPTY_TEXT] * n, [_EMPTY_TEXT] * n
+        cut = np.zeros(n, dtype=bool)
+        vocab: dict[str, int] = {}
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        start = 0
+        for page in reader.iter_chunk_pages(version, _TEXT_COLUMNS, page_rows):
+            at = place[start : start + len(page["path"])].tolist()
+            if len(at) != len(page["path"]) or page["path"] != [paths[i] for i in at]:
+                raise StorageError(f"the index of {reader.root} changed while it was read; try again")
+            start += len(at)
+            texts = [x or "" for x in page["content"]]
+            overflow = [x or "" for x in page["search_text"]]
+            for i, text, ref, more in zip(at, texts, page["refs"], overflow, strict=True):
+                contents[i], refs[i], cut[i] = pack(text), pack(ref or ""), bool(more)
+            fields = _fields([paths[i] for i in at], texts, overflow, [symbols[i] for i in at])
+            docs, terms, tf = postings(
+                vocab, 0, contents=fields[0], symbols=fields[1], paths=fields[2], weights=_FIELDS
+            )
+            parts.append((place[start - len(at) : start][docs].astype(np.int32), terms, tf))
+        if start != n:
+            raise StorageError(f"the index of {reader.root} changed while it was read; try again")
+        lexical = LexicalIndex.of_postings(vocab, n, parts, _FIELDS)
+        del parts
+        cols["cut"] = cut  # type: ignore[assignment]
+        keys, matrix = _read_unit_vectors(reader, version, {k for k in cols["vec_key"] if k})
+        corpus = cls._assemble(
+            cols,
+            contents=ChunkTexts.of_packed(contents),
+            refs=ChunkTexts.of_packed(refs),
+            overflow=None,
+            symbols=symbols,
+            lexical=lexical,
+            keys=keys,
+            matrix=matrix,
+            version=version,
+        )
         corpus.load_ms = (time.perf_counter() - started) * 1000
-        log.debug("loaded %d chunks, %d vectors in %.0f ms", len(corpus), len(take), corpus.load_ms)
+        log.debug("loaded %d chunks, %d vectors in %.0f ms", len(corpus), len(keys), corpus.load_ms)
         return corpus
 
     @classmethod
@@ -451,6 +501,25 @@ class _Analysed(Sequence[list[str]]):
         if not -self._n <= i < self._n:
             raise IndexError(i)
         return self._terms_of(i % self._n if self._n else i)
+
+
+def _read_unit_vectors(reader: ProjectReader, version: IndexVersion, wanted: set[str]) -> tuple[list[str], np.ndarray]:
+    """The stored vectors of the `wanted` keys, each key once in storage order, as unit rows of one
+    matrix filled a page at a time (as `_unit(read_vectors(...))` would give, without a second copy)."""
+    dim = int(reader.meta(version)["identity"]["dimension"])
+    matrix = np.empty((len(wanted), dim), dtype=np.float32)
+    keys: list[str] = []
+    seen: set[str] = set()
+    for page_keys, page in reader.iter_vector_pages(version):
+        take = [i for i, k in enumerate(page_keys) if k in wanted and k not in seen]
+        if not take:
+            continue
+        seen.update(page_keys[i] for i in take)
+        keys.extend(page_keys[i] for i in take)
+        matrix[len(keys) - len(take) : len(keys)] = _unit(page[take])
+    if len(keys) < len(matrix):  # chunks whose vector is pending
+        matrix = matrix[: len(keys)].copy()
+    return keys, matrix
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:

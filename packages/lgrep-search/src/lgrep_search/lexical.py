@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from lgrep_core.text import QUERY_STOPWORDS, analyze
 
-__all__ = ["BM25_B", "BM25_K1", "FieldWeights", "LexicalIndex", "query_terms"]
+__all__ = ["BM25_B", "BM25_K1", "FieldWeights", "LexicalIndex", "postings", "query_terms"]
 
 # Okapi defaults (Robertson & Zaragoza 2009); code chunks are short and fairly uniform in length,
 # where the textbook values do as well as any we tried.
@@ -55,8 +55,28 @@ class LexicalIndex:
         weights: FieldWeights = FieldWeights(),
     ) -> None:
         vocab: dict[str, int] = {}
-        docs, terms, tf = _postings(vocab, 0, contents=contents, symbols=symbols, paths=paths, weights=weights)
+        docs, terms, tf = postings(vocab, 0, contents=contents, symbols=symbols, paths=paths, weights=weights)
         self._finish(vocab, n_docs=len(contents), docs=docs, terms=terms, tf=tf, weights=weights)
+
+    @classmethod
+    def of_postings(
+        cls,
+        vocab: dict[str, int],
+        n_docs: int,
+        parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+        weights: FieldWeights = FieldWeights(),
+    ) -> LexicalIndex:
+        """The index of `n_docs` documents from postings made in parts (`postings`, each part's
+        documents renumbered to their place): a load that analyses a page at a time. It scores
+        exactly as the index built from the same documents in one go."""
+        out = cls.__new__(cls)
+        docs, terms, tf = (
+            (np.concatenate([p[i] for p in parts]) for i in range(3))
+            if parts
+            else (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.float32))
+        )
+        out._finish(vocab, n_docs=n_docs, docs=docs, terms=terms, tf=tf, weights=weights)
+        return out
 
     def _finish(
         self,
@@ -112,7 +132,7 @@ class LexicalIndex:
         old_docs = new_id[self._docs[alive]].astype(np.int32)
         n_kept = int(keep.sum())
         vocab = dict(self.vocab)
-        docs, new_terms, tf = _postings(
+        docs, new_terms, tf = postings(
             vocab, n_kept, contents=contents, symbols=symbols, paths=paths, weights=self.field_weights
         )
         if position is not None:
@@ -192,7 +212,7 @@ class LexicalIndex:
         return held / len(distinct) if distinct else 0.0
 
 
-def _postings(
+def postings(
     vocab: dict[str, int],
     first_doc: int,
     *,

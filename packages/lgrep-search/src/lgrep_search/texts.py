@@ -14,12 +14,13 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
-__all__ = ["ChunkTexts"]
+__all__ = ["ChunkTexts", "pack"]
 
 _LEVEL = 1  # zlib's fastest: ~2.5x on code, and a full load compresses every chunk once
 
 
-def _pack(text: str) -> bytes:
+def pack(text: str) -> bytes:
+    """One text as `ChunkTexts` stores it (for `ChunkTexts.of_packed`)."""
     return zlib.compress(text.encode("utf-8", "surrogatepass"), _LEVEL)
 
 
@@ -33,10 +34,12 @@ class ChunkTexts(Sequence[str]):
     __slots__ = ("_blobs",)
 
     def __init__(self, texts: Iterable[str] = ()) -> None:
-        self._blobs: list[bytes] = [_pack(t) for t in texts]
+        self._blobs: list[bytes] = [pack(t) for t in texts]
 
     @classmethod
-    def _of_blobs(cls, blobs: list[bytes]) -> ChunkTexts:
+    def of_packed(cls, blobs: list[bytes]) -> ChunkTexts:
+        """Texts already packed (`pack`), taken as they are: a load that reads a page at a time
+        packs each page's texts and places them in the snapshot's order."""
         texts = cls()
         texts._blobs = blobs
         return texts
@@ -50,7 +53,7 @@ class ChunkTexts(Sequence[str]):
     def __getitem__(self, index: slice) -> ChunkTexts: ...
     def __getitem__(self, index: int | slice) -> str | ChunkTexts:
         if isinstance(index, slice):
-            return ChunkTexts._of_blobs(self._blobs[index])
+            return ChunkTexts.of_packed(self._blobs[index])
         return _unpack(self._blobs[index])
 
     def __iter__(self) -> Iterator[str]:
@@ -65,11 +68,11 @@ class ChunkTexts(Sequence[str]):
 
     def taken(self, rows: Sequence[int]) -> ChunkTexts:
         """These rows, in this order (no decompression)."""
-        return ChunkTexts._of_blobs([self._blobs[i] for i in rows])
+        return ChunkTexts.of_packed([self._blobs[i] for i in rows])
 
     def plus(self, texts: Iterable[str]) -> ChunkTexts:
         """These texts followed by `texts`."""
-        return ChunkTexts._of_blobs([*self._blobs, *(_pack(t) for t in texts)])
+        return ChunkTexts.of_packed([*self._blobs, *(pack(t) for t in texts)])
 
     @property
     def nbytes(self) -> int:

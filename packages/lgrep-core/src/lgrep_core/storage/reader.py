@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,6 +162,41 @@ class ProjectReader:
         except Exception as exc:
             raise self.damaged(exc) from None
         return out
+
+    def iter_chunk_pages(
+        self, version: IndexVersion, columns: Sequence[str], rows: int = 1024
+    ) -> Iterator[dict[str, list[Any]]]:
+        """Columns of every chunk at `version`, a page of up to `rows` rows at a time, in the order
+        `read_chunks` returns them. Read a page at a time (offset and limit), not as one stream:
+        LanceDB's stream reads ahead across fragments, which holds tens of MB of chunk text."""
+        chunks, _ = self._tables(version)
+        try:
+            have = set(chunks.schema.names)
+            present = [c for c in columns if c in have]
+            total = int(chunks.count_rows())
+            for start in range(0, total, rows):
+                page = chunks.search().select(present).offset(start).limit(rows).to_arrow()
+                if page.num_rows == 0:
+                    return
+                yield {c: page.column(c).to_pylist() if c in have else [None] * page.num_rows for c in columns}
+        except Exception as exc:
+            raise self.damaged(exc) from None
+
+    def iter_vector_pages(self, version: IndexVersion, rows: int = 4096) -> Iterator[tuple[list[str], np.ndarray]]:
+        """Every stored vector at `version`, a page at a time: its keys and a float32 matrix (a key
+        may repeat across pages; the first is the one `read_vectors` keeps)."""
+        _, vectors = self._tables(version)
+        dim = int(self.meta(version)["identity"]["dimension"])
+        try:
+            total = int(vectors.count_rows())
+            for start in range(0, total, rows):
+                page = vectors.search().select(["vec_key", "vector"]).offset(start).limit(rows).to_arrow()
+                if page.num_rows == 0:
+                    return
+                matrix = page.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+                yield page.column("vec_key").to_pylist(), np.asarray(matrix, dtype=np.float32).reshape(-1, dim)
+        except Exception as exc:
+            raise self.damaged(exc) from None
 
     def read_vectors(self, version: IndexVersion, keys: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
         """Stored vectors at `version` (only those named by `keys`, when given): their keys and a
