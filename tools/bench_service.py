@@ -106,6 +106,16 @@ class Daemon:
         )
         return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
+    def rss_parts_mb(self) -> dict[str, float]:
+        """The daemon's resident memory by kind, MB: anonymous (its heap: what it costs the machine)
+        and file-backed (mapped libraries and the model's embedding table: pages the kernel can drop
+        and read back)."""
+        assert self.proc is not None
+        fields = dict(
+            line.split(":", 1) for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines() if ":" in line
+        )
+        return {k: round(int(fields[k].split()[0]) / 1024) for k in ("RssAnon", "RssFile")}
+
     def client(self):  # type: ignore[no-untyped-def]
         from lgrep_core.client import LgrepClient
 
@@ -421,6 +431,7 @@ def cmd_memory(args: argparse.Namespace) -> dict[str, object]:
                 time.sleep(0.2)
             time.sleep(2.0)
             idle = daemon.rss_mb()
+            idle_parts = daemon.rss_parts_mb()
         indexed = _index(daemon, repo)
         after_index = daemon.rss_mb()
         daemon.restart()  # a fresh daemon: only the model and the snapshot, no indexing behind it
@@ -428,14 +439,17 @@ def cmd_memory(args: argparse.Namespace) -> dict[str, object]:
             for q in _queries(repo, 20):
                 client.search(SearchRequest(q, project_root=str(repo)))
             warm = daemon.rss_mb()
+            warm_parts = daemon.rss_parts_mb()
             resident = client.list_projects()
         return {
             "repo": str(repo),
             "indexed": indexed,
             "model_no_project_mb": round(idle[0]),
+            "model_no_project_anon_file_mb": idle_parts,
             "after_indexing_mb": round(after_index[0]),
             "after_indexing_peak_mb": round(after_index[1]),
             "one_project_warm_mb": round(warm[0]),
+            "one_project_warm_anon_file_mb": warm_parts,
             "per_chunk_kb": round((warm[0] - idle[0]) * 1024 / max(1, indexed["chunks"]), 2),
             "projects": len(resident),
         }

@@ -251,14 +251,15 @@ def test_cache_holds_both_graphs_written_once(
     model_dir = cache_dir / "minilm-l6-v2"
     files = sorted(p.name for p in model_dir.iterdir() if p.name != ".build.lock")
     key = _onnx_graph._cache_key(_onnx_graph.weights_dir())
-    assert files == [f"minilm-l6-v2-{key}-fp32.onnx", f"minilm-l6-v2-{key}-int8.onnx"]
+    graphs = [f"minilm-l6-v2-{key}-fp32.onnx", f"minilm-l6-v2-{key}-int8.onnx"]
+    assert files == [graphs[0], f"{graphs[0]}.data", graphs[1], f"{graphs[1]}.data"]
     mtimes = {name: (model_dir / name).stat().st_mtime_ns for name in files}
 
     again = LocalMiniLMProvider(cache_dir)
     again.embed_query("x")
     assert {name: (model_dir / name).stat().st_mtime_ns for name in files} == mtimes
 
-    graph = onnx.load(str(model_dir / files[0]))
+    graph = onnx.load(str(model_dir / graphs[0]))
     onnx.checker.check_model(graph)
     assert [o.version for o in graph.opset_import if o.domain in ("", "ai.onnx")] == [17]
     assert [i.name for i in graph.graph.input] == ["input_ids", "attention_mask"]
@@ -298,3 +299,32 @@ def test_loaded_count_follows_the_inference_session(cache_dir: Path) -> None:
     assert local.loaded_count() == before + 1
     provider.release_memory()
     assert local.loaded_count() == before
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("variant", ["int8", "fp32"])
+def test_the_mapped_tables_compute_what_one_file_does(
+    int8: LocalMiniLMProvider, fp32: LocalMiniLMProvider, cache_dir: Path, tmp_path: Path, variant: str
+) -> None:
+    import onnxruntime as ort
+
+    (int8 if variant == "int8" else fp32).embed_query("x")
+    key = _onnx_graph._cache_key(_onnx_graph.weights_dir())
+    path = cache_dir / "minilm-l6-v2" / f"minilm-l6-v2-{key}-{variant}.onnx"
+    stored = onnx.load(str(path), load_external_data=False)
+    mapped = {t.name: {e.key: e.value for e in t.external_data} for t in stored.graph.initializer if t.external_data}
+    assert "word_table" in mapped  # the 47 MB table is read from the data file, not the graph
+    assert all(int(e["offset"]) % (64 << 10) == 0 for e in mapped.values())
+
+    whole = onnx.load(str(path))  # the tables read in, saved as one file
+    onnx.save_model(whole, str(tmp_path / "whole.onnx"))
+    assert not any(t.external_data for t in onnx.load(str(tmp_path / "whole.onnx")).graph.initializer)
+    ids = np.asarray([[101, 2054, 2003, 1037, 19204, 102, 0, 0], [101, 7592, 2088, 102, 0, 0, 0, 0]], dtype=np.int64)
+    feed = {"input_ids": ids, "attention_mask": (ids > 0).astype(np.int64)}
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    outputs = [
+        ort.InferenceSession(str(p), options, providers=["CPUExecutionProvider"]).run(None, feed)[0]
+        for p in (path, tmp_path / "whole.onnx")
+    ]
+    assert np.array_equal(outputs[0], outputs[1])

