@@ -201,3 +201,45 @@ def test_a_load_page_by_page_equals_one_of_whole_columns(tmp_path: Path, page_ro
     loaded = Corpus.load(reader, reader.version(), page_rows=page_rows)
     assert loaded.vectors_pending == 0 and len(loaded.matrix_keys) < len(reader.vector_keys(reader.version()))
     _assert_identical(loaded, _built_whole(reader))
+
+
+def test_a_vector_fill_is_applied_commit_by_commit_without_copying_the_snapshot(tmp_path: Path) -> None:
+    root, settings = _setup(tmp_path, files=40)
+    settings.index.embed_batch_chunks = 16  # a commit every 16 chunks: many refreshes during the fill
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run(wait_vectors=False)
+    reader = ProjectReader(settings.cache_dir, root)
+    snapshots = Snapshots(reader, background=False)
+    first = snapshots.current()
+    assert first.file_lexical.n_docs == len(first.files)  # cached: shared by the snapshots that only add vectors
+    seen: list[tuple[Corpus, np.ndarray]] = []
+
+    def refresh(_event: object) -> None:
+        corpus = snapshots.current()
+        if not seen or corpus is not seen[-1][0]:
+            seen.append((corpus, corpus.matrix.copy()))
+
+    Indexer(settings, root, embedder, progress=refresh).run()  # the vector phase only
+    last = snapshots.current()
+    assert snapshots.full_loads == 1 and last.vectors_pending == 0
+    fills = [c for c, _ in seen if 0 < len(c.matrix) < len(last.matrix)]
+    assert len(fills) >= 3  # refreshed part way, several times
+    for corpus, matrix in seen:  # an older snapshot's rows never changed under it
+        assert np.array_equal(corpus.matrix, matrix)
+        assert corpus.contents is first.contents and corpus.lexical is first.lexical
+        assert corpus.file_lexical is first.file_lexical
+        assert np.array_equal(corpus.vec_row >= 0, np.asarray([k in corpus.matrix_keys for k in corpus.vec_keys]))
+    _assert_identical(last, _built_whole(reader))
+    _assert_same(last, Corpus.load(reader, reader.version()))
+
+
+def test_only_the_newest_snapshot_appends_vectors_in_place() -> None:
+    from lgrep_search.corpus import _MatrixRoom
+
+    base = np.ones((2, 4), dtype=np.float32)
+    a, room = _MatrixRoom.append(base, None, np.full((1, 4), 2, np.float32), room_for=3)
+    b, room_b = _MatrixRoom.append(a, room, np.full((1, 4), 3, np.float32), room_for=2)
+    assert room_b is room and np.shares_memory(a, b)  # in place, within the room made for the fill
+    c, room_c = _MatrixRoom.append(a, room, np.full((1, 4), 4, np.float32), room_for=2)  # `a` is not the newest
+    assert room_c is not room and not np.shares_memory(b, c)
+    assert b[:, 0].tolist() == [1, 1, 2, 3] and c[:, 0].tolist() == [1, 1, 2, 4] and a[:, 0].tolist() == [1, 1, 2]

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import bisect
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from operator import itemgetter
 from typing import Any, overload
@@ -96,6 +97,8 @@ class Corpus:
     symbol_index: SymbolIndex
     version: IndexVersion | None  # None for a fixed snapshot (benchmarks)
     load_ms: float
+    # The buffer `matrix` is the first rows of, when vectors are still being filled in (`_with_vectors`).
+    matrix_room: _MatrixRoom | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -321,6 +324,11 @@ class Corpus:
         theirs), vectors are added for the embedding keys that gained one, and the BM25 postings of
         every unchanged chunk are reused."""
         started = time.perf_counter()
+        if not changes.path_keys:  # only vectors were added: a vector fill going on
+            corpus = self._with_vectors(reader, version, changes.vec_keys)
+            corpus.load_ms = (time.perf_counter() - started) * 1000
+            log.debug("applied %d new vectors in %.0f ms", len(corpus.matrix) - len(self.matrix), corpus.load_ms)
+            return corpus
         keep = np.ones(len(self), dtype=bool)
         if changes.path_keys:
             changed_files = np.asarray([path_key(f) in changes.path_keys for f in self.files], dtype=bool)
@@ -382,6 +390,30 @@ class Corpus:
         )
         return corpus
 
+    def _with_vectors(self, reader: ProjectReader, version: IndexVersion, gained: frozenset[str]) -> Corpus:
+        """This snapshot at a version that only added vectors. Every chunk, text, posting and cached
+        lookup is shared with this one; the pending chunks whose keys gained a vector get their rows,
+        appended in place to a buffer sized for every pending key once (`_MatrixRoom`): a fill of 500k
+        chunks commits a thousand times, and copying the snapshot (or its matrix) at each of them
+        held two snapshots at once and cost seconds of CPU a commit."""
+        pending = np.flatnonzero(self.vec_row < 0).tolist()
+        pending_keys = {self.vec_keys[i] for i in pending}
+        fetch = sorted(pending_keys & gained)
+        add_keys, add_matrix = reader.read_vectors(version, fetch) if fetch else ([], self.matrix[:0])
+        matrix, room = _MatrixRoom.append(self.matrix, self.matrix_room, _unit(add_matrix), room_for=len(pending_keys))
+        vec_row = self.vec_row
+        if add_keys:
+            row_of = {k: len(self.matrix_keys) + j for j, k in enumerate(add_keys)}
+            vec_row = vec_row.copy()
+            for i in pending:
+                vec_row[i] = row_of.get(self.vec_keys[i], -1)
+        keys = self.matrix_keys + add_keys
+        corpus = replace(self, vec_row=vec_row, matrix=matrix, matrix_keys=keys, version=version, matrix_room=room)
+        # What `cached_property` computed from the chunks holds for the new snapshot too.
+        own = {f.name for f in fields(self)}
+        corpus.__dict__.update({k: v for k, v in self.__dict__.items() if k not in own})
+        return corpus
+
     @classmethod
     def _assemble(
         cls,
@@ -431,6 +463,38 @@ class Corpus:
             version=version,
             load_ms=0.0,
         )
+
+
+@dataclass(eq=False)
+class _MatrixRoom:
+    """A vector matrix with room for the rows a vector fill will add. Each snapshot's `matrix` is the
+    first rows of `data`; only the snapshot that ends at `filled` (the newest) may append in place,
+    so an older snapshot, still answering queries, never sees its rows change. Room that was never
+    written costs no memory (numpy's large empty arrays are untouched pages)."""
+
+    data: np.ndarray
+    filled: int
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @staticmethod
+    def append(
+        matrix: np.ndarray, room: _MatrixRoom | None, rows: np.ndarray, *, room_for: int
+    ) -> tuple[np.ndarray, _MatrixRoom | None]:
+        """`matrix` with `rows` after it, and the room it is now the first rows of. `room_for`: how
+        many rows may still come (the pending keys) when a new buffer is made."""
+        if not len(rows):
+            return matrix, room
+        n, m = len(matrix), len(rows)
+        if room is not None:
+            with room.lock:
+                if room.filled == n and n + m <= len(room.data):
+                    room.data[n : n + m] = rows
+                    room.filled = n + m
+                    return room.data[: n + m], room
+        data = np.empty((n + max(m, room_for), rows.shape[1]), dtype=np.float32)
+        data[:n] = matrix
+        data[n : n + m] = rows
+        return data[: n + m], _MatrixRoom(data, n + m)
 
 
 def _shared(values: Iterable[str]) -> list[str]:
