@@ -286,6 +286,20 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
         streamer = threading.Thread(target=long_stream, daemon=True) if args.stream_index else None
         if streamer is not None:
             streamer.start()
+        beside: subprocess.Popen[bytes] | None = None
+        if args.stream_process:
+            # The same long index, in a process of its own (`lgrep index --no-daemon`, nice +10, a
+            # cache of its own): what the daemon's answers meet when indexing shares no GIL with them.
+            side_cache = Path(tempfile.mkdtemp(prefix="lgb-side-", dir="/tmp"))
+            if args.models is not None:
+                (side_cache / "models").symlink_to(args.models, target_is_directory=True)
+            beside = subprocess.Popen(
+                [str(BIN / "lgrep"), "index", "--no-daemon", "--force", "-q", str(args.stream_process.resolve())],
+                env={**daemon.env, "LGREP_CACHE_DIR": str(side_cache)},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                preexec_fn=lambda: os.nice(10),
+            )
         ctx = mp.get_context("spawn")
         out: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
         workers = [
@@ -304,6 +318,11 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
         edits.join(timeout=60)
         if streamer is not None:
             streamer.join(timeout=60)
+        if beside is not None:
+            streamed["process_running_at_end"] = beside.poll() is None
+            beside.kill()
+            beside.wait()
+            shutil.rmtree(side_cache, ignore_errors=True)
         rss, peak = daemon.rss_mb()
         latencies = [x for lat, _ in results for x in lat]
         errors = [e for _, errs in results for e in errs]
@@ -642,6 +661,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument(
         "--stream-index", type=Path, help="load: another client indexes this repository from scratch meanwhile"
+    )
+    parser.add_argument(
+        "--stream-process",
+        type=Path,
+        help="load: the same, by a process of its own (`lgrep index --no-daemon`, nice +10, its own cache)",
     )
     parser.add_argument("--cli", type=int, default=30, help="latency: timed `lgrep search` commands (bytecode cached)")
     parser.add_argument("--cli-env", type=int, default=10, help="latency: the same, bytecode as the environment has it")

@@ -49,11 +49,13 @@ COLUMNS = [
 
 
 # What a loaded snapshot costs the process per chunk beyond its arrays and compressed texts: the
-# per-chunk Python lists (paths, symbols, scopes, signatures, keys), the symbol index, and what the
-# load leaves in the heap. Measured 2026-11-27: a 41,633-chunk snapshot cost 232 MB of RSS, 110 MB of
-# it arrays, texts and vocabulary (docs/benchmarks.md, "Memory ceilings"). Without it the estimate was
-# half the cost, and a daemon's 1 GB snapshot budget let ~2 GB stay resident.
-RESIDENT_BYTES_PER_CHUNK = 2900
+# per-chunk Python lists (paths, symbols, scopes, signatures, keys), the symbol index, the lookups
+# built on first use (files' BM25, path words, module names) and what the load leaves in the heap.
+# Measured 2026-11-27 on a 41,633-chunk snapshot: 179 MB of RSS with every lookup built, 109 MB of it
+# arrays, texts and vocabulary (docs/benchmarks.md, "Memory ceilings, second part"; 2,900 before the
+# term caches were made small, ADR 0030). Without it the estimate was half the cost, and a daemon's
+# 1 GB snapshot budget let ~2 GB stay resident.
+RESIDENT_BYTES_PER_CHUNK = 1800
 
 # A full load reads the short columns whole (they are kept), the texts a page at a time.
 _TEXT_COLUMNS = ["path", "content", "search_text", "refs"]
