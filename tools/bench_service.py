@@ -294,11 +294,11 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
             if args.models is not None:
                 (side_cache / "models").symlink_to(args.models, target_is_directory=True)
             beside = subprocess.Popen(
-                [str(BIN / "lgrep"), "index", "--no-daemon", "--force", "-q", str(args.stream_process.resolve())],
+                ["nice", "-n", "10", str(BIN / "lgrep"), "index", "--no-daemon", "--force", "-q"]
+                + [str(args.stream_process.resolve())],
                 env={**daemon.env, "LGREP_CACHE_DIR": str(side_cache)},
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                preexec_fn=lambda: os.nice(10),
             )
         ctx = mp.get_context("spawn")
         out: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
