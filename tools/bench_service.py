@@ -293,9 +293,9 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
             side_cache = Path(tempfile.mkdtemp(prefix="lgb-side-", dir="/tmp"))
             if args.models is not None:
                 (side_cache / "models").symlink_to(args.models, target_is_directory=True)
+            command = ["nice", "-n", "10", str(BIN / "lgrep"), "index", "--no-daemon", "--force", "-q"]
             beside = subprocess.Popen(
-                ["nice", "-n", "10", str(BIN / "lgrep"), "index", "--no-daemon", "--force", "-q"]
-                + [str(args.stream_process.resolve())],
+                [*command, str(args.stream_process.resolve())],
                 env={**daemon.env, "LGREP_CACHE_DIR": str(side_cache)},
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
