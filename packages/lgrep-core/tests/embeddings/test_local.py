@@ -328,3 +328,14 @@ def test_the_mapped_tables_compute_what_one_file_does(
         for p in (path, tmp_path / "whole.onnx")
     ]
     assert np.array_equal(outputs[0], outputs[1])
+
+
+@pytest.mark.model
+def test_a_graph_whose_data_file_is_gone_is_built_again(tmp_path: Path) -> None:
+    LocalMiniLMProvider(tmp_path / "models").embed_query("x")
+    key = _onnx_graph._cache_key(_onnx_graph.weights_dir())
+    data = tmp_path / "models" / "minilm-l6-v2" / f"minilm-l6-v2-{key}-int8.onnx.data"
+    first = LocalMiniLMProvider(tmp_path / "models").embed_query("where is the session opened")
+    data.unlink()
+    again = LocalMiniLMProvider(tmp_path / "models").embed_query("where is the session opened")
+    assert data.is_file() and np.array_equal(first, again)

@@ -203,12 +203,12 @@ def ensure_models(model_dir: Path, weights: Path, variant: Variant) -> Path:
     """Return the cached graph for `variant`, building the missing files first."""
     key = _cache_key(weights)
     target = _model_path(model_dir, key, variant)
-    if target.is_file():
+    if _complete(target):
         return target
     try:
         model_dir.mkdir(parents=True, exist_ok=True)
         with _build_lock(model_dir):
-            if target.is_file():  # another process built it while we waited
+            if _complete(target):  # another process built it while we waited
                 return target
             _remove_stale_builds(model_dir)
             _build(model_dir, weights, key, variant)
@@ -217,6 +217,12 @@ def ensure_models(model_dir: Path, weights: Path, variant: Variant) -> Path:
     except Exception as exc:  # onnx, onnxruntime and the filesystem raise many types here
         raise ProviderUnavailableError(f"cannot build the {MODEL_NAME} ONNX graph in {model_dir}: {exc}") from exc
     return target
+
+
+def _complete(graph: Path) -> bool:
+    """Are a cached graph and the data file its tables are mapped from both there? (A data file
+    deleted by hand, or by a cleaner, means building both again, not failing every load.)"""
+    return graph.is_file() and graph.with_name(f"{graph.name}.data").is_file()
 
 
 @contextlib.contextmanager
@@ -262,7 +268,7 @@ def _build(model_dir: Path, weights_dir: Path, key: str, variant: Variant) -> No
         graph, matmul_inputs = _build_graph(weights, smoothing=None)
         del weights
         fp32_path = _model_path(model_dir, key, "fp32")
-        if not fp32_path.is_file():
+        if not _complete(fp32_path):
             onnx.save_model(graph, str(work / "fp32.onnx"))
             _publish(onnx.load(str(work / "fp32.onnx")), work, fp32_path)
         if variant == "int8":
