@@ -279,3 +279,29 @@ def test_an_index_of_an_older_chunker_is_rechunked_keeping_its_vectors(tmp_path:
     _age_index(settings, root, chunker_version="2", model="another-model")
     with pytest.raises(IndexMismatchError):
         Indexer(settings, root, embedder).run()
+
+
+def test_a_lowered_batch_size_is_restored_when_the_vector_phase_ends(tmp_path: Path, monkeypatch) -> None:
+    class Tunable(FakeEmbedder):
+        configured_batch_tokens = 1024
+        batch_tokens = 1024
+
+    mb = 1024 * 1024
+    monkeypatch.setattr(embedding_stage, "rss_bytes", lambda: 440 * mb)  # little room: start small
+    root = tmp_path / "repo"
+    root.mkdir()
+    for i in range(20):
+        (root / f"m{i}.py").write_text(f"def f{i}(x):\n    return x + {i}\n")
+    settings = load_settings(
+        None, env={"LGREP_CACHE_DIR": str(tmp_path / "cache")}, user_config=tmp_path / "no"
+    ).settings
+    embedder = Tunable()
+    seen: list[int] = []
+    real_embed = embedder.embed_documents
+    monkeypatch.setattr(
+        embedder, "embed_documents", lambda texts: (seen.append(embedder.batch_tokens), real_embed(texts))[1]
+    )
+    summary = Indexer(settings, root, embedder).run()
+    assert summary.vectors_pending == 0
+    assert seen and set(seen) == {MemoryGovernor.MIN_BATCH_TOKENS}  # lowered while it ran
+    assert embedder.batch_tokens == 1024  # and back for the next job

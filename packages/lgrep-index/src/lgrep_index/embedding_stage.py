@@ -75,19 +75,22 @@ class EmbeddingStage:
         checked and, over the budget, released and the batches made smaller."""
         governor = MemoryGovernor(self.settings.index.memory_budget_mb, self.settings.index.embed_batch_chunks)
         governor.start(self.embedder)
-        keys: list[str] = []
-        paths: list[str] = []
-        texts: list[str] = []
-        for key, path, text in items:
-            keys.append(key)
-            paths.append(path)
-            texts.append(text)
-            if len(keys) >= governor.batch_chunks:
-                yield TextBatch(keys, paths, texts, full=True)
-                keys, paths, texts = [], [], []
-                governor.check(self.embedder)
-        if keys:
-            yield TextBatch(keys, paths, texts, full=False)
+        try:
+            keys: list[str] = []
+            paths: list[str] = []
+            texts: list[str] = []
+            for key, path, text in items:
+                keys.append(key)
+                paths.append(path)
+                texts.append(text)
+                if len(keys) >= governor.batch_chunks:
+                    yield TextBatch(keys, paths, texts, full=True)
+                    keys, paths, texts = [], [], []
+                    governor.check(self.embedder)
+            if keys:
+                yield TextBatch(keys, paths, texts, full=False)
+        finally:  # the run ended, failed or was cancelled: the next job starts from the configured size
+            governor.restore(self.embedder)
 
     def embed(self, batch: TextBatch) -> Embedded:
         """Embed one batch (see `embed_texts`). Raises IndexingError when the vectors are not of the
@@ -227,6 +230,14 @@ class MemoryGovernor:
         if start != tokens:
             embedder.batch_tokens = start  # type: ignore[attr-defined]  # optional knob
             log.info("memory: starting the vector phase at %d batch tokens (%d configured)", start, tokens)
+
+    def restore(self, embedder: EmbeddingProvider) -> None:
+        """Put the embedder's batch size back to what it was configured with. The provider outlives
+        this run (a daemon's jobs share it): a later job, or the next project, starts from its own
+        room, not from this run's low-water mark."""
+        configured = getattr(embedder, "configured_batch_tokens", None)
+        if isinstance(configured, int) and getattr(embedder, "batch_tokens", configured) != configured:
+            embedder.batch_tokens = configured  # type: ignore[attr-defined]  # optional knob
 
     def check(self, embedder: EmbeddingProvider) -> None:
         rss = rss_bytes()

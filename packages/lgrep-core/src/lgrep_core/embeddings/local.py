@@ -90,6 +90,7 @@ class LocalMiniLMProvider:
         self._threads = threads if threads is not None else default_threads()
         self._max_tokens = max_tokens
         self._batch_tokens = batch_tokens
+        self._configured_batch_tokens = batch_tokens
         self._runtime: _Runtime | None = None
         self._lock = threading.Lock()
         _PROVIDERS.add(self)
@@ -126,6 +127,12 @@ class LocalMiniLMProvider:
         if value < 1:
             raise ValueError(f"batch_tokens must be positive, got {value}")
         self._batch_tokens = value
+
+    @property
+    def configured_batch_tokens(self) -> int:
+        """The batch size this provider was made with, which `batch_tokens` returns to once an
+        indexer that lowered it is done (the provider is shared by a daemon's jobs)."""
+        return self._configured_batch_tokens
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """Embed texts; returns float32 of shape (len(texts), 384), each row L2-normalised.
