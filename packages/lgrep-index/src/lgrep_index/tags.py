@@ -249,8 +249,14 @@ class TagIndexer:
         # the model's batches are sized against the memory budget.
         self.store.close()
         release_free_memory()
+        # Compacting rewrites a table (~100 MB over the run's working set for the chunks of every tag
+        # of trycua/cua): the tables the vectors do not touch are compacted now, before the model's
+        # session and its batches are in memory, the vectors' own table after them (peak 691 MB when
+        # all were compacted at the end, docs/benchmarks.md).
+        self.store.optimize([name for name in self.store.tables if name != "vectors"])
+        release_free_memory()
         embedded = self._embed()
-        self.store.optimize()
+        self.store.optimize(["vectors"])
         self._progress(IndexProgress(IndexPhase.DONE, len(todo), len(todo)))
         return TagsSummary(
             root=str(self.root),

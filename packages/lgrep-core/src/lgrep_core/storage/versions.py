@@ -588,8 +588,14 @@ class VersionStore:
         self._delete("blobs", "blob_key", dead_blobs)
         return {"entries": len(dead_entries), "blobs": len(dead_blobs)}
 
-    def optimize(self) -> None:
-        for name in _TABLES:
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The tables of a versions index, in the order `optimize` compacts them."""
+        return tuple(_TABLES)
+
+    def optimize(self, names: Sequence[str] | None = None) -> None:
+        """Compact the tables (`names`, or all of them) and drop their old versions."""
+        for name in names if names is not None else _TABLES:
             try:
                 self._table(name).optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
             except Exception as exc:  # compaction is housekeeping: a failure must not fail the run
