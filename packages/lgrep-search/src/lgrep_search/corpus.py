@@ -332,12 +332,10 @@ class Corpus:
             log.debug("applied %d new vectors in %.0f ms", len(corpus.matrix) - len(self.matrix), corpus.load_ms)
             return corpus
         keep = np.ones(len(self), dtype=bool)
-        if changes.path_keys:
+        if len(self.files):
             changed_files = np.asarray([path_key(f) in changes.path_keys for f in self.files], dtype=bool)
-            keep = ~changed_files[self.file_of] if len(self.files) else keep
-        new = reader.read_chunks(version, COLUMNS, sorted(changes.path_keys)) if changes.path_keys else None
-        if new is None:
-            new = {c: [] for c in COLUMNS}
+            keep = ~changed_files[self.file_of]
+        new = reader.read_chunks(version, COLUMNS, sorted(changes.path_keys))
         kept = np.flatnonzero(keep)
         rows = kept.tolist()
         merged: dict[str, list] = {

@@ -167,34 +167,32 @@ class ProjectReader:
         self, version: IndexVersion, columns: Sequence[str], rows: int = 1024
     ) -> Iterator[dict[str, list[Any]]]:
         """Columns of every chunk at `version`, a page of up to `rows` rows at a time, in the order
-        `read_chunks` returns them. Read a page at a time (offset and limit), not as one stream:
-        LanceDB's stream reads ahead across fragments, which holds tens of MB of chunk text."""
+        `read_chunks` returns them (a column an older index lacks reads as None)."""
         chunks, _ = self._tables(version)
-        try:
-            have = set(chunks.schema.names)
-            present = [c for c in columns if c in have]
-            total = int(chunks.count_rows())
-            for start in range(0, total, rows):
-                page = chunks.search().select(present).offset(start).limit(rows).to_arrow()
-                if page.num_rows == 0:
-                    return
-                yield {c: page.column(c).to_pylist() if c in have else [None] * page.num_rows for c in columns}
-        except Exception as exc:
-            raise self.damaged(exc) from None
+        have = set(chunks.schema.names)
+        for page in self._pages(chunks, [c for c in columns if c in have], rows):
+            yield {c: page.column(c).to_pylist() if c in have else [None] * page.num_rows for c in columns}
 
     def iter_vector_pages(self, version: IndexVersion, rows: int = 4096) -> Iterator[tuple[list[str], np.ndarray]]:
         """Every stored vector at `version`, a page at a time: its keys and a float32 matrix (a key
         may repeat across pages; the first is the one `read_vectors` keeps)."""
         _, vectors = self._tables(version)
         dim = int(self.meta(version)["identity"]["dimension"])
+        for page in self._pages(vectors, ["vec_key", "vector"], rows):
+            matrix = page.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+            yield page.column("vec_key").to_pylist(), np.asarray(matrix, dtype=np.float32).reshape(-1, dim)
+
+    def _pages(self, table: Any, columns: list[str], rows: int) -> Iterator[Any]:
+        """A checked-out table's rows as Arrow tables of up to `rows` rows, read a page at a time
+        (offset and limit), not as one stream: LanceDB's stream reads ahead across fragments, which
+        holds tens of MB of chunk text."""
         try:
-            total = int(vectors.count_rows())
+            total = int(table.count_rows())
             for start in range(0, total, rows):
-                page = vectors.search().select(["vec_key", "vector"]).offset(start).limit(rows).to_arrow()
+                page = table.search().select(columns).offset(start).limit(rows).to_arrow()
                 if page.num_rows == 0:
                     return
-                matrix = page.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-                yield page.column("vec_key").to_pylist(), np.asarray(matrix, dtype=np.float32).reshape(-1, dim)
+                yield page
         except Exception as exc:
             raise self.damaged(exc) from None
 
