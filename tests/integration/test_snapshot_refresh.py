@@ -224,6 +224,7 @@ def test_a_vector_fill_is_applied_commit_by_commit_without_copying_the_snapshot(
     assert snapshots.full_loads == 1 and last.vectors_pending == 0
     fills = [c for c, _ in seen if 0 < len(c.matrix) < len(last.matrix)]
     assert len(fills) >= 3  # refreshed part way, several times
+    assert first.matrix_room is not None and last.matrix_room is first.matrix_room  # the load made the room
     for corpus, matrix in seen:  # an older snapshot's rows never changed under it
         assert np.array_equal(corpus.matrix, matrix)
         assert corpus.contents is first.contents and corpus.lexical is first.lexical

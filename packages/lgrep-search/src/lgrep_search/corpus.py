@@ -258,7 +258,7 @@ class Corpus:
         lexical = LexicalIndex.of_postings(vocab, n, parts, _FIELDS)
         del parts
         cols["cut"] = cut  # type: ignore[assignment]
-        keys, matrix = _read_unit_vectors(reader, version, {k for k in cols["vec_key"] if k})
+        keys, matrix, room = _read_unit_vectors(reader, version, {k for k in cols["vec_key"] if k})
         corpus = cls._assemble(
             cols,
             contents=ChunkTexts.of_packed(contents),
@@ -270,6 +270,7 @@ class Corpus:
             matrix=matrix,
             version=version,
         )
+        corpus.matrix_room = room
         corpus.load_ms = (time.perf_counter() - started) * 1000
         log.debug("loaded %d chunks, %d vectors in %.0f ms", len(corpus), len(keys), corpus.load_ms)
         return corpus
@@ -567,11 +568,15 @@ class _Analysed(Sequence[list[str]]):
         return self._terms_of(i % self._n if self._n else i)
 
 
-def _read_unit_vectors(reader: ProjectReader, version: IndexVersion, wanted: set[str]) -> tuple[list[str], np.ndarray]:
+def _read_unit_vectors(
+    reader: ProjectReader, version: IndexVersion, wanted: set[str]
+) -> tuple[list[str], np.ndarray, _MatrixRoom | None]:
     """The stored vectors of the `wanted` keys, each key once in storage order, as unit rows of one
-    matrix filled a page at a time (as `_unit(read_vectors(...))` would give, without a second copy)."""
+    matrix filled a page at a time (as `_unit(read_vectors(...))` would give, without a second copy).
+    The matrix is made with a row for every wanted key: while some are pending, it is returned as
+    the first rows of that buffer, with the room the vector fill appends to (`_MatrixRoom`)."""
     dim = int(reader.meta(version)["identity"]["dimension"])
-    matrix = np.empty((len(wanted), dim), dtype=np.float32)
+    data = np.empty((len(wanted), dim), dtype=np.float32)
     keys: list[str] = []
     seen: set[str] = set()
     for page_keys, page in reader.iter_vector_pages(version):
@@ -580,10 +585,10 @@ def _read_unit_vectors(reader: ProjectReader, version: IndexVersion, wanted: set
             continue
         seen.update(page_keys[i] for i in take)
         keys.extend(page_keys[i] for i in take)
-        matrix[len(keys) - len(take) : len(keys)] = _unit(page[take])
-    if len(keys) < len(matrix):  # chunks whose vector is pending
-        matrix = matrix[: len(keys)].copy()
-    return keys, matrix
+        data[len(keys) - len(take) : len(keys)] = _unit(page[take])
+    if len(keys) < len(data):  # chunks whose vector is pending
+        return keys, data[: len(keys)], _MatrixRoom(data, len(keys))
+    return keys, data, None
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:
