@@ -478,6 +478,17 @@ def test_hostile_text_scans_in_linear_time(text: str) -> None:
     assert time.perf_counter() - started < 5.0
 
 
+def test_an_image_inlined_in_a_page_is_scanned_without_a_word_on_stderr(capfd: pytest.CaptureFixture[str]) -> None:
+    """Saved pages (trycua/cua keeps hundreds) inline images as base64 in a tag that mentions a
+    password. The attribute pattern once had a counted repeat whose automaton outgrew re2's memory
+    on that run of letters: re2 fell back to a slower engine and wrote "DFA out of memory" to
+    stderr, into the user's terminal, for every such page."""
+    image = base64.b64encode(_rng.randbytes(100_000)).decode()
+    text = f'<p>Log in with your password</p>\n<img alt="password field" src="data:image/jpeg;base64,{image}">\n'
+    assert scan(text) == []
+    assert capfd.readouterr().err == ""
+
+
 def test_module_imports_nothing_heavy() -> None:
     code = (
         "import sys, lgrep_core.secrets\n"

@@ -261,3 +261,34 @@ def test_a_tag_of_a_tag_is_peeled_to_its_commit(tmp_path: Path) -> None:
     refs = {r.name: (r.commit, r.target_type) for r in GitRepo(root).tags()}
     assert refs["inner"] == refs["outer"] == refs["outermost"] == (head, "commit")
     assert refs["tree-tag"] == refs["tree-tag-tag"] == ("", "tree")
+
+
+def test_a_tag_with_more_new_files_than_a_commit_holds_is_written_in_bounded_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One release can bring a whole tree of new files (the bare `v...` tags of trycua/cua): its
+    rows go in commits of a bounded size, and its tag row only after every file it names."""
+    import lgrep_index.tags as tags_module
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for i in range(7):
+        (root / f"mod{i}.py").write_text(f"def handler_{i}(event):\n    return event * {i}\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "all at once")
+    git(root, "tag", "v1.0.0")
+    monkeypatch.setattr(tags_module, "BLOBS_PER_COMMIT", 3)
+    settings = _settings(tmp_path / "cache")
+    store = VersionStore(store_location(settings.cache_dir, "", root), label=str(root))
+    writes: list[tuple[str, int]] = []
+    add_blobs, put_tags = store.add_blobs, store.put_tags
+    monkeypatch.setattr(store, "add_blobs", lambda b, c: (writes.extend([("blobs", len(b))] * bool(b)), add_blobs(b, c))[1])
+    monkeypatch.setattr(store, "put_tags", lambda t: (writes.extend([("tags", len(t))] * bool(t)), put_tags(t))[1])
+
+    summary = TagIndexer(settings, root, FakeEmbedder(), store).run()
+
+    assert writes == [("blobs", 3), ("blobs", 3), ("blobs", 1), ("tags", 1)]
+    assert (summary.tags_total, summary.blobs_total, summary.tag_file_pairs_total) == (1, 7, 7)
+    store.open()
+    assert len(store.tags()[0].entry_ids) == 7

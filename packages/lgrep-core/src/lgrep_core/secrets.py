@@ -285,6 +285,7 @@ def _compile(pattern: str) -> re2._Regexp:
     # Latin-1: every byte is one character, so the DFA never decodes UTF-8; all patterns are ASCII,
     # and every match starts and ends next to an ASCII character, so byte offsets map back cleanly.
     options.encoding = re2.Options.Encoding.LATIN1
+    options.log_errors = False  # re2 logs to stderr in its own format: nothing a user should read
     return re2.compile(pattern.encode("ascii"), options)
 
 
@@ -888,7 +889,7 @@ def _accept_cli_password(m: re2._Match, data: bytes) -> Iterator[tuple[str, int,
 # candidates, so a page of ordinary markup costs no Python.
 _MARKUP = _compile(r"(?i)<(?P<tag>[a-z_][a-z0-9_.:\-]*)(?P<attrs>(?:[ \t\r\n][^<>]*)?)>")
 _MARKUP_NEEDLE = _compile(rf"(?i){_SECRET_NAME}")
-_ATTRIBUTE = _compile(r"(?i)([a-z_][a-z0-9_.:\-]{0,80})[ \t\r\n]*=[ \t\r\n]*(?:\"([^\"]*)\"|'([^']*)')")
+_ATTRIBUTE = _compile(r"(?i)([a-z_][a-z0-9_.:\-]*)[ \t\r\n]*=[ \t\r\n]*(?:\"([^\"]*)\"|'([^']*)')")
 _MARKUP_TAG = _group(_MARKUP, "tag")
 _MARKUP_ATTRS = _group(_MARKUP, "attrs")
 # Attributes that name what an element holds; `value` is what it holds.

@@ -69,12 +69,14 @@ class TagMapping:
     def __init__(self, settings: VersionsSettings, root_component: str) -> None:
         self.root_component = settings.root_component or root_component
         self._rules: list[re2._Regexp] = []
+        options = re2.Options()
+        options.log_errors = False
         for source, text in [
             *(("versions.tag_rules", r) for r in settings.tag_rules),
             *(("", r) for r in BUILTIN_TAG_RULES),
         ]:
             try:
-                rule = re2.compile(text)
+                rule = re2.compile(text, options)
             except re2.error as exc:
                 raise ConfigError(f"{source}: {text!r} is not a valid pattern: {exc}") from None
             if "version" not in rule.groupindex:
@@ -133,6 +135,9 @@ class _Pending:
     entries: list[EntryRow] = field(default_factory=list[EntryRow])
     tags: list[TagRow] = field(default_factory=list[TagRow])
     text_bytes: int = 0  # of the blobs' texts: each is held again by its chunks
+
+    def full(self) -> bool:
+        return len(self.blobs) >= BLOBS_PER_COMMIT or self.text_bytes >= BYTES_PER_COMMIT
 
 
 class TagIndexer:
@@ -326,6 +331,11 @@ class TagIndexer:
                     key = blob_key(entry.sha, entry.path)
                     if key not in known:
                         known[key] = self._read_blob(reader, rules, entry, key, pending)
+                        if pending.full():
+                            # One tag can bring a whole tree of new files (33 MB of text in one group of
+                            # trycua/cua): its rows go in bounded commits too, before the tag is named.
+                            self._commit(pending)
+                            pending = _Pending()
                     skip, language, lines = known[key]
                     if skip:
                         self._skipped[skip] += 1
@@ -339,11 +349,7 @@ class TagIndexer:
                 self._tally["pairs"] += len(ids)
                 pending.tags.append(TagRow(ref.name, ref.commit, component, version, tuple(ids), time.time()))
                 files_done += len(ids)
-                if (
-                    len(pending.blobs) >= BLOBS_PER_COMMIT
-                    or len(pending.tags) >= TAGS_PER_COMMIT
-                    or pending.text_bytes >= BYTES_PER_COMMIT
-                ):
+                if len(pending.tags) >= TAGS_PER_COMMIT:
                     self._commit(pending)
                     pending = _Pending()
                 self._progress(IndexProgress(IndexPhase.CHUNK, n + 1, len(todo), self._tally["chunks"], 0))
