@@ -283,8 +283,17 @@ def test_a_tag_with_more_new_files_than_a_commit_holds_is_written_in_bounded_com
     store = VersionStore(store_location(settings.cache_dir, "", root), label=str(root))
     writes: list[tuple[str, int]] = []
     add_blobs, put_tags = store.add_blobs, store.put_tags
-    monkeypatch.setattr(store, "add_blobs", lambda b, c: (writes.extend([("blobs", len(b))] * bool(b)), add_blobs(b, c))[1])
-    monkeypatch.setattr(store, "put_tags", lambda t: (writes.extend([("tags", len(t))] * bool(t)), put_tags(t))[1])
+
+    def record_blobs(blobs: list[object], chunks: dict[str, list[object]]) -> None:
+        writes.extend([("blobs", len(blobs))] * bool(blobs))
+        add_blobs(blobs, chunks)  # type: ignore[arg-type]
+
+    def record_tags(rows: list[object]) -> None:
+        writes.extend([("tags", len(rows))] * bool(rows))
+        put_tags(rows)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "add_blobs", record_blobs)
+    monkeypatch.setattr(store, "put_tags", record_tags)
 
     summary = TagIndexer(settings, root, FakeEmbedder(), store).run()
 
