@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from lgrep_search.lexical import LexicalIndex
+import pytest
+from lgrep_search import lexical
+from lgrep_search.lexical import LexicalIndex, Vocabulary
 
 WORDS = [f"w{i}" for i in range(40)]
 
@@ -46,3 +48,55 @@ def test_merged_with_removed_inserted_and_moved_documents_matches_a_fresh_build(
         fresh = LexicalIndex(*_fields(final))
         for query in (["w1"], ["w2", "w3"], WORDS[:10], ["w39", "nothing"]):
             assert np.allclose(merged.scores(query), fresh.scores(query), atol=1e-6), query
+
+
+def test_a_merge_that_brings_new_terms_scores_them_as_a_fresh_build_does() -> None:
+    rng = random.Random(5)
+    old = [_doc(rng) for _ in range(30)]
+    new = [(["brand", "new", "w1", "ünïcode"], ["fresh"], ["w0"]), (["w2", "brand"], [], ["w3"])]
+    index = LexicalIndex(*_fields(old))
+    merged = index.merged(np.ones(len(old), dtype=bool), *_fields(new))
+    fresh = LexicalIndex(*_fields(old + new))
+    for query in (["brand"], ["fresh", "w1"], ["ünïcode", "new"], WORDS[:10]):
+        assert np.allclose(merged.scores(query), fresh.scores(query), atol=1e-6), query
+    # The old terms keep their ids; the new ones follow them.
+    assert all(merged.vocab.get(term) == index.vocab.get(term) for term in index.vocab)
+    assert sorted(merged.vocab.get(t) or 0 for t in ("brand", "new", "ünïcode", "fresh")) == list(
+        range(len(index.vocab), len(index.vocab) + 4)
+    )
+
+
+def test_a_vocabulary_finds_each_term_by_its_id_and_no_other_term() -> None:
+    terms = ["parse", "ParseError", "ü", "日本", "x" * 300, "a\udcff", "parse_"]
+    vocab = Vocabulary(terms)
+    assert len(vocab) == len(terms)
+    assert list(vocab) == terms
+    assert [vocab.get(t) for t in terms] == list(range(len(terms)))
+    assert [vocab.get(t) for t in ("pars", "parse__", "", "Ü")] == [None] * 4
+    assert Vocabulary().get("parse") is None
+
+
+def test_terms_whose_hashes_collide_stay_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lexical, "_term_hash", lambda term: len(term) % 2)  # every term collides with half the others
+    terms = [f"t{i}" for i in range(50)] + [f"term{i}" for i in range(50)]
+    vocab = Vocabulary(terms)
+    assert [vocab.get(t) for t in terms] == list(range(100))
+    assert vocab.get("t50") is None and vocab.get("nope") is None
+    grown = vocab.growing()
+    assert [grown.setdefault(t, -1) for t in ("t3", "new1", "term7", "new2", "new1")] == [3, 100, 57, 101, 100]
+    bigger = vocab.extended(grown)
+    assert [bigger.get(t) for t in [*terms, "new1", "new2"]] == list(range(102))
+    assert vocab.get("new1") is None  # the vocabulary it grew from is unchanged
+    ids, numbered = vocab.numbered(["term9", "page1", "t0", "page2"])  # a load's page of terms
+    assert ids.tolist() == [59, 100, 0, 101]
+    assert [numbered.get(t) for t in ("page1", "page2", "term9")] == [100, 101, 59]
+
+
+def test_a_grouped_index_scores_but_is_not_merged_again() -> None:
+    index = LexicalIndex(*_fields([(["a", "b"], [], ["p"]), (["b"], [], ["q"]), (["c"], [], ["q"])]))
+    files = index.grouped(np.asarray([0, 1, 1]), 2)
+    assert files.scores(["b"])[0] > 0 and files.scores(["c"])[0] == 0
+    with pytest.raises(ValueError, match="scores only"):
+        files.merged(np.ones(2, dtype=bool), [], [], [])
+    with pytest.raises(ValueError, match="scores only"):
+        files.grouped(np.zeros(2, dtype=np.int64), 1)

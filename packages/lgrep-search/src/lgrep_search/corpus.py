@@ -23,7 +23,7 @@ from lgrep_core.storage.schema import path_key
 from lgrep_core.text import analyze, identifier_terms, path_terms
 
 from .fuzzy import SymbolIndex
-from .lexical import FieldWeights, LexicalIndex, postings
+from .lexical import FieldWeights, LexicalIndex, Vocabulary, postings
 from .signals.path_match import path_words
 from .texts import ChunkTexts, pack
 
@@ -236,7 +236,10 @@ class Corpus:
         paths, symbols = cols["path"], [s or "" for s in cols["symbol"]]
         contents, refs = [_EMPTY_TEXT] * n, [_EMPTY_TEXT] * n
         cut = np.zeros(n, dtype=bool)
-        vocab: dict[str, int] = {}
+        # Each page numbers its terms in a dict of its own, then they are looked up in (or added to)
+        # the packed vocabulary: the term strings die with the page, and do not pin the heap's pages
+        # among the snapshot's long-lived objects as one dict over all pages did (-9 MB at 41.6k).
+        vocab = Vocabulary()
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         start = 0
         for page in reader.iter_chunk_pages(version, _TEXT_COLUMNS, page_rows):
@@ -249,10 +252,12 @@ class Corpus:
             for i, text, ref, more in zip(at, texts, page["refs"], overflow, strict=True):
                 contents[i], refs[i], cut[i] = pack(text), pack(ref or ""), bool(more)
             fields = _fields([paths[i] for i in at], texts, overflow, [symbols[i] for i in at])
+            local: dict[str, int] = {}
             docs, terms, tf = postings(
-                vocab, 0, contents=fields[0], symbols=fields[1], paths=fields[2], weights=_FIELDS
+                local, 0, contents=fields[0], symbols=fields[1], paths=fields[2], weights=_FIELDS
             )
-            parts.append((place[start - len(at) : start][docs].astype(np.int32), terms, tf))
+            ids, vocab = vocab.numbered(list(local))
+            parts.append((place[start - len(at) : start][docs].astype(np.int32), ids[terms], tf))
         if start != n:
             raise StorageError(f"the index of {reader.root} changed while it was read; try again")
         lexical = LexicalIndex.of_postings(vocab, n, parts, _FIELDS)
