@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import pickle
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -100,3 +104,23 @@ def test_a_grouped_index_scores_but_is_not_merged_again() -> None:
         files.merged(np.ones(2, dtype=bool), [], [], [])
     with pytest.raises(ValueError, match="scores only"):
         files.grouped(np.zeros(2, dtype=np.int64), 1)
+
+
+def test_a_pickled_vocabulary_finds_its_terms_in_a_process_with_other_hashes() -> None:
+    """Python salts its string hashes per process; a pickle (the SWE-bench tool keeps snapshots so)
+    carries the terms, and the loading process hashes them again."""
+    terms = [f"term{i}" for i in range(2_000)] + ["ünïcode", "a\udcff"]
+    blob = pickle.dumps(Vocabulary(terms))
+    code = (
+        "import pickle, sys\n"
+        "vocab = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(sum(vocab.get(t) == i for i, t in enumerate(vocab)), len(vocab), vocab.get('term1999'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        input=blob,
+        capture_output=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "7"},
+    ).stdout.decode()
+    assert out.split() == [str(len(terms)), str(len(terms)), "1999"]
