@@ -455,11 +455,17 @@ def cmd_memory(args: argparse.Namespace) -> dict[str, object]:
         after_index = daemon.rss_mb()
         daemon.restart()  # a fresh daemon: only the model and the snapshot, no indexing behind it
         with daemon.client() as client:
-            for q in _queries(repo, 20):
+            asked = _queries(repo, 20 + args.long_use)
+            for q in asked[:20]:
                 client.search(SearchRequest(q, project_root=str(repo)))
             warm = daemon.rss_mb()
             warm_parts = daemon.rss_parts_mb()
             resident = client.list_projects()
+            # An agent's day: many more questions, most naming things not asked about before.
+            for q in asked[20:]:
+                client.search(SearchRequest(q, project_root=str(repo)))
+            used = daemon.rss_mb()
+            used_parts = daemon.rss_parts_mb()
         return {
             "repo": str(repo),
             "indexed": indexed,
@@ -469,6 +475,9 @@ def cmd_memory(args: argparse.Namespace) -> dict[str, object]:
             "after_indexing_peak_mb": round(after_index[1]),
             "one_project_warm_mb": round(warm[0]),
             "one_project_warm_anon_file_mb": warm_parts,
+            "after_more_queries": len(asked) - 20,
+            "one_project_after_more_queries_mb": round(used[0]),
+            "one_project_after_more_queries_anon_file_mb": used_parts,
             "per_chunk_kb": round((warm[0] - idle[0]) * 1024 / max(1, indexed["chunks"]), 2),
             "projects": len(resident),
         }
@@ -659,6 +668,9 @@ def main() -> None:
         "--think-ms", type=float, default=0.0, help="load: each client's mean pause between queries (0: back to back)"
     )
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--long-use", type=int, default=500, help="memory: distinct questions asked after the 20 that warm the daemon"
+    )
     parser.add_argument(
         "--stream-index", type=Path, help="load: another client indexes this repository from scratch meanwhile"
     )

@@ -68,3 +68,20 @@ def test_symbol_query_classification_on_a_long_query() -> None:
     assert classify_query("HandlerStack") is QueryKind.SYMBOL
     assert classify_query("Sinatra::Base") is QueryKind.SYMBOL
     assert classify_query("session") is QueryKind.NATURAL
+
+
+def test_definition_patterns_keep_a_small_automaton_and_still_find_definitions_past_it() -> None:
+    """A cached pattern keeps the automaton re2 grew while scanning, up to its memory budget: 512 of
+    them with the default budget held ~80 MB in a daemon after a day's questions (docs/benchmarks.md,
+    issue 26 third pass). The cache and the budget stay small; a text that outgrows the budget is
+    still searched to the end (re2 falls back to its other engines)."""
+    assert definition_pattern.cache_info().maxsize == definition.DEFINITION_PATTERNS_CACHED <= 64
+    assert definition._RE2_OPTIONS.max_mem <= 1024 * 1024
+    rng = random.Random(5)
+    words = ["def", "class", "fn", "x", "Router", "route", "(", ")", ":", "=", "é", "\t", "<T>", "a.b", "::"]
+    noise = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) for _ in range(60_000))
+    text = noise.replace("Router", "Rooter") + "\n    pub fn Router(x) {}\n"
+    assert definition_pattern("Router").search(text) is not None
+    assert (definition_pattern("Rooter").search(text) is not None) is (
+        _python_definition_pattern("Rooter").search(text) is not None
+    )

@@ -116,7 +116,7 @@ class Corpus:
         per chunk (`RESIDENT_BYTES_PER_CHUNK`)."""
         lex = self.lexical
         arrays = self.matrix.nbytes + lex._docs.nbytes + lex._tf.nbytes + lex._weights.nbytes + lex._idf.nbytes
-        text = self.contents.nbytes + self.refs.nbytes + 100 * len(lex.vocab)
+        text = self.contents.nbytes + self.refs.nbytes + 30 * len(lex.vocab)  # packed: ~28 bytes a term
         return arrays + text + RESIDENT_BYTES_PER_CHUNK * len(self.paths)
 
     @property
