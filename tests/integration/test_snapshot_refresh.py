@@ -203,7 +203,12 @@ def test_a_load_page_by_page_equals_one_of_whole_columns(tmp_path: Path, page_ro
     _assert_identical(loaded, _built_whole(reader))
 
 
-def test_a_vector_fill_is_applied_commit_by_commit_without_copying_the_snapshot(tmp_path: Path) -> None:
+@pytest.mark.parametrize("collide", [False, True], ids=["hashes", "every-key-one-hash"])
+def test_a_vector_fill_is_applied_commit_by_commit_without_copying_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collide: bool
+) -> None:
+    if collide:  # the pending chunks are found by their key's hash: equal hashes must not mix keys
+        monkeypatch.setattr("lgrep_search.corpus._key_hash", lambda key: 7)
     root, settings = _setup(tmp_path, files=40)
     settings.index.embed_batch_chunks = 16  # a commit every 16 chunks: many refreshes during the fill
     embedder = FakeEmbedder()

@@ -396,23 +396,44 @@ class Corpus:
         )
         return corpus
 
+    @cached_property
+    def _pending_by_key(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """The chunks without a vector, by their key's hash: (hashes sorted, chunk of each, how many
+        distinct keys: the rows the fill may add). Made
+        once per vector fill and carried by the snapshots of the fill (a chunk that gained its
+        vector since is told by its `vec_row`), so a commit of the fill finds the chunks of the keys
+        it brought without walking every pending chunk (~0.2 s a commit at 538k chunks)."""
+        pending = np.flatnonzero(self.vec_row < 0)
+        keys = [self.vec_keys[i] for i in pending.tolist()]
+        hashes = np.fromiter((_key_hash(k) for k in keys), dtype=np.int64, count=len(keys))
+        order = np.argsort(hashes, kind="stable")
+        n_keys = len(set(keys))
+        return hashes[order], pending[order].astype(np.int32), n_keys
+
     def _with_vectors(self, reader: ProjectReader, version: IndexVersion, gained: frozenset[str]) -> Corpus:
         """This snapshot at a version that only added vectors. Every chunk, text, posting and cached
         lookup is shared with this one; the pending chunks whose keys gained a vector get their rows,
         appended in place to a buffer sized for every pending key once (`_MatrixRoom`): a fill of 500k
         chunks commits a thousand times, and copying the snapshot (or its matrix) at each of them
         held two snapshots at once and cost seconds of CPU a commit."""
-        pending = np.flatnonzero(self.vec_row < 0).tolist()
-        pending_keys = {self.vec_keys[i] for i in pending}
-        fetch = sorted(pending_keys & gained)
+        hashes, chunks, n_keys = self._pending_by_key
+        waiting: dict[str, list[int]] = {}  # each gained key -> its chunks still without a vector here
+        for key in gained:
+            h = _key_hash(key)
+            at = int(np.searchsorted(hashes, h))
+            while at < len(hashes) and hashes[at] == h:
+                i = int(chunks[at])
+                if self.vec_row[i] < 0 and self.vec_keys[i] == key:
+                    waiting.setdefault(key, []).append(i)
+                at += 1
+        fetch = sorted(waiting)
         add_keys, add_matrix = reader.read_vectors(version, fetch) if fetch else ([], self.matrix[:0])
-        matrix, room = _MatrixRoom.append(self.matrix, self.matrix_room, _unit(add_matrix), room_for=len(pending_keys))
+        matrix, room = _MatrixRoom.append(self.matrix, self.matrix_room, _unit(add_matrix), room_for=n_keys)
         vec_row = self.vec_row
         if add_keys:
-            row_of = {k: len(self.matrix_keys) + j for j, k in enumerate(add_keys)}
             vec_row = vec_row.copy()
-            for i in pending:
-                vec_row[i] = row_of.get(self.vec_keys[i], -1)
+            for j, key in enumerate(add_keys):
+                vec_row[waiting[key]] = len(self.matrix_keys) + j
         keys = self.matrix_keys + add_keys
         corpus = replace(self, vec_row=vec_row, matrix=matrix, matrix_keys=keys, version=version, matrix_room=room)
         # What `cached_property` computed from the chunks holds for the new snapshot too.
@@ -469,6 +490,9 @@ class Corpus:
             version=version,
             load_ms=0.0,
         )
+
+
+_key_hash = hash  # a name of its own, so a test can make every key collide
 
 
 @dataclass(eq=False)
