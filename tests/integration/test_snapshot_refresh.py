@@ -249,3 +249,34 @@ def test_only_the_newest_snapshot_appends_vectors_in_place() -> None:
     c, room_c = _MatrixRoom.append(a, room, np.full((1, 4), 4, np.float32), room_for=2)  # `a` is not the newest
     assert room_c is not room and not np.shares_memory(b, c)
     assert b[:, 0].tolist() == [1, 1, 2, 3] and c[:, 0].tolist() == [1, 1, 2, 4] and a[:, 0].tolist() == [1, 1, 2]
+
+
+def test_a_reader_the_change_log_left_behind_takes_a_fills_vectors_without_reloading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vector fill commits small batches quickly; a big project's snapshot loads slowly. When the
+    log no longer reaches back to the snapshot's version but the chunks table did not move, only
+    vectors were added: the reader takes them, instead of reloading everything (which took longer
+    than the log's reach again, over and over, on a 538k-chunk fill)."""
+    monkeypatch.setattr("lgrep_core.storage._changes.CHANGE_LOG_COMMITS", 2)
+    root, settings = _setup(tmp_path, files=40)
+    settings.index.embed_batch_chunks = 16
+    Indexer(settings, root, FakeEmbedder()).run(wait_vectors=False)
+    reader = ProjectReader(settings.cache_dir, root)
+    snapshots = Snapshots(reader, background=False)
+    first = snapshots.current()
+    assert first.vectors_pending > 32
+    Indexer(settings, root, FakeEmbedder()).run()  # the whole fill while the reader is idle
+    assert reader.version().commit - first.version.commit > 2  # past what the log keeps
+    last = snapshots.current()
+    assert snapshots.full_loads == 1 and last.vectors_pending == 0
+    assert last.lexical is first.lexical  # advanced, not reloaded
+    _assert_same(last, Corpus.load(reader, reader.version()))
+
+    # Chunks that changed while the log cannot say which: read everything again.
+    (root / "auth.py").write_text("def verify_token(token):\n    return token.valid and token.fresh\n")
+    Indexer(settings, root, FakeEmbedder()).run()
+    changes = reader.dir / reader.version().generation / "changes.json"
+    changes.write_text("not json", encoding="utf-8")
+    edited = snapshots.current()
+    assert snapshots.full_loads == 2 and "token.fresh" in edited.contents[edited.paths.index("auth.py")]

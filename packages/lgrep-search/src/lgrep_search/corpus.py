@@ -418,14 +418,14 @@ class Corpus:
         held two snapshots at once and cost seconds of CPU a commit."""
         hashes, chunks, n_keys = self._pending_by_key
         waiting: dict[str, list[int]] = {}  # each gained key -> its chunks still without a vector here
-        for key in gained:
-            h = _key_hash(key)
-            at = int(np.searchsorted(hashes, h))
-            while at < len(hashes) and hashes[at] == h:
-                i = int(chunks[at])
+        gained_keys = list(gained)
+        wanted = np.fromiter((_key_hash(k) for k in gained_keys), dtype=np.int64, count=len(gained_keys))
+        starts = np.searchsorted(hashes, wanted, side="left").tolist()
+        ends = np.searchsorted(hashes, wanted, side="right").tolist()
+        for key, start, end in zip(gained_keys, starts, ends, strict=True):
+            for i in chunks[start:end].tolist():
                 if self.vec_row[i] < 0 and self.vec_keys[i] == key:
                     waiting.setdefault(key, []).append(i)
-                at += 1
         fetch = sorted(waiting)
         add_keys, add_matrix = reader.read_vectors(version, fetch) if fetch else ([], self.matrix[:0])
         matrix, room = _MatrixRoom.append(self.matrix, self.matrix_room, _unit(add_matrix), room_for=n_keys)

@@ -12,8 +12,11 @@ from lgrep_core.storage.layout import CHANGES_FILE
 __all__ = ["CHANGE_LOG_COMMITS", "CHANGE_LOG_KEYS", "ChangeLog"]
 
 # What a generation's change log (changes.json) keeps for readers that refresh incrementally: the
-# last this many commits, and at most this many file keys in all. A reader further behind reloads.
-CHANGE_LOG_COMMITS = 256
+# last this many commits, and at most this many keys (of files and of vectors) in all. A reader
+# further behind reloads, unless only vectors were added (`ProjectReader.changes`). The keys are the
+# bound that matters: a vector fill whose memory governor cut its batches to 16 chunks made 256
+# commits in ~70 s, less than a 538k-chunk snapshot takes to load.
+CHANGE_LOG_COMMITS = 2048
 CHANGE_LOG_KEYS = 20_000
 
 

@@ -99,8 +99,8 @@ class ProjectReader:
 
     def changes(self, old: IndexVersion, new: IndexVersion) -> ChangeSet | None:
         """What changed from `old` to `new`, or None when that is not known (another generation, a
-        log that no longer reaches back, a change too large to list): the caller then reads
-        everything again."""
+        change too large to list, a log that no longer reaches back while chunks changed): the
+        caller then reads everything again."""
         if old.generation != new.generation or old.commit > new.commit or old.tables is None:
             return None
         if old.commit == new.commit:
@@ -109,16 +109,26 @@ class ProjectReader:
             data = json.loads((self.dir / new.generation / CHANGES_FILE).read_text(encoding="utf-8"))
             covered = {int(e["commit"]): e for e in data["entries"]}
         except (OSError, ValueError, KeyError, TypeError):
-            return None
+            return self._vectors_only(old, new)
         paths: set[str] = set()
         vecs: set[str] = set()
         for commit in range(old.commit + 1, new.commit + 1):
             entry = covered.get(commit)
             if entry is None or entry.get("all"):
-                return None
+                return self._vectors_only(old, new)
             paths.update(str(k) for k in entry.get("keys", ()))
             vecs.update(str(k) for k in entry.get("vec_keys", ()))
         return ChangeSet(frozenset(paths), frozenset(vecs))
+
+    def _vectors_only(self, old: IndexVersion, new: IndexVersion) -> ChangeSet | None:
+        """The log cannot say what changed. If the chunks table did not move, only vectors were
+        added (a vector fill, which commits many small batches and outruns the log while a big
+        project's snapshot loads): every key with a vector now, of which the reader takes those it
+        lacks. Without this a reader of a 538k-chunk fill reloaded everything again and again (2-3 GB
+        each time), never catching up. Raises StorageError when the vectors cannot be read."""
+        if old.tables is None or new.tables is None or old.tables[0] != new.tables[0]:
+            return None
+        return ChangeSet(frozenset(), frozenset(self.vector_keys(new)))
 
     # -------------------------------------------------------------------------------- reads
 
