@@ -399,10 +399,10 @@ class Corpus:
     @cached_property
     def _pending_by_key(self) -> tuple[np.ndarray, np.ndarray, int]:
         """The chunks without a vector, by their key's hash: (hashes sorted, chunk of each, how many
-        distinct keys: the rows the fill may add). Made
-        once per vector fill and carried by the snapshots of the fill (a chunk that gained its
-        vector since is told by its `vec_row`), so a commit of the fill finds the chunks of the keys
-        it brought without walking every pending chunk (~0.2 s a commit at 538k chunks)."""
+        distinct keys: the rows the fill may add). Made once per vector fill and carried by the
+        snapshots of the fill (a chunk that gained its vector since is told by its `vec_row`), so a
+        commit of the fill finds the chunks of the keys it brought without walking every pending
+        chunk (~0.2 s a commit at 538k chunks)."""
         pending = np.flatnonzero(self.vec_row < 0)
         keys = [self.vec_keys[i] for i in pending.tolist()]
         hashes = np.fromiter((_key_hash(k) for k in keys), dtype=np.int64, count=len(keys))
