@@ -12,12 +12,11 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 from lgrep_core.text import QUERY_STOPWORDS, analyze
 
-__all__ = ["BM25_B", "BM25_K1", "FieldWeights", "LexicalIndex", "TermIds", "Vocabulary", "postings", "query_terms"]
+__all__ = ["BM25_B", "BM25_K1", "FieldWeights", "LexicalIndex", "Vocabulary", "postings", "query_terms"]
 
 # Okapi defaults (Robertson & Zaragoza 2009); code chunks are short and fairly uniform in length,
 # where the textbook values do as well as any we tried.
@@ -47,19 +46,11 @@ def query_terms(query: str) -> list[str]:
 _term_hash = hash  # a name of its own, so a test can make every term collide
 
 
-class TermIds(Protocol):
-    """What `postings` numbers terms with: a dict, or a `Vocabulary` being grown."""
-
-    def setdefault(self, term: str, default: int, /) -> int: ...
-
-    def __len__(self) -> int: ...
-
-
 class Vocabulary:
     """Term -> term id of a built index, packed: the terms' UTF-8 in one buffer in id order, and
     their hashes sorted beside their ids. A dict of the 105k terms of a 41.6k-chunk project held
     12.5 MB of small objects; this holds about 3 MB in four flat arrays, and an edit extends it
-    without copying a dict. A lookup (under a microsecond; a dict's is 0.03) hashes the term, finds
+    without copying a dict (`numbered`). A lookup (under a microsecond; a dict's is 0.03) hashes the term, finds
     the hash by binary search and compares the stored bytes, so two terms with one hash stay apart.
 
     The hashes are Python's own (salted per process, and cached in each string): a pickle keeps
@@ -95,29 +86,24 @@ class Vocabulary:
 
     def get(self, term: str) -> int | None:
         h = _term_hash(term)
-        hashes = self._hashes
-        i = bisect_left(hashes, h)
-        while i < len(hashes) and hashes[i] == h:
-            tid = self._ids[i]
-            if self._bytes(tid) == _encode(term):
+        tid = self._find(term, h, bisect_left(self._hashes, h))
+        return tid if tid >= 0 else None
+
+    def _find(self, term: str, h: int, at: int) -> int:
+        """The id of `term` (hash `h`), looked for from `at`, where its hash would sort; -1 if absent."""
+        hashes, encoded = self._hashes, _encode(term)
+        while at < len(hashes) and hashes[at] == h:
+            tid = self._ids[at]
+            if self._bytes(tid) == encoded:
                 return tid
-            i += 1
-        return None
+            at += 1
+        return -1
 
     def _bytes(self, tid: int) -> bytes:
         return self._blob[self._ends[tid - 1] if tid else 0 : self._ends[tid]]
 
     def __iter__(self) -> Iterator[str]:
         return (self._bytes(i).decode("utf-8", "surrogatepass") for i in range(len(self)))
-
-    def growing(self) -> _Growing:
-        """A numbering that gives this vocabulary's terms their ids and new terms the next ones,
-        for `postings`; `extended` then packs the result."""
-        return _Growing(self)
-
-    def extended(self, grown: _Growing) -> Vocabulary:
-        """This vocabulary with the terms `grown` added, as their ids there say."""
-        return self.with_terms(list(grown.new))
 
     def numbered(self, terms: Sequence[str]) -> tuple[np.ndarray, Vocabulary]:
         """The id of each of `terms` (distinct), the ones not in this vocabulary numbered after its
@@ -126,15 +112,8 @@ class Vocabulary:
         at = np.searchsorted(np.frombuffer(self._hashes, dtype=np.int64), hashes).tolist()  # where each would be
         ids = np.empty(len(terms), dtype=np.int32)
         new: list[str] = []
-        held, own, n_held, blob, ends = self._hashes, self._ids, len(self._hashes), self._blob, self._ends
         for i, (term, h, first) in enumerate(zip(terms, hashes.tolist(), at, strict=True)):
-            tid, j = -1, first
-            while j < n_held and held[j] == h:
-                k = own[j]
-                if blob[ends[k - 1] if k else 0 : ends[k]] == term.encode("utf-8", "surrogatepass"):
-                    tid = k
-                    break
-                j += 1
+            tid = self._find(term, h, first)
             if tid < 0:
                 tid = len(self) + len(new)
                 new.append(term)
@@ -163,27 +142,6 @@ class Vocabulary:
 
 def _encode(term: str) -> bytes:
     return term.encode("utf-8", "surrogatepass")
-
-
-class _Growing:
-    """A `Vocabulary` and the terms a merge adds to it (`TermIds`)."""
-
-    __slots__ = ("base", "new")
-
-    def __init__(self, base: Vocabulary) -> None:
-        self.base = base
-        self.new: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.base) + len(self.new)
-
-    def setdefault(self, term: str, default: int, /) -> int:
-        tid = self.new.get(term)
-        if tid is None:
-            tid = self.base.get(term)
-            if tid is None:
-                tid = self.new[term] = len(self)
-        return tid
 
 
 class LexicalIndex:
@@ -278,10 +236,12 @@ class LexicalIndex:
         alive = keep[self._docs]
         old_docs = new_id[self._docs[alive]].astype(np.int32)
         n_kept = int(keep.sum())
-        grown = self.vocab.growing()
-        docs, new_terms, tf = postings(
-            grown, n_kept, contents=contents, symbols=symbols, paths=paths, weights=self.field_weights
+        local: dict[str, int] = {}  # the new documents' terms, then numbered as a load's page is
+        docs, local_terms, tf = postings(
+            local, n_kept, contents=contents, symbols=symbols, paths=paths, weights=self.field_weights
         )
+        ids, vocab = self.vocab.numbered(list(local))
+        new_terms = ids[local_terms]
         if position is not None:
             old_docs = position[old_docs].astype(np.int32)
             docs = position[docs].astype(np.int32)
@@ -293,7 +253,7 @@ class LexicalIndex:
         at = np.searchsorted(old_key, new_terms.astype(np.int64) * n_docs + docs)
         out = LexicalIndex.__new__(LexicalIndex)
         out._finish(
-            self.vocab.extended(grown),
+            vocab,
             n_docs=n_docs,
             docs=np.insert(old_docs, at, docs),
             terms=np.insert(old_terms, at, new_terms),
@@ -366,7 +326,7 @@ class LexicalIndex:
 
 
 def postings(
-    vocab: TermIds,
+    vocab: dict[str, int],
     first_doc: int,
     *,
     contents: Sequence[Sequence[str]],
