@@ -193,15 +193,19 @@ def test_doctor_lists_both_registrations_flags_the_duplicate_and_starts_neither_
 
 
 @pytest.mark.slow
-def test_doctor_starts_the_server_as_the_client_would_and_stops_it(lgrep, mini_repo: Path, tmp_path: Path) -> None:
+def test_doctor_starts_the_users_servers_as_the_client_would_without_credentials_and_stops_them(
+    lgrep, mini_repo: Path, tmp_path: Path
+) -> None:
     _env(lgrep)
+    home = _home(lgrep)
     (tmp_path / "shim").mkdir()
     shim = tmp_path / "shim" / "lgrep"  # an `lgrep ... mcp` under another name is lgrep too
     record = tmp_path / "started"
-    # Records its pid, folder and arguments, then becomes the real `lgrep mcp` (or hangs, with HANG set).
+    # Records its pid, folder, the credentials it got and its arguments, then becomes the real
+    # `lgrep mcp` (or hangs, with HANG set).
     shim.write_text(
         "#!/bin/sh\n"
-        f'echo "$$ $(pwd) $SHIM_TAG $*" >> {record}\n'
+        f'echo "$$ $(pwd) $SHIM_TAG ${{VOYAGE_API_KEY:-nokey}} ${{MY_SERVICE_TOKEN:-notoken}} $*" >> {record}\n'
         f'[ -n "$HANG" ] && exec sleep 300\n'
         f'exec {LGREP_EXE} "$@"\n'
     )
@@ -210,7 +214,8 @@ def test_doctor_starts_the_server_as_the_client_would_and_stops_it(lgrep, mini_r
         "lgrep": {"command": str(shim), "args": ["mcp"], "env": {"SHIM_TAG": "fromentry"}},
         "stuck": {"command": str(shim), "args": ["mcp", "--root", "/"], "env": {"HANG": "1", "SHIM_TAG": "stuck"}},
     }
-    (mini_repo / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": servers}))  # the user's own entries
+    lgrep.env.update(VOYAGE_API_KEY="pa-secret", MY_SERVICE_TOKEN="t0ken")
     report = lgrep("doctor", str(mini_repo), "--json", "--timeout", "15", check=False).json()
     (claude,) = [c for c in report["clients"] if c["client"] == "claude-code"]
     by_name = {r["name"]: r for r in claude["registrations"]}
@@ -220,8 +225,8 @@ def test_doctor_starts_the_server_as_the_client_would_and_stops_it(lgrep, mini_r
     assert "registered as stuck: the agent gets every tool twice" in claude["duplicate"]
     started = sorted(line.split() for line in record.read_text().splitlines())
     assert sorted(line[1:] for line in started) == [
-        [str(mini_repo.resolve()), "fromentry", "mcp"],
-        [str(mini_repo.resolve()), "stuck", "mcp", "--root", "/"],
+        [str(mini_repo.resolve()), "fromentry", "nokey", "notoken", "mcp"],
+        [str(mini_repo.resolve()), "stuck", "nokey", "notoken", "mcp", "--root", "/"],
     ]
     assert all(_gone(int(line[0])) for line in started)  # both stopped, the hung one too
 

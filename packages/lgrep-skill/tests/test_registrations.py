@@ -115,13 +115,48 @@ def test_claude_code_user_local_project_and_approvals(project: Path, where: Loca
     ]
     _, local, proj = reading.registrations
     assert local.key == f'projects."{project}".mcpServers.lgrep' and local.env == {"A": "1"}
-    assert proj.notes == ("approved",) and proj.command == ("lgrep", "mcp")
+    assert proj.command == ("lgrep", "mcp") and proj.from_project and not local.from_project
+    # install's approval sits in the project's .claude/settings.local.json, which a clone can carry too:
+    # it counts once the user trusted the folder, as Claude Code counts it
+    assert "waiting for approval" in proj.notes[0] and "not trusted" in proj.notes[0] and proj.trusted is False
+    state["projects"][str(project.parent)] = {"hasTrustDialogAccepted": True}  # a parent's trust covers it
+    where.claude_json.write_text(json.dumps(state))
+    proj = read("claude-code", project, where).registrations[-1]
+    assert proj.notes == ("approved",) and proj.trusted is True
 
     (project / ".claude" / "settings.local.json").write_text('{"disabledMcpjsonServers": ["lgrep"]}')
     proj = read("claude-code", project, where).registrations[-1]
     assert not proj.enabled and "disabledMcpjsonServers" in proj.notes[0]
     (project / ".claude" / "settings.local.json").write_text("{}")
-    assert "waiting for approval" in read("claude-code", project, where).registrations[-1].notes[0]
+    proj = read("claude-code", project, where).registrations[-1]
+    assert "waiting for approval" in proj.notes[0] and proj.trusted is False
+
+
+def test_a_repository_cannot_approve_or_trust_its_own_servers(project: Path, where: Locations) -> None:
+    # What a clone can carry: its servers, its own approvals, and look-alike trust records in its files.
+    write(project / ".mcp.json", {"mcpServers": {"lgrep": {"command": "./tools/lgrep", "args": ["mcp"]}}})
+    write(project / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
+    write(project / ".claude" / "settings.local.json", {"enabledMcpjsonServers": ["lgrep"]})
+    (project / ".codex").mkdir()
+    (project / ".codex" / "config.toml").write_text(
+        f'[projects."{project}"]\ntrust_level = "trusted"\n[mcp_servers.lgrep]\ncommand = "lgrep"\nargs = ["mcp"]\n'
+    )
+    write(project / ".gemini" / "settings.json", {"mcpServers": {"lgrep": {"command": "lgrep", "args": ["mcp"]}}})
+    write(project / ".gemini" / "trustedFolders.json", {str(project): "TRUST_FOLDER"})
+    write(project / "opencode.json", {"mcp": {"lgrep": {"type": "local", "command": ["./tools/lgrep", "mcp"]}}})
+    for client in ("claude-code", "codex", "gemini", "opencode"):
+        (reg,) = read(client, project, where).registrations
+        assert reg.from_project and reg.trusted is not True, (client, reg)
+    # The user's own records do trust it.
+    write(where.claude_json, {"projects": {str(project): {"hasTrustDialogAccepted": True}}})
+    where.codex_dir.mkdir(parents=True)
+    (where.codex_dir / "config.toml").write_text(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+    write(where.gemini_dir / "trustedFolders.json", {str(project / "x"): "TRUST_PARENT"})
+    for client in ("claude-code", "codex", "gemini"):
+        (reg,) = read(client, project, where).registrations
+        assert reg.trusted is True, (client, reg)
+    write(where.gemini_dir / "trustedFolders.json", {str(project.parent): "TRUST_FOLDER", str(project): "DO_NOT_TRUST"})
+    assert read("gemini", project, where).registrations[0].trusted is False
 
 
 def _plugin(where: Locations, project: Path, *, scope: str = "user", enabled: bool | None = True) -> Path:

@@ -33,6 +33,7 @@ __all__ = [
     "Reading",
     "Registration",
     "find_registrations",
+    "project_tree",
     "runs_lgrep",
 ]
 
@@ -53,6 +54,17 @@ class Registration:
     enabled: bool = True  # False: written but switched off (the client does not start it)
     notes: tuple[str, ...] = ()
     plugin: str | None = None  # the plugin's id (`lgrep@lgrep`) for scope "plugin"
+    # A project file's entry: whether the client trusts the folder (or approved the server) by its own
+    # record in the user's files (never the project's), and what that record says. None: the client
+    # keeps no trust record lgrep can read (OpenCode, Cursor, VS Code), or the entry is the user's own.
+    trusted: bool | None = None
+    trust: str = ""
+
+    @property
+    def from_project(self) -> bool:
+        """Whether a project's own file defines it: a repository's content, which anyone who wrote the
+        repository chose (the user's files, `local` entries in ~/.claude.json and plugins are theirs)."""
+        return self.scope == "project"
 
     def describe(self) -> str:
         """Where it is, in a few words: `/home/me/.claude.json (user)`, `the plugin lgrep@lgrep (...)`."""
@@ -74,7 +86,9 @@ class Registration:
             "env": sorted(self.env),  # the names only: values may be secrets
             "enabled": self.enabled,
             "notes": list(self.notes),
+            "from_project": self.from_project,
             **({"plugin": self.plugin} if self.plugin else {}),
+            **({"trusted": self.trusted, "trust": self.trust} if self.from_project else {}),
         }
 
 
@@ -184,6 +198,12 @@ def _git_root(folder: Path) -> Path | None:
     return None
 
 
+def project_tree(project: Path) -> Path:
+    """The folder whose files can define a project's servers: the git repository's root (clients read
+    settings files up to it), or the project itself outside git. What lies in it came with the clone."""
+    return _git_root(project) or project
+
+
 def _up_to_git_root(project: Path) -> Iterator[Path]:
     """The project and its parents up to the git repository's root (the project alone outside git):
     where clients look for a project's settings file."""
@@ -209,6 +229,7 @@ def _add(
     env: dict[str, str],
     enabled: bool,
     notes: tuple[str, ...],
+    trust: tuple[bool | None, str] = (None, ""),
 ) -> None:
     """Record the server entry at `key` of `path`: its command, or its url when it is remote."""
     reading.registrations.append(
@@ -224,6 +245,8 @@ def _add(
             env=env,
             enabled=enabled,
             notes=notes,
+            trusted=trust[0],
+            trust=trust[1],
         )
     )
 
@@ -277,6 +300,7 @@ def _opencode_file(reading: Reading, path: Path, scope: str, project: Path, *, c
             env=_env(entry.get("environment")),
             enabled=enabled,
             notes=() if enabled else (off,),
+            trust=(None, "OpenCode keeps no record of trusted folders: it starts a project's servers without asking"),
         )
 
 
@@ -299,7 +323,10 @@ def _read_claude_code(reading: Reading, project: Path, where: Locations) -> None
         _claude_servers(
             reading, where.claude_json, entry.get("mcpServers"), scope="local", prefix=prefix, project=project
         )
-    approvals = _claude_approvals(reading, project, where, [_dict(projects.get(k)) for k in keys])
+    trusted = any(
+        _dict(projects.get(str(folder))).get("hasTrustDialogAccepted") is True for folder in (project, *project.parents)
+    )
+    approvals = _claude_approvals(reading, project, where, [_dict(projects.get(k)) for k in keys], trusted=trusted)
     for here in _up_to_git_root(project):
         mcp_json = here / ".mcp.json"
         doc = reading.json_file(mcp_json, confine=here)
@@ -317,6 +344,9 @@ def _read_claude_code(reading: Reading, project: Path, where: Locations) -> None
     _claude_plugins(reading, project, where)
 
 
+Approval = Callable[[str], tuple[bool, str, bool | None]]
+
+
 def _claude_servers(
     reading: Reading,
     path: Path,
@@ -325,12 +355,15 @@ def _claude_servers(
     scope: str,
     prefix: tuple[str, ...],
     project: Path,
-    approvals: Callable[[str], tuple[bool, str]] | None = None,
+    approvals: Approval | None = None,
     workspace: bool = False,
+    trust: tuple[bool | None, str] = (None, ""),
 ) -> None:
     """The lgrep entries of a `mcpServers`-like object (name -> {command, args, env} or a remote
     url), as Claude Code, Gemini CLI, Cursor, VS Code and Codex write them. `workspace`: the client
-    puts the project folder in for `${workspaceFolder}` (Cursor, VS Code)."""
+    puts the project folder in for `${workspaceFolder}` (Cursor, VS Code). `approvals` (Claude Code)
+    says per server whether the client starts it, why, and whether the user's own records approve
+    it; `trust` says the latter for every server of the file (Codex, Gemini CLI)."""
     for name, value in _dict(servers).items():
         entry = _dict(value)
         command = _claude_command(entry)
@@ -338,7 +371,7 @@ def _claude_servers(
             command = [arg.replace(WORKSPACE_FOLDER, str(project)) for arg in command]
         if name != SERVER_NAME and not (command and runs_lgrep(command)):
             continue
-        enabled, note = approvals(name) if approvals is not None else (True, "")
+        enabled, note, trusted = approvals(name) if approvals is not None else (True, "", trust[0])
         remote = entry.get("type") in ("http", "sse") or ("url" in entry and "command" not in entry)
         _add(
             reading,
@@ -352,6 +385,7 @@ def _claude_servers(
             env=_env(entry.get("env")),
             enabled=enabled,
             notes=(note,) if note else (),
+            trust=(trusted, note if approvals is not None else trust[1]),
         )
 
 
@@ -374,21 +408,29 @@ def _claude_settings(reading: Reading, project: Path, where: Locations) -> list[
 
 
 def _claude_approvals(
-    reading: Reading, project: Path, where: Locations, state: list[dict[str, Any]]
-) -> Callable[[str], tuple[bool, str]]:
+    reading: Reading, project: Path, where: Locations, state: list[dict[str, Any]], *, trusted: bool
+) -> Approval:
     """Whether a server of the project's `.mcp.json` runs: Claude Code asks before it starts one
     until the user approves it (`enabledMcpjsonServers`, `enableAllProjectMcpServers`) and skips one
-    they turned down (`disabledMcpjsonServers`)."""
-    sources = [*state, *_claude_settings(reading, project, where)]
+    they turned down (`disabledMcpjsonServers`). A repository cannot approve its own servers: the
+    project's settings files (`.claude/settings*.json`, which a clone can carry) count only once the
+    user trusted the folder (`hasTrustDialogAccepted` in ~/.claude.json, for it or a parent), as
+    Claude Code counts them; the user's own records count always. The third value: approved by a
+    record the repository cannot write."""
+    user_settings, shared, local = _claude_settings(reading, project, where)
+    own = [*state, user_settings]
+    sources = [*own, shared, local] if trusted else own
 
-    def approval(name: str) -> tuple[bool, str]:
-        if any(name in (_strings(s.get("disabledMcpjsonServers")) or []) for s in sources):
-            return False, "turned down in disabledMcpjsonServers: Claude Code does not start it"
+    def approval(name: str) -> tuple[bool, str, bool | None]:
+        if any(name in (_strings(s.get("disabledMcpjsonServers")) or []) for s in (*own, shared, local)):
+            return False, "turned down in disabledMcpjsonServers: Claude Code does not start it", False
         if any(name in (_strings(s.get("enabledMcpjsonServers")) or []) for s in sources):
-            return True, "approved"
+            return True, "approved", True
         if any(s.get("enableAllProjectMcpServers") is True for s in sources):
-            return True, "approved (enableAllProjectMcpServers)"
-        return True, "waiting for approval: Claude Code asks before it starts it"
+            return True, "approved (enableAllProjectMcpServers)", True
+        if not trusted:
+            return True, "waiting for approval: Claude Code asks before it starts it (the folder is not trusted)", False
+        return True, "waiting for approval: Claude Code asks before it starts it", False
 
     return approval
 
@@ -478,27 +520,63 @@ def _read_codex(reading: Reading, project: Path, where: Locations) -> None:
     doc = reading.toml_file(path, confine=None)
     if doc is not None:
         _claude_servers(reading, path, doc.get("mcp_servers"), scope="user", prefix=("mcp_servers",), project=project)
+    trust = _codex_trust(_dict(doc.get("projects")) if doc is not None else {}, project)
     for here in _up_to_git_root(project):
         path = here / ".codex" / "config.toml"
         doc = reading.toml_file(path, confine=here)
         if doc is not None:
             servers = doc.get("mcp_servers")
-            _claude_servers(reading, path, servers, scope="project", prefix=("mcp_servers",), project=project)
+            _claude_servers(
+                reading, path, servers, scope="project", prefix=("mcp_servers",), project=project, trust=trust
+            )
+
+
+def _codex_trust(projects: dict[str, Any], project: Path) -> tuple[bool, str]:
+    """Whether the user's Codex config trusts the project (`[projects."<folder>"] trust_level`, for the
+    folder or one above it up to the git root; the nearest that says decides)."""
+    for here in _up_to_git_root(project):
+        level = _dict(projects.get(str(here))).get("trust_level")
+        if level is not None:
+            trusted = level == "trusted"
+            return trusted, f"Codex: {here} is {'trusted' if trusted else 'not trusted'} (trust_level = {level!r})"
+    return False, "Codex has not been told to trust this project: it does not read .codex/config.toml here"
 
 
 def _read_gemini(reading: Reading, project: Path, where: Locations) -> None:
     # Gemini CLI: `mcpServers` of ~/.gemini/settings.json and of the project's .gemini/settings.json
     # (read when it runs in the project root).
+    trust = _gemini_trust(reading.json_file(where.gemini_dir / "trustedFolders.json", confine=None) or {}, project)
     for path, scope, confine in (
         (where.gemini_dir / "settings.json", "user", None),
         (project / ".gemini" / "settings.json", "project", project),
     ):
         doc = reading.json_file(path, confine=confine)
         if doc is not None:
-            _claude_servers(reading, path, doc.get("mcpServers"), scope=scope, prefix=("mcpServers",), project=project)
+            _claude_servers(
+                reading, path, doc.get("mcpServers"), scope=scope, prefix=("mcpServers",), project=project, trust=trust
+            )
 
 
-def _read_mcp_json(container: str, user: Callable[[Locations], Path], folder: str) -> Reader:
+def _gemini_trust(rules: dict[str, Any], project: Path) -> tuple[bool, str]:
+    """Whether Gemini CLI's trusted folders (~/.gemini/trustedFolders.json: folder -> TRUST_FOLDER,
+    TRUST_PARENT (its parent folder and all below) or DO_NOT_TRUST) trust the project; the most
+    specific rule that covers it decides."""
+    best: tuple[int, str, str] | None = None
+    for folder, level in rules.items():
+        if not isinstance(level, str) or not Path(folder).is_absolute():
+            continue
+        covered = Path(folder).parent if level == "TRUST_PARENT" else Path(folder)
+        if covered == project or covered in project.parents:
+            depth = len(covered.parts)
+            if best is None or depth > best[0]:
+                best = (depth, folder, level)
+    if best is None:
+        return False, "Gemini CLI's trusted folders do not name this folder"
+    trusted = best[2] in ("TRUST_FOLDER", "TRUST_PARENT")
+    return trusted, f"Gemini CLI: {best[1]} is {best[2]} in trustedFolders.json"
+
+
+def _read_mcp_json(editor: str, container: str, user: Callable[[Locations], Path], folder: str) -> Reader:
     """A reader of an editor's `mcp.json` (Cursor: `mcpServers`, VS Code: `servers`), the user's and
     the project's `<folder>/mcp.json`; both editors expand `${workspaceFolder}`."""
 
@@ -511,7 +589,14 @@ def _read_mcp_json(container: str, user: Callable[[Locations], Path], folder: st
             if doc is not None:
                 servers = doc.get(container)
                 _claude_servers(
-                    reading, path, servers, scope=scope, prefix=(container,), project=project, workspace=True
+                    reading,
+                    path,
+                    servers,
+                    scope=scope,
+                    prefix=(container,),
+                    project=project,
+                    workspace=True,
+                    trust=(None, f"lgrep cannot read whether {editor} trusts this folder (its workspace trust)"),
                 )
 
     return read
@@ -526,12 +611,12 @@ READERS: tuple[ClientReader, ...] = (
         "cursor",
         "cursor",
         lambda where: where.cursor_dir,
-        _read_mcp_json("mcpServers", lambda w: w.cursor_dir, ".cursor"),
+        _read_mcp_json("Cursor", "mcpServers", lambda w: w.cursor_dir, ".cursor"),
     ),
     ClientReader(
         "vscode",
         "code",
         lambda where: where.vscode_user_dir,
-        _read_mcp_json("servers", lambda w: w.vscode_user_dir, ".vscode"),
+        _read_mcp_json("VS Code", "servers", lambda w: w.vscode_user_dir, ".vscode"),
     ),
 )
