@@ -206,3 +206,85 @@ def test_run_project_servers_starts_only_what_the_client_trusts_and_dies_with_do
     wait_for(lambda: _gone(int(server)) and _gone(int(child)), 30, "the server and its child to be killed")
     # Nothing else of the clone ran: the untrusted clients' planted servers were shown, not started.
     assert not marker.exists(), marker.read_text()
+
+
+# --------------------------------------------------------------------- the rule, in memory
+
+
+def _registration(command: tuple[str, ...], project: Path, *, scope: str = "project", env=None, trusted=None):  # type: ignore[no-untyped-def]
+    from lgrep_skill.registrations import Registration
+
+    return Registration(
+        client="claude-code",
+        scope=scope,
+        file=project / ".mcp.json",
+        name="lgrep",
+        key="mcpServers.lgrep",
+        command=command,
+        cwd=project,
+        env=env or {},
+        trusted=trusted,
+        trust="by a record" if trusted else "",
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "started"),
+    [
+        (("lgrep", "mcp"), True),
+        ((LGREP_EXE, "mcp", "."), True),
+        (("lgrep", "mcp", "--root", "/x", "--no-watch", "src"), True),
+        (("lgrep-mcp", "--root=/x"), True),
+        (("lgrep", "mcp", "--http", "0"), False),
+        (("lgrep", "mcp", "--token-file", "t"), False),
+        (("lgrep", "mcp", "a", "b"), False),
+        (("lgrep", "clean"), False),
+        (("lgrep", "--no-daemon", "mcp"), False),
+        (("python", "-m", "lgrep_cli", "mcp"), False),
+        (("./lgrep", "mcp"), False),
+        (("sh", "-c", "lgrep mcp"), False),
+    ],
+)
+def test_a_project_entry_starts_only_as_this_installations_lgrep_mcp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...], started: bool
+) -> None:
+    from lgrep_cli.doctor import Installation, plan_launch
+
+    project = tmp_path / "clone"
+    _script(project / "lgrep", "#!/bin/sh\n")
+    monkeypatch.setenv("PATH", f".:{Path(sys.executable).parent}:/usr/bin:/bin")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("MY_TOKEN", "t")
+    monkeypatch.chdir(project)  # where `.` on PATH would find the planted ./lgrep
+    launch = plan_launch(
+        _registration(command, project, env={"PYTHONPATH": "evil"}), Installation.find(project), run_project=False
+    )
+    if started:
+        assert launch.not_started is None and launch.error is None, launch
+        assert Path(launch.argv[0]).resolve() == Path(LGREP_EXE).resolve() or launch.argv[0].endswith("lgrep-mcp")
+        assert "PYTHONPATH" not in launch.env and "OPENAI_API_KEY" not in launch.env and "MY_TOKEN" not in launch.env
+        assert launch.env["LGREP_MCP_WATCH"] == "0" and "PYTHONPATH" in launch.notes[0]
+    else:
+        assert launch.argv == () and (launch.not_started or "").startswith("not started (defined by a project file)")
+
+
+def test_run_project_servers_needs_the_clients_trust_and_users_entries_stay_outside_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lgrep_cli.doctor import Installation, plan_launch
+
+    project = tmp_path / "clone"
+    _script(project / "tools" / "server", "#!/bin/sh\n")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("VOYAGE_API_KEY", "pa-x")
+    installation = Installation.find(project)
+    planted = ("tools/server", "--serve")
+    assert plan_launch(_registration(planted, project), installation, run_project=True).not_started is not None
+    trusted = plan_launch(_registration(planted, project, env={"A": "1"}, trusted=True), installation, run_project=True)
+    assert trusted.argv == (str(project / "tools" / "server"), "--serve") and trusted.env["A"] == "1"
+    assert "VOYAGE_API_KEY" not in trusted.env and "tools/server --serve" in (trusted.announce or "")
+    # The user's own entry runs as written, but never a program inside the project.
+    own = plan_launch(_registration(("/bin/true",), project, scope="user"), installation, run_project=False)
+    assert own.argv == ("/bin/true",) and own.not_started is None
+    inside = plan_launch(_registration(planted, project, scope="user"), installation, run_project=False)
+    assert "inside the project" in (inside.not_started or "")
