@@ -7,8 +7,10 @@ leases expire after the ttl. A daemon that restarted knows no lease: the next re
 again (a renewal and a first lease are the same call). The thread never starts a daemon: the first
 tool call does, as before, and `renew_now()` (DaemonEngine's `on_connect`) leases at once then.
 
-Errors are logged at debug level and retried at the next renewal: a client's tools work whether or
-not its leases do, and a search notices a branch switch by itself (ADR 0024).
+Errors are logged and retried at the next renewal: a client's tools work whether or not its leases
+do, and a search notices a branch switch by itself (ADR 0024). A lease the daemon refuses (it holds
+as many as it allows) is a warning the first time, so the user learns why a folder is not kept
+fresh, and a debug line at each renewal after that.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ class WatchLeases:
         self._settings = settings
         self._client: LgrepClient | None = None
         self._granted: dict[Path, WatchLease] = {}
+        self._refused: set[Path] = set()  # warned about once, until granted again
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one renewal round at a time
@@ -141,10 +144,14 @@ class WatchLeases:
                     self._close()  # the daemon went away: the next round finds the next one
                     return
                 except LgrepError as exc:
-                    log.debug("renewing the watch lease on %s: %s", folder, exc.message)
+                    self._granted.pop(folder, None)
+                    level = logging.DEBUG if folder in self._refused else logging.WARNING
+                    self._refused.add(folder)
+                    log.log(level, "no watch lease on %s (asked again at each renewal): %s", folder, exc.message)
                     continue
                 self.ttl_s = min(self.ttl_s, lease.ttl_s)  # the daemon bounds it: renew in time for its ttl
                 self._granted[folder] = lease
+                self._refused.discard(folder)
 
     def _connected(self) -> LgrepClient | None:
         if self._client is None:

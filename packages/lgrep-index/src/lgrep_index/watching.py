@@ -24,7 +24,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from lgrep_core.config import LgrepSettings, load_settings
@@ -40,6 +40,9 @@ from .watcher import ProjectWatcher
 __all__ = [
     "LEASE_TTL_MAX_S",
     "LEASE_TTL_MIN_S",
+    "MAX_LEASED_FOLDERS",
+    "MAX_LEASES",
+    "MAX_LEASES_PER_FOLDER",
     "WATCHED_FILE",
     "Watches",
     "load_unwatched",
@@ -56,8 +59,21 @@ MAX_DELAY_S = 1.0
 # a renewal every third of it is no load.
 LEASE_TTL_MIN_S = 2.0
 LEASE_TTL_MAX_S = 600.0
+# Leases cost an idle daemon too: every tick walks them all and reads the index state of each leased
+# folder not watched yet (2,000 folders kept it at ~20% of a core). A lease past the watch slots
+# (server.max_watched_projects) can only wait for a first index or a free slot, so a daemon holds
+# leases on at most the larger of this and that setting: at the default 16 slots, room for 48
+# folders waiting beside them, at well under 1% of a core.
+MAX_LEASED_FOLDERS = 64
+# Holders are ids clients choose (one per MCP server, that is per agent session, and folder): far
+# more sessions on one project than a person runs, and a bound on the whole table, which every tick
+# walks, so that made-up holder ids cannot grow it without end. A project at the first bound is
+# watched anyway: one more lease on it adds nothing.
+MAX_LEASES_PER_FOLDER = 64
+MAX_LEASES = 1024
 
 _UNWATCHED = "the user stopped watching it (`lgrep unwatch`); `lgrep watch {root}` lets clients keep it fresh again"
+_ENDED = "its leases ended (or the user unwatched it) while its watch was starting"
 _NO_INDEX = "it has no index yet: it is watched once it has one (the first search or `lgrep index` builds it)"
 
 
@@ -86,17 +102,28 @@ class Watches:
             ConfigError: the project's settings file is invalid.
             NotFoundError: the root is not a folder.
         """
-        result = self._start(root, debounce_ms)
-        with self._lock:
+
+        def ask() -> bool:
             self._asked.add(root)
             self._unwatched.discard(root)
+            return True
+
+        result = self._start(root, ask, debounce_ms)
         self._save()
         return result
 
-    def _start(self, root: Path, debounce_ms: int | None = None) -> WatchResult:
-        """Start a watcher for `root` (or find the one running)."""
+    def _start(self, root: Path, claim: Callable[[], bool], debounce_ms: int | None = None) -> WatchResult:
+        """Start a watcher for `root` (or find the one running) if `claim()` still wants one.
+
+        `claim` is called under the lock at the moment the watcher is registered (or found running),
+        not before: what it checks (a lease is still held) cannot change between its answer and the
+        registration, so a lease released while the watcher was starting leaves no watcher behind.
+        It may record why the project is watched (`watch` does). False: the new watcher is stopped
+        and the answer is "not watched".
+        """
         with self._lock:
             if root in self._watchers:
+                claim()
                 return WatchResult(watched=True, already_watched=True)
             self._check_room()
         project = load_settings(root).settings
@@ -109,19 +136,26 @@ class Watches:
             max_delay_s=max(MAX_DELAY_S, debounce_s),
         )
         watcher.start()  # the watches are in place before the catch-up run below walks the tree
-        with self._lock:
-            if root in self._watchers:
-                watcher.stop()
-                return WatchResult(watched=True, already_watched=True)
-            try:
-                self._check_room()
-            except LgrepError:
-                watcher.stop()
-                raise
-            self._watchers[root] = watcher
+        try:
+            with self._lock:
+                if root in self._watchers:
+                    claim()
+                    result = WatchResult(watched=True, already_watched=True)
+                else:
+                    self._check_room()
+                    result = WatchResult(watched=claim(), already_watched=False)
+                    if result.watched:
+                        self._watchers[root] = watcher
+        except BaseException:
+            watcher.stop()
+            raise
+        if not result.watched or result.already_watched:
+            # Outside the lock: stopping joins the watcher's thread, which may wait for the lock.
+            watcher.stop()
+            return result
         self.jobs.submit(root)
         log.info("watching %s", root)
-        return WatchResult(watched=True, already_watched=False)
+        return result
 
     def _check_room(self) -> None:
         limit = self.settings.server.max_watched_projects
@@ -153,17 +187,49 @@ class Watches:
 
     def hold(self, root: Path, holder: str, ttl_s: float) -> WatchLease:
         """Take or renew `holder`'s lease on `root` for `ttl_s` (bounded), and watch the project if
-        a lease may: it has an index and the user did not unwatch it."""
+        a lease may: it has an index and the user did not unwatch it.
+
+        Raises:
+            InvalidRequestError: a new lease past the bounds (MAX_LEASED_FOLDERS, MAX_LEASES_PER_FOLDER,
+                MAX_LEASES); a renewal is never refused.
+        """
         ttl = min(max(ttl_s, LEASE_TTL_MIN_S), LEASE_TTL_MAX_S)
         with self._lock:
-            holders = self._leases.setdefault(root, {})
+            holders = self._leases.get(root, {})
             new = holder not in holders
+            if new:  # a renewal always succeeds, whatever the bounds
+                self._check_lease_room(root, holders)
             holders[holder] = time.monotonic() + ttl
+            self._leases[root] = holders
             count = len(holders)
         if new:
             log.info("%s holds a watch lease on %s (%d held)", holder, root, count)
         watched, detail = self._watch_leased(root)
         return WatchLease(str(root), watched=watched, ttl_s=ttl, leases=count, detail=detail)
+
+    def _check_lease_room(self, root: Path, holders: dict[str, float]) -> None:
+        """Refuse a new lease on `root` (whose `holders` are these) past the bounds. Under the lock."""
+        end = (
+            "end the MCP servers (agent sessions) you no longer use: their leases end with them, or expire in their ttl"
+        )
+        if len(holders) >= MAX_LEASES_PER_FOLDER:
+            raise InvalidRequestError(
+                f"{root} already has {len(holders)} watch leases, the limit ({MAX_LEASES_PER_FOLDER}) for a folder: "
+                f"no lease is added (the project is watched while any of them lives); {end}"
+            )
+        total = sum(len(h) for h in self._leases.values())
+        if total >= MAX_LEASES:
+            raise InvalidRequestError(
+                f"this server already holds {total} watch leases, the limit ({MAX_LEASES}): no lease on {root} is "
+                f"taken; {end}"
+            )
+        limit = max(MAX_LEASED_FOLDERS, self.settings.server.max_watched_projects)
+        if not holders and len(self._leases) >= limit:
+            raise InvalidRequestError(
+                f"this server already holds watch leases on {len(self._leases)} folders, the limit ({limit}: the "
+                f"larger of {MAX_LEASED_FOLDERS} and server.max_watched_projects): no lease on {root} is taken; "
+                f"{end}, or watch this project explicitly (`lgrep watch {root}`)"
+            )
 
     def release(self, root: Path, holder: str) -> bool:
         """End `holder`'s lease on `root`; the last lease ends a watch nobody asked for."""
@@ -195,8 +261,7 @@ class Watches:
         for root in ended:
             self._stop_unheld(root)
         for root in waiting:
-            if _indexed(self.settings, root):
-                self._watch_leased(root)
+            self._watch_leased(root)  # it reads the index state (once a tick, the cost of a lease)
 
     def leases(self, root: Path) -> int:
         """Live leases on a project."""
@@ -257,7 +322,7 @@ class Watches:
             return
         watcher.stop()
         try:
-            self._start(root)
+            self._start(root, lambda: self._held(root))
         except LgrepError as exc:
             log.warning("cannot watch %s with its new settings: %s", root, exc.message)
             self._save()
@@ -272,10 +337,14 @@ class Watches:
         if not _indexed(self.settings, root):
             return False, _NO_INDEX
         try:
-            self._start(root)
+            result = self._start(root, lambda: self._held(root))
         except LgrepError as exc:
             return False, exc.message
-        return True, ""
+        return result.watched, "" if result.watched else _ENDED
+
+    def _held(self, root: Path) -> bool:
+        """Whether the project should be watched: asked, or leased and not unwatched. Under the lock."""
+        return root in self._asked or (bool(self._leases.get(root)) and root not in self._unwatched)
 
     def _stop_unheld(self, root: Path) -> None:
         """Stop a watch that nothing holds any more (no lease left, nobody asked)."""
