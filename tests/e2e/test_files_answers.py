@@ -6,17 +6,24 @@ through auth/tokens.py of the mini fixture repository, and words about the proje
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import subprocess
+import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from lgrep_core.cli_support import EXIT_ERROR
 from lgrep_core.client import LgrepClient
 from lgrep_core.models import MAX_QUERY_CHARS, SearchRequest
 from mcp import ClientSession
 
 from tests.e2e.test_mcp import _run
+
+if TYPE_CHECKING:
+    from tests.conftest import InProcessLgrep, Lgrep
 
 pytestmark = pytest.mark.model
 
@@ -111,6 +118,73 @@ def test_a_query_over_the_limit_is_refused_in_words(lgrep_here, mini_repo: Path)
         assert refused.code != 0 and refused.out == ""
         assert refused.err.startswith(f"lgrep: error: the query is {len(TOO_LONG):,} characters long; the limit is")
         assert "Traceback" not in refused.err and len(refused.err.splitlines()) == 1
+
+
+STDIN_REFUSAL = f"lgrep: error: the query on standard input is more than {MAX_QUERY_CHARS:,} characters long"
+
+
+def test_an_endless_standard_input_is_refused_without_reading_it(lgrep: Lgrep, tmp_path: Path) -> None:
+    """`lgrep search -` reads at most one character past the limit: a stream that never ends (here:
+    4 MiB, then the pipe stays open with no end of input) is refused promptly, in words, and the
+    rest is never read. It used to read to the end first (300 MB of input took 590 MB of memory,
+    and a stream that never ends never got an answer)."""
+    proc = subprocess.Popen(
+        [*lgrep.command, "search", "-", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=lgrep.env,
+    )
+    assert proc.stdin is not None
+    written = [0]
+
+    def feed() -> None:
+        chunk = b"token " * 1024
+        with contextlib.suppress(BrokenPipeError, ValueError):  # it stopped reading and exited
+            while written[0] < 4 << 20:
+                proc.stdin.write(chunk)  # type: ignore[union-attr]
+                proc.stdin.flush()  # type: ignore[union-attr]
+                written[0] += len(chunk)
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    with proc:  # its pipes closed and the process reaped, whatever happens
+        feeder.start()
+        try:
+            code = proc.wait(timeout=60)
+            assert proc.stdout is not None and proc.stderr is not None
+            out, err = proc.stdout.read(), proc.stderr.read()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            feeder.join(timeout=30)  # its next write fails once the process is gone
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()
+    text = err.decode()
+    assert code == EXIT_ERROR and out == b""
+    assert text.startswith(STDIN_REFUSAL) and "Traceback" not in text and len(text.splitlines()) == 1
+    assert written[0] < 1 << 20  # the pipe's buffer and one read's worth, not the stream
+
+
+def test_standard_input_up_to_the_limit_is_a_query(
+    lgrep_here: InProcessLgrep, mini_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limit counts characters, not bytes: a query of exactly the limit in UTF-8 with accented
+    letters (more bytes than characters) is searched; one character more is refused."""
+    root = str(mini_repo)
+    lgrep_here("index", "-q", root)
+    words = "tökén verify signature "
+    exact = (words * (MAX_QUERY_CHARS // len(words) + 1))[:MAX_QUERY_CHARS]
+    assert len(exact) == MAX_QUERY_CHARS and len(exact.encode()) > MAX_QUERY_CHARS
+
+    def stdin(text: str) -> io.TextIOWrapper:
+        return io.TextIOWrapper(io.BytesIO(text.encode()), encoding="utf-8")
+
+    monkeypatch.setattr("sys.stdin", stdin(exact))
+    answer = lgrep_here("search", "-", root, "--files", "--json").json()
+    assert answer["query"] == exact and answer["files"]
+    monkeypatch.setattr("sys.stdin", stdin(exact + "s"))
+    refused = lgrep_here("search", "-", root, "--files", check=False)
+    assert refused.code == EXIT_ERROR and refused.err.startswith(STDIN_REFUSAL) and "Traceback" not in refused.err
 
 
 @pytest.mark.slow

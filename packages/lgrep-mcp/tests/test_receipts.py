@@ -1,14 +1,23 @@
 """Receipts' file counts (lgrep_mcp.receipts.FileTokens): whole files inside the project only, never
 through a link that leaves it or into what the roots do not allow, never hanging on a FIFO, and
-counted again when a file changes."""
+counted again when a file changes; and the middleware that records them never fails a call."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
+import anyio
+import pytest
+from lgrep_core.models import FileSlice
+from lgrep_core.receipts import ReceiptLedger
 from lgrep_mcp.budget import TokenCounter
 from lgrep_mcp.receipts import FileTokens
+from lgrep_mcp.roots import AllowedRoots
+from lgrep_mcp.server import build_server
+from mcp.client.client import Client
+from mcp.types import Implementation
 
 COUNTER = TokenCounter()
 
@@ -40,3 +49,34 @@ def test_a_changed_file_is_counted_again(tmp_path: Path) -> None:
         COUNTER.count("one two three four five six\n"),
     )
     assert first == (1, COUNTER.count("one\n"))
+
+
+class DiskEngine:
+    """The engine call lgrep_get_file makes: a file's lines as they are on disk."""
+
+    def get_file(self, project: Path, path: str, start_line: int = 0, end_line: int = 0, **_: Any) -> FileSlice:
+        text = (Path(project) / path).read_text()
+        lines = len(text.splitlines())
+        return FileSlice(str(path), "python", text, 1, lines, lines)
+
+    def close(self) -> None:
+        return None
+
+
+def test_a_ledger_that_fails_in_any_way_never_fails_the_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Receipts are a by-product: whatever the ledger raises (int(inf) in a damaged file raised
+    # OverflowError, which the recorder did not catch), the agent gets its answer.
+    def broken(*_args: Any, **_kwargs: Any) -> None:
+        raise OverflowError("cannot convert float infinity to integer")
+
+    monkeypatch.setattr(ReceiptLedger, "record", broken)
+    (tmp_path / "a.py").write_text("def a():\n    return 1\n")
+    server = build_server(AllowedRoots(tmp_path, []), DiskEngine(), cache_dir=tmp_path / "cache")  # type: ignore[arg-type]
+
+    async def main() -> Any:
+        async with Client(server, mode="legacy", client_info=Implementation(name="agent", version="1")) as client:
+            return await client.call_tool("lgrep_get_file", {"path": "a.py"})
+
+    answer = anyio.run(main)
+    assert not answer.is_error, answer.content
+    assert answer.structured_content["receipt"]["file_tokens"] == COUNTER.count("def a():\n    return 1\n")

@@ -406,9 +406,10 @@ def receipt_sums_json(sums: ClientReceipts) -> dict[str, Any]:
     }
 
 
-def receipts_json(projects: Sequence[ProjectReceipts]) -> dict[str, Any]:
+def receipts_json(projects: Sequence[ProjectReceipts], notes: Sequence[str] = ()) -> dict[str, Any]:
     """`lgrep stats --json` and the `lgrep://stats` resource: per project (and per client in it), per
-    client across projects, and the total."""
+    client across projects, the total, and `notes` on ledger files that could not be read (a
+    damaged one is named there, not an error: receipts are a by-product)."""
     from lgrep_core.receipts import ClientReceipts
 
     per_client: dict[str, ClientReceipts] = {}
@@ -430,4 +431,5 @@ def receipts_json(projects: Sequence[ProjectReceipts]) -> dict[str, Any]:
         "clients": {name: receipt_sums_json(s) for name, s in sorted(per_client.items())},
         "total": receipt_sums_json(total),
         "tokenizer": "cl100k_base",
+        "notes": list(notes),
     }

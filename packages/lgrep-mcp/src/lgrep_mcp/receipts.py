@@ -125,7 +125,9 @@ def current_call() -> Call | None:
 
 class ReceiptRecorder:
     """Server middleware: gives every tools/call a `Call` and adds its receipts to the ledger after
-    the answer is made. A ledger that cannot be written is logged, never the call's failure."""
+    the answer is made. Receipts are a by-product: whatever goes wrong recording them (a ledger
+    that cannot be written, a bug, a file holding what lgrep never wrote) is logged, never the
+    call's failure."""
 
     def __init__(self, ledger: ReceiptLedger | None) -> None:
         self.ledger = ledger
@@ -140,7 +142,10 @@ class ReceiptRecorder:
         finally:
             _CALL.reset(token)
         if call.receipts and self.ledger is not None:
-            await anyio.to_thread.run_sync(self._record, call)
+            try:
+                await anyio.to_thread.run_sync(self._record, call)
+            except Exception as exc:  # a failure of the thread itself; cancellation is not caught
+                _not_recorded(exc)
         return result
 
     def _record(self, call: Call) -> None:
@@ -148,11 +153,22 @@ class ReceiptRecorder:
         for project, returned, source, files in call.receipts:
             try:
                 self.ledger.record(project, call.client, tokens_returned=returned, file_tokens=source, files=files)
-            except LgrepError as exc:
-                log.warning("could not record the receipt: %s", exc.message)
+            except Exception as exc:
+                _not_recorded(exc)
+
+
+def _not_recorded(exc: Exception) -> None:
+    if isinstance(exc, LgrepError):
+        log.warning("could not record the receipt: %s", exc.message)
+    else:  # a bug: its traceback at debug level (-v), the answer is given anyway
+        log.warning("could not record the receipt: %s: %s", type(exc).__name__, exc)
+        log.debug("the receipt's failure", exc_info=exc)
 
 
 def _client_of(ctx: ServerRequestContext[Any, Any]) -> str:
-    params = getattr(ctx.session, "client_params", None)
-    info = getattr(params, "client_info", None)
-    return client_name(getattr(info, "name", None))
+    try:
+        params = getattr(ctx.session, "client_params", None)
+        info = getattr(params, "client_info", None)
+        return client_name(getattr(info, "name", None))
+    except Exception:  # a session without them (or one that fails to say): still an answer
+        return client_name(None)

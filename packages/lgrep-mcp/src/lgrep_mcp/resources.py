@@ -104,7 +104,7 @@ class Resources(Unit):
     def stats_resource(self) -> str:
         try:
             project = self.app.default_project
-            found = ReceiptLedger(self.app.lgrep.cache_dir).project(project)
+            found = ReceiptLedger(self.app.lgrep.cache_dir).read(project)
         except LgrepError as exc:
             raise ResourceError(inert(exc.message)) from None
-        return json.dumps(inert(receipts_json([found] if found.clients else [])), indent=1)
+        return json.dumps(inert(receipts_json(found.projects, found.notes)), indent=1)

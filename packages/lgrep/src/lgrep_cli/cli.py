@@ -87,6 +87,26 @@ def _scope(cs: ClientSettings, folder: Path, doing: str) -> Path:
     return scope.project
 
 
+def _stdin_query() -> str:
+    """The query `-` names: standard input, read up to one character past the query limit. A file
+    piped by mistake (300 MB took 590 MB of memory) or a stream that never ends is refused once it
+    passes the limit, without reading the rest. (A text stream's read(n) counts characters.)"""
+    from lgrep_core.errors import InvalidRequestError
+    from lgrep_core.models import MAX_QUERY_CHARS
+
+    try:
+        text = sys.stdin.read(MAX_QUERY_CHARS + 1)
+    except UnicodeDecodeError as exc:
+        raise InvalidRequestError(f"standard input is not text in {exc.encoding}: give the query as text") from None
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidRequestError(
+            f"the query on standard input is more than {MAX_QUERY_CHARS:,} characters long; the limit is "
+            f"{MAX_QUERY_CHARS:,}: keep the task's words, its traceback and error messages, and leave out long logs "
+            "and whole files"
+        )
+    return text
+
+
 def _release_root(cs: ClientSettings, path: Path) -> Path:
     """The repository a release command names. With versions on object storage (versions.store) the
     folder need not exist here: its name picks the repository's folder in the store."""
@@ -426,7 +446,7 @@ def search(
     if len(paths) > 1 and component:
         raise click.UsageError("--component searches one project's releases: name one PATH")
     if query == "-":
-        query = sys.stdin.read()
+        query = _stdin_query()
     path = paths[0] if paths else Path()
     folder = _release_root(cs, path) if component else _root(path)
     folders = [folder, *(_root(p) for p in paths[1:])]
@@ -827,12 +847,8 @@ def stats(cs: ClientSettings, path: Path | None, as_json: bool) -> int:
     from . import output
 
     ledger = ReceiptLedger(Path(cs.cache_dir))
-    if path is None:
-        found = ledger.projects()
-    else:
-        project = ledger.project(_scope(cs, _root(path), "showing"))
-        found = [project] if project.clients else []
-    answer = receipts_json(found)
+    found = ledger.read(None if path is None else _scope(cs, _root(path), "showing"))
+    answer = receipts_json(found.projects, found.notes)
     if as_json:
         print(json.dumps(answer, indent=2))
         return EXIT_OK

@@ -409,7 +409,10 @@ def server_info_json(info: ServerInfo) -> dict[str, Any]:
 
 def print_stats(stats: dict[str, Any]) -> None:
     """`lgrep stats`: per project, a line per MCP client and the project's total; then per client
-    across projects when there are several projects (`stats` is lgrep_core.serialize.receipts_json)."""
+    across projects when there are several projects (`stats` is lgrep_core.serialize.receipts_json);
+    its notes (a damaged ledger file) on stderr."""
+    for note in stats["notes"]:
+        print(f"note: {printable(note)}", file=sys.stderr)
     if not stats["projects"]:
         print("no receipts yet: they are kept as agents call lgrep's MCP tools", file=sys.stderr)
         return
