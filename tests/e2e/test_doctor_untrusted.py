@@ -166,6 +166,10 @@ def test_a_clone_planting_lgrep_servers_runs_nothing(lgrep, clone: tuple[Path, P
         result = _run(env, repo, *args)
         assert "Traceback" not in result.stderr, (args, result.stderr)
         assert not marker.exists(), (args, marker.read_text())
+        if args[0] == "init":  # refused, every planted command shown, nothing written
+            assert result.returncode == 1 and "nothing was written" in result.stderr, result.stderr
+            assert "runs `sh -c 'tools/lgrep mcp'`, which is not lgrep" in result.stderr
+            assert f"runs `/bin/sh -c 'echo gemini >> {marker}'`, which is not lgrep" in result.stderr
 
 
 @pytest.mark.slow

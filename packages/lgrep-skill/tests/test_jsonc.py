@@ -112,6 +112,11 @@ def test_a_member_that_is_not_an_object_on_the_path_is_refused() -> None:
         '{\n  "l": [\n    "a"\n  ]\n}\n',
         '{\n  "l": [\n    "a", // mine\n  ]\n}\n',
         '{"x": 1}',
+        # only comments in the list: they stay where they were
+        '{\n  "l": [ // mine\n  ]\n}\n',
+        '{\n  "l": [\n    // approved by hand\n  ]\n}\n',
+        '{"l": [ /* none */ ]}',
+        '{"l": [/* none */]}',
     ],
 )
 def test_add_then_remove_an_item_gives_back_the_same_bytes(text: str) -> None:
@@ -139,3 +144,29 @@ def test_nesting_is_bounded_by_a_clear_error_not_a_recursion_error() -> None:
         jsonc.parse(deep, "cfg.json")
     with pytest.raises(ConfigError, match="too deeply nested"):
         jsonc.set_member('{"x": ' + '{"y": ' * 300 + "1" + "}" * 300 + "}", ["mcp", "lgrep"], 1)
+
+
+def test_a_key_twice_in_one_object_is_refused_by_name_line_and_column() -> None:
+    # Clients keep one of the two (JSON.parse the last): whichever lgrep showed or edited, the other
+    # could be the one that runs, so neither is read.
+    text = '{\n  "mcpServers": {\n    "lgrep": {"command": "evil"},\n    "lgrep": {"command": "lgrep"}\n  }\n}\n'
+    for attempt in (
+        lambda: jsonc.loads(text, "mcp.json"),
+        lambda: jsonc.remove_member(text, ["mcpServers", "lgrep"], "mcp.json"),
+        lambda: jsonc.set_member(text, ["mcpServers", "lgrep"], {}, "mcp.json"),
+    ):
+        with pytest.raises(ConfigError) as info:
+            attempt()
+        assert info.value.message == (
+            'mcp.json: line 4 column 5: "lgrep" appears twice in the same object; lgrep cannot tell which one '
+            "the client uses: remove one"
+        )
+    assert jsonc.loads('{"a": {"x": 1}, "b": {"x": 2}}') == {"a": {"x": 1}, "b": {"x": 2}}  # other objects: fine
+
+
+def test_a_number_too_long_to_convert_is_a_config_error_naming_the_place() -> None:
+    # json.loads raises ValueError past 4,300 digits (Python's int limit): it was an "internal error".
+    with pytest.raises(ConfigError) as info:
+        jsonc.loads('{\n  "n": ' + "9" * 5000 + "\n}", "settings.json")
+    assert info.value.message == "settings.json: line 2 column 8: a number 5,000 characters long: too long to read"
+    assert jsonc.loads('{"n": 1e999, "m": ' + "9" * 4000 + "}")["m"] == int("9" * 4000)

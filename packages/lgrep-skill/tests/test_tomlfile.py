@@ -99,3 +99,54 @@ def test_a_file_toml_cannot_read_is_an_error_with_where() -> None:
 
 def test_removing_what_is_not_there_changes_nothing() -> None:
     assert tomlfile.remove_table('model = "o3"', PATH) == 'model = "o3"'
+
+
+def test_removal_keeps_the_blank_line_and_comment_of_the_table_after_ours() -> None:
+    # Codex appends its `[projects.*]` after our table; they, and what sits before their header, stay.
+    original = 'model = "o3"\n'
+    added = tomlfile.set_table(original, PATH, ENTRY)
+    later = '\n# a folder I trust\n[projects."/home/me/x"]\ntrust_level = "trusted"\n'
+    assert tomlfile.remove_table(added + later, PATH) == original + later
+    # The user's own table, first in the file, with a comment after it: the comment stays.
+    mine = '[mcp_servers.lgrep]\ncommand = "lgrep"\n# about the next one\n[tui]\nx = 1\n'
+    assert tomlfile.remove_table(mine, PATH) == "# about the next one\n[tui]\nx = 1\n"
+
+
+def test_nesting_past_the_json_bound_is_refused_not_a_recursion_error() -> None:
+    # tomllib reads a header thousands of keys deep; copying or comparing it then recursed past the limit.
+    from lgrep_skill import jsonc
+
+    deepest = "[" + ".".join(["a"] * (jsonc.MAX_DEPTH - 1)) + "]\nx = 1\n"  # the root and 199 tables
+    assert tomlfile.remove_table(deepest, PATH) == deepest
+    for text in (
+        "[" + ".".join(["a"] * jsonc.MAX_DEPTH) + "]\n",
+        "[" + ".".join(["a"] * 3000) + "]\n",
+        "x = " + "[" * 250 + "]" * 250 + "\n",
+    ):
+        for attempt in (tomlfile.loads, lambda t, s: tomlfile.remove_table(t, PATH, s)):
+            with pytest.raises(ConfigError, match=r"^config.toml: .*too deeply nested to edit safely"):
+                attempt(text, "config.toml")
+
+
+def test_a_number_too_long_to_convert_is_a_config_error_naming_the_place() -> None:
+    with pytest.raises(ConfigError) as info:
+        tomlfile.loads("[x]\nn = " + "9" * 5000 + "\n", "config.toml")
+    assert info.value.message == "config.toml: line 2 column 5: a number 5,000 characters long: too long to read"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[mcp_servers.lgrep]\ncommand = "a"\n\n[mcp_servers.lgrep]\ncommand = "b"\n',
+        '[mcp_servers.lgrep]\ncommand = "a"\ncommand = "b"\n',
+    ],
+)
+def test_a_key_or_table_defined_twice_is_a_clear_error(text: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        tomlfile.set_table(text, PATH, ENTRY, "config.toml")
+    message = info.value.message
+    assert message.startswith("config.toml: ") and "line " in message
+    assert message.endswith(
+        "a key or table is defined twice, which TOML does not allow (the client cannot read the file either): "
+        "remove one"
+    )

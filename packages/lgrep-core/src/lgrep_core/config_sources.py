@@ -18,6 +18,7 @@ from lgrep_core.errors import ConfigError
 __all__ = [
     "ENV_ALIASES",
     "ENV_PREFIX",
+    "MAX_CONFIG_BYTES",
     "SECTIONS",
     "default_user_config_path",
     "env_layers",
@@ -33,7 +34,9 @@ ENV_ALIASES = {
 }
 # The settings sections (config.LgrepSettings checks that it has exactly these).
 SECTIONS = frozenset({"embedding", "chunking", "index", "search", "server", "spend", "versions"})
-_MAX_CONFIG_BYTES = 1_000_000
+# The most lgrep reads of a settings file a repository holds (`.lgrep.yaml`, and the agent clients'
+# project files lgrep_skill edits): real ones are a few kB; a planted one could be gigabytes.
+MAX_CONFIG_BYTES = 1_000_000
 # Settings that hold a list: their variable holds it comma-separated.
 _LIST_KEYS = frozenset({"ignore_patterns", "cloud_projects", "local_projects"})
 
@@ -84,9 +87,9 @@ def _read_regular_file(path: Path) -> str:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise ConfigError(f"config file {path} is not a regular file")
-        if st.st_size > _MAX_CONFIG_BYTES:
-            raise ConfigError(f"config file {path} is larger than {_MAX_CONFIG_BYTES} bytes")
-        return f.read(_MAX_CONFIG_BYTES).decode("utf-8")
+        if st.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES} bytes")
+        return f.read(MAX_CONFIG_BYTES).decode("utf-8")
 
 
 def env_layers(env: Mapping[str, str], sections: Collection[str] = SECTIONS) -> list[tuple[str, dict[str, Any]]]:

@@ -13,6 +13,12 @@ regular file (a FIFO, a device, a folder) is refused too.
 **User scope** (`confine=None`): the files are the user's own; a config that is a link into a
 dotfiles repository stays a link: it is read through, and written through to its target (a
 temporary file beside the target, renamed over it, the target's mode kept).
+
+**Size**: a file is read whole (it is parsed whole, and edited as text), so what is read is capped,
+checked on the open file (fstat) and by reading at most one byte past the cap (a file that grows
+meanwhile, or a device, is refused too): a project's files at PROJECT_MAX_BYTES, the `.lgrep.yaml`
+cap (a planted 512 MB `.vscode/mcp.json` would otherwise take a gigabyte of memory to read and
+decode), the user's own at USER_MAX_BYTES.
 """
 
 from __future__ import annotations
@@ -24,10 +30,19 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import BinaryIO
 
+from lgrep_core.config_sources import MAX_CONFIG_BYTES
 from lgrep_core.errors import ConfigError
 
-__all__ = ["delete", "exists", "read_text", "write_text"]
+__all__ = ["PROJECT_MAX_BYTES", "USER_MAX_BYTES", "delete", "exists", "read_text", "write_text"]
+
+PROJECT_MAX_BYTES = MAX_CONFIG_BYTES
+# Claude Code keeps its whole state in ~/.claude.json (every project's settings and, in versions of
+# 2025, their prompt history): users have reported 15 MB, 65 MB and 101 MB files
+# (anthropics/claude-code#10192, #6394, #2593), which lgrep must still read to add one member. A bound
+# still, well past those: a runaway file, or a link to a device, is refused rather than read.
+USER_MAX_BYTES = 256_000_000
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -129,11 +144,13 @@ def read_text(path: Path, *, confine: Path | None = None) -> str | None:
     under `confine`, when it or a folder on its way is a link or it is not a regular file."""
     if confine is None:
         try:
-            return _decode(path.read_bytes(), path)
+            f = path.open("rb")
         except FileNotFoundError:
             return None
         except IsADirectoryError:
             raise _not_regular(path, "a file") from None
+        with f:
+            return _decode(_read_capped(f, path, USER_MAX_BYTES, "of a settings file of yours"), path)
     if not _AT:
         _check_components(path, confine)
         return _read_regular(path, str(path), None, confine)
@@ -154,7 +171,23 @@ def _read_regular(path: Path, name: str, folder: int | None, confine: Path) -> s
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise _not_regular(path, "a regular file")
-        return _decode(f.read(), path)
+        return _decode(_read_capped(f, path, PROJECT_MAX_BYTES, "of a project's settings file"), path)
+
+
+def _read_capped(f: BinaryIO, path: Path, cap: int, what: str) -> bytes:
+    """The open file's bytes, at most `cap` of them: its size is checked first, then no more than one
+    byte past the cap is read (a file that grew since, or one whose size says nothing, like a device)."""
+    size = os.fstat(f.fileno()).st_size
+    if size > cap:
+        raise _too_big(f"{path} is {size:,} bytes, more than", cap, what)
+    data = f.read(cap + 1)
+    if len(data) > cap:
+        raise _too_big(f"{path} holds more than", cap, what)
+    return data
+
+
+def _too_big(start: str, cap: int, what: str) -> ConfigError:
+    return ConfigError(f"{start} the {cap:,} bytes lgrep reads {what}; lgrep leaves it alone")
 
 
 def exists(path: Path, *, confine: Path | None = None) -> bool:

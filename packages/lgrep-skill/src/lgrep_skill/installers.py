@@ -3,8 +3,11 @@
 Each installer reads the files it would touch, computes their new text (an edit of one member of a
 JSON object, or of one delimited section of AGENTS.md), and returns the plan; nothing is written
 here. Installing twice gives the same bytes; uninstalling removes what install added and nothing
-else. Where a client reads a file is what the client does, checked against the real clients in
-tests/e2e/test_install_clients.py.
+else: an object install added around its entry (`"mcpServers": {...}`) is recorded in the ledger
+(`plan`), so that one goes once empty, and one the user had stays, empty or not. An entry named
+lgrep that runs something else is never merged into (a repository can plant one, with an `env` of
+its own): install refuses and says what it runs. Where a client reads a file is what the client
+does, checked against the real clients in tests/e2e/test_install_clients.py.
 
 Every file of a project scope is read and written confined to the project (`confine=project`: no
 symbolic link below its root is followed, see `files`); a user's own files are read and written
@@ -14,8 +17,9 @@ through their links.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -24,7 +28,7 @@ from typing import Any, Literal
 from lgrep_core.errors import ConfigError, InvalidRequestError
 
 from . import files, jsonc, tomlfile
-from .plan import Change, Plan, created_by_lgrep
+from .plan import Change, Plan, containers_created_by_lgrep, created_by_lgrep
 
 __all__ = [
     "CLIENTS",
@@ -33,6 +37,8 @@ __all__ = [
     "Locations",
     "Scope",
     "asset_text",
+    "is_lgrep_command",
+    "not_lgrep_advice",
     "plan_install",
     "plan_uninstall",
 ]
@@ -154,11 +160,74 @@ _SERVER_ARGS = ("mcp",)
 # ------------------------------------------------------------------------------------ shared
 
 
+def is_lgrep_command(argv: Sequence[str]) -> bool:
+    """Whether a server entry's command starts lgrep: `lgrep mcp ...` or `lgrep-mcp` (`runs_lgrep`),
+    or a bare `lgrep` (an entry whose args went missing: install completes it). Anything else named
+    lgrep (another program, lgrep with other arguments) is not lgrep's entry."""
+    from .registrations import runs_lgrep  # that module imports this one
+
+    bare = len(argv) == 1 and Path(argv[0]).name.removesuffix(".exe") == SERVER_NAME
+    return runs_lgrep(tuple(argv)) or bare
+
+
+def not_lgrep_advice(file: Path, command: Sequence[str] | None, url: str | None = None) -> str:
+    """What to say of a server named lgrep in `file` that is not lgrep: what it runs, in full (or
+    where it connects), and what to do."""
+    if url is not None:
+        does = f"connects to {url} instead of starting lgrep"
+    elif command:
+        does = f"runs `{shlex.join(command)}`, which is not lgrep"
+    else:
+        does = "names no command, so it is not lgrep's"
+    return (
+        f'{file} already has a server named "{SERVER_NAME}" that {does}; if you did not put it there, a '
+        "repository may have: remove the entry and run the command again"
+    )
+
+
+def _entry_command(entry: Any, *, opencode: bool = False) -> tuple[list[str] | None, str | None]:
+    """What an existing server entry runs (its argv), or where it connects when it is remote (its
+    url), read as the client reads it: OpenCode's `command` is the whole argv, the others' is the
+    program with `args` after it."""
+    if not isinstance(entry, dict):
+        return None, None
+    command: Any = entry.get("command")  # pyright: ignore[reportUnknownMemberType]
+    if opencode:
+        if entry.get("type") == "remote":  # pyright: ignore[reportUnknownMemberType]
+            return None, str(entry.get("url"))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        if isinstance(command, list) and command and all(isinstance(a, str) for a in command):  # pyright: ignore[reportUnknownVariableType]
+            return list(command), None  # pyright: ignore[reportUnknownArgumentType]
+        return ([command] if isinstance(command, str) else None), None
+    url: Any = entry.get("url") or entry.get("httpUrl")  # pyright: ignore[reportUnknownMemberType]
+    if entry.get("type") in ("http", "sse") or (url is not None and command is None):  # pyright: ignore[reportUnknownMemberType]
+        return None, str(url)
+    if not isinstance(command, str):
+        return None, None
+    args: Any = entry.get("args")  # pyright: ignore[reportUnknownMemberType]
+    if isinstance(args, list) and all(isinstance(a, str) for a in args):  # pyright: ignore[reportUnknownVariableType]
+        return [command, *args], None  # pyright: ignore[reportUnknownArgumentType]
+    return [command], None
+
+
+def _refuse_not_lgrep(existing: Any, where: Path, *, opencode: bool = False) -> None:
+    """Install never merges into an entry named lgrep that does not run lgrep: it would keep that
+    entry's other keys (an `env` with LD_PRELOAD, a `cwd`) under lgrep's command, and a repository
+    can plant one. Raises ConfigError saying what the entry runs and what to do."""
+    if not isinstance(existing, dict) or not existing:
+        return
+    argv, url = _entry_command(existing, opencode=opencode)
+    if url is None and argv and is_lgrep_command(argv):
+        return
+    raise ConfigError(not_lgrep_advice(where, argv, url))
+
+
 def _merge_entry(
     existing: Any, forced: dict[str, Any], defaults: dict[str, Any], *, where: str
 ) -> tuple[dict[str, Any], list[str]]:
-    """Our server entry merged into one already there: `forced` keys take our values, `defaults`
-    keys are set only when absent, every other key the user wrote stays. Notes say what happened."""
+    """Our server entry merged into one already there (one that runs lgrep: `_refuse_not_lgrep`):
+    `forced` keys take our values, `defaults` keys are set only when absent, every other key the
+    user wrote stays. Notes say what happened, and name the environment variables a kept `env`
+    sets, since those change what the server runs (LD_PRELOAD, PYTHONPATH)."""
     if not isinstance(existing, dict):
         return {**forced, **defaults}, []
     merged: dict[str, Any] = dict(existing)  # pyright: ignore[reportUnknownArgumentType]
@@ -175,6 +244,14 @@ def _merge_entry(
     extra = sorted(set(merged) - set(forced) - set(defaults))
     if extra:
         notes.append(f"kept your other settings of the {SERVER_NAME} entry in {where}: {', '.join(extra)}")
+    for key in ("env", "environment"):
+        env: Any = merged.get(key) if key not in forced else None
+        if isinstance(env, dict) and env:
+            names = ", ".join(sorted(str(name) for name in env))  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            notes.append(
+                f"kept the environment the {SERVER_NAME} entry in {where} gives the server ({key}): {names}; "
+                "lgrep did not write it"
+            )
     return merged, notes
 
 
@@ -185,21 +262,23 @@ def _json_change(
     value: Any | None,
     *,
     new_document: Callable[[], dict[str, Any]],
-    empty_containers: list[list[str]],
     deletable: bool,
     confine: Path | None,
     ledger: Path | None,
 ) -> Change:
     """A Change that sets (value not None) or removes the member at `key_path` of a JSON(C) file.
 
-    On removal, each of `empty_containers` that is left empty is removed too, and the file is
-    deleted when `deletable` and `_ours_to_delete` says it holds nothing but what lgrep wrote."""
+    Install records the objects along `key_path` it adds to a file that was there (`_added`).
+    Uninstall takes out the member, then each object along `key_path` that is lgrep's
+    (`_containers_of_lgrep`) and holds nothing but whitespace once it is out, and deletes the file
+    when `deletable` and `_ours_to_delete` says it holds nothing but what lgrep wrote."""
     before = files.read_text(path, confine=confine)
     if before is not None and not before.strip():
         before_doc = None  # an empty file counts as no file
     else:
         before_doc = before
     source = str(path)
+    containers = [tuple(key_path[:i]) for i in range(len(key_path) - 1, 0, -1)]  # the deepest first
     if value is not None:
         if before_doc is None:
             doc = new_document()
@@ -207,14 +286,39 @@ def _json_change(
             for key in key_path[:-1]:
                 target = target.setdefault(key, {})
             target[key_path[-1]] = value
-            return Change(path, before, jsonc.dump(doc) + "\n", what, confine=confine, recorded=True)
-        return Change(path, before, jsonc.set_member(before_doc, key_path, value, source), what, confine=confine)
+            change = Change(path, before, jsonc.dump(doc) + "\n", what, confine=confine, recorded=True)
+            if before is not None:  # an empty file of the user's: what lgrep wrote in it is recorded
+                change.containers = containers
+            return change
+        change = Change(path, before, jsonc.set_member(before_doc, key_path, value, source), what, confine=confine)
+        change.containers = _added(before_doc, containers, source)
+        return change
     if before_doc is None:
         return Change(path, before, before, what, confine=confine)
-    after = _remove(before_doc, key_path, empty_containers, source)
+    ours = _containers_of_lgrep(path, containers, ledger, whole_file=deletable)
+    after = _remove(before_doc, key_path, containers, ours, source)
     if deletable and after != before_doc and _ours_to_delete(path, after, new_document(), confine, ledger):
         return Change(path, before, None, what, confine=confine, recorded=True)
-    return Change(path, before, after, what, confine=confine)
+    return Change(path, before, after, what, confine=confine, forgets_containers=True)
+
+
+def _added(text: str, containers: list[tuple[str, ...]], source: str) -> list[tuple[str, ...]]:
+    """Which of `containers` (key paths) are not in `text`: those an edit setting a member inside
+    them adds, for the ledger."""
+    doc = jsonc.loads(text, source)
+    return [key for key in containers if _get(doc, list(key)) is None]
+
+
+def _containers_of_lgrep(
+    path: Path, containers: list[tuple[str, ...]], ledger: Path | None, *, whole_file: bool
+) -> set[tuple[str, ...]]:
+    """Which of `containers` lgrep added to the file at `path`: those its ledger records, and, in a
+    file lgrep created (`whole_file`: one uninstall may delete), every one of them. A container the
+    user had, `"servers": {}` included, is theirs and stays."""
+    ours = containers_created_by_lgrep(ledger, path)
+    if whole_file and created_by_lgrep(ledger, path):
+        ours |= set(containers)
+    return ours
 
 
 def _ours_to_delete(
@@ -232,14 +336,33 @@ def _ours_to_delete(
     return created_by_lgrep(ledger, path)
 
 
-def _remove(text: str, key_path: list[str], empty_containers: list[list[str]], source: str) -> str:
-    """`text` without the member at `key_path`, and without each of `empty_containers` it left empty."""
+def _remove(
+    text: str, key_path: list[str], containers: list[tuple[str, ...]], ours: set[tuple[str, ...]], source: str
+) -> str:
+    """`text` without the member at `key_path`, and without each of `containers` (the deepest first)
+    that is in `ours` and holds nothing but whitespace once the member is out."""
     after = jsonc.remove_member(text, key_path, source)
-    if after != text:
-        for container in empty_containers:
-            if _get(jsonc.loads(after, source), container) in ({}, []):
-                after = jsonc.remove_member(after, container, source)
-    return after
+    return _drop_emptied(after, containers, ours, source) if after != text else after
+
+
+def _drop_emptied(text: str, containers: list[tuple[str, ...]], ours: set[tuple[str, ...]], source: str) -> str:
+    """`text` without each of `containers` (in order) that is in `ours` and holds nothing but whitespace."""
+    for container in containers:
+        if container in ours and _holds_nothing(text, container, source):
+            text = jsonc.remove_member(text, list(container), source)
+    return text
+
+
+def _holds_nothing(text: str, key_path: tuple[str, ...], source: str) -> bool:
+    """Whether the object or list at `key_path` is there and holds nothing but whitespace (a comment
+    in it is someone's, so it stays)."""
+    node = jsonc.parse(text, source)
+    for key in key_path:
+        member = node.member(key) if node.is_object else None
+        if member is None:
+            return False
+        node = member.value
+    return isinstance(node.value, (dict, list)) and not text[node.start + 1 : node.end - 1].strip()
 
 
 def _get(doc: Any, key_path: list[str]) -> Any:
@@ -313,13 +436,18 @@ def _opencode(plan: Plan, scope: Scope, *, project: Path, command: str | None, w
         recorded = False
         if before is not None and before.strip():
             source = str(config)
-            after = _remove(before, ["mcp", "servers", SERVER_NAME], [["mcp", "servers"], ["mcp"]], source)
-            after = _remove(after, ["mcp", SERVER_NAME], [["mcp"]], source)
+            containers = [("mcp", "servers"), ("mcp",)]
+            ours = _containers_of_lgrep(config, containers, plan.ledger, whole_file=True)
+            after = _remove(before, ["mcp", "servers", SERVER_NAME], containers, ours, source)
+            after = _remove(after, ["mcp", SERVER_NAME], [("mcp",)], ours, source)
             if after != before and _ours_to_delete(config, after, _opencode_new(), confine, plan.ledger):
                 after, recorded = None, True
-        change = Change(config, before, after, "MCP server", confine=confine, recorded=recorded)
+        change = Change(
+            config, before, after, "MCP server", confine=confine, recorded=recorded, forgets_containers=True
+        )
         plan.changes += [change, _skill_change(skills, False, stop=stop, confine=confine)]
         return
+    _refuse_not_lgrep(_get(doc, key_path), config, opencode=True)
     server_command = [command, *_SERVER_ARGS]
     where_text = str(config)
     if v2:
@@ -336,7 +464,6 @@ def _opencode(plan: Plan, scope: Scope, *, project: Path, command: str | None, w
         key_path,
         entry,
         new_document=_opencode_new,
-        empty_containers=[],
         deletable=False,
         confine=confine,
         ledger=plan.ledger,
@@ -358,7 +485,8 @@ def _claude(plan: Plan, scope: Scope, *, project: Path, command: str | None, whe
         mcp_json, skills, stop = project / ".mcp.json", project / ".claude" / "skills", project
     else:
         mcp_json, skills, stop = where.claude_json, where.claude_dir / "skills", where.claude_dir
-    # ~/.claude.json holds Claude Code's own state: never deleted, its `mcpServers` left in place
+    # ~/.claude.json holds Claude Code's own state: never deleted, its `mcpServers` taken out only when
+    # an install added it to the file (the ledger says)
     _json_client(
         plan,
         scope,
@@ -396,25 +524,28 @@ def _claude_approval(path: Path, install: bool, plan: Plan, project: Path) -> Ch
         disabled = _get(doc, ["disabledMcpjsonServers"])
         if isinstance(disabled, list) and SERVER_NAME in disabled:
             plan.notes.append(f"{path} lists lgrep in disabledMcpjsonServers: left as you set it")
+        approvals = ("enabledMcpjsonServers",)
         if doc is None:
             text = jsonc.dump({"enabledMcpjsonServers": [SERVER_NAME]}) + "\n"
-            return Change(path, before, text, what, confine=project, recorded=True)
+            change = Change(path, before, text, what, confine=project, recorded=True)
+            change.containers = [approvals] if before is not None else []  # an empty file of the user's
+            return change
         assert before is not None
-        after = jsonc.add_item(before, ["enabledMcpjsonServers"], SERVER_NAME, source)
-        return Change(path, before, after, what, confine=project)
+        after = jsonc.add_item(before, list(approvals), SERVER_NAME, source)
+        change = Change(path, before, after, what, confine=project)
+        change.containers = _added(before, [approvals], source)
+        return change
     if doc is None or before is None:
         return Change(path, before, before, what, confine=project)
     after = jsonc.remove_item(before, ["enabledMcpjsonServers"], SERVER_NAME, source)
     if after != before:
-        after = _drop_empty(after, ["enabledMcpjsonServers"], source)
-    ours = after != before and _ours_to_delete(path, after, {}, project, plan.ledger)
-    change = Change(path, before, None if ours else after, what, confine=project, recorded=ours)
+        ours = _containers_of_lgrep(path, [("enabledMcpjsonServers",)], plan.ledger, whole_file=True)
+        after = _drop_emptied(after, [("enabledMcpjsonServers",)], ours, source)
+    deleted = after != before and _ours_to_delete(path, after, {}, project, plan.ledger)
+    change = Change(path, before, None if deleted else after, what, confine=project, recorded=deleted)
     change.remove_empty_dirs_up_to = path.parent.parent
+    change.forgets_containers = True
     return change
-
-
-def _drop_empty(text: str, key_path: list[str], source: str) -> str:
-    return jsonc.remove_member(text, key_path, source) if _get(jsonc.loads(text, source), key_path) == [] else text
 
 
 # ----------------------------------------------------------------------------- codex (TOML)
@@ -432,6 +563,7 @@ def _codex(plan: Plan, scope: Scope, *, project: Path, command: str | None, wher
     text = before or ""
     if command is not None:
         existing = tomlfile.get_table(tomlfile.loads(text, source), key_path)
+        _refuse_not_lgrep(existing, path)
         forced = {"command": command, "args": list(_SERVER_ARGS)}
         _entry, notes = _merge_entry(existing, forced, {}, where=source)
         after = tomlfile.set_table(text, key_path, forced, source)
@@ -475,13 +607,14 @@ def _json_client(
 ) -> None:
     """A client whose servers are members of one object of a JSON(C) file (`mcpServers` or
     `servers`), with an optional skills folder: install sets our member (`forced` keys ours,
-    `defaults` only where absent), uninstall takes it out, and the container and the file when
-    install left them empty (the file only if lgrep created it; neither with `keep_file`, a file the
-    client keeps its own state in)."""
+    `defaults` only where absent), uninstall takes it out, and the container when install added it
+    and left it empty, and the file when lgrep created it and it holds nothing else (never with
+    `keep_file`, a file the client keeps its own state in)."""
     confine = project if scope == "project" else None
     key_path = [container, SERVER_NAME]
     if command is not None:
         existing = _get(_read_json(config, confine), key_path)
+        _refuse_not_lgrep(existing, config)
         entry, notes = _merge_entry(existing, forced, defaults or {}, where=str(config))
         change = _json_change(
             config,
@@ -489,7 +622,6 @@ def _json_client(
             key_path,
             entry,
             new_document=dict,
-            empty_containers=[],
             deletable=False,
             confine=confine,
             ledger=plan.ledger,
@@ -502,7 +634,6 @@ def _json_client(
             key_path,
             None,
             new_document=dict,
-            empty_containers=[] if keep_file else [[container]],
             deletable=not keep_file,
             confine=confine,
             ledger=plan.ledger,

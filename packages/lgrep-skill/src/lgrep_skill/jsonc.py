@@ -49,8 +49,7 @@ class Node:
         return isinstance(self.value, dict)
 
     def member(self, key: str) -> Member | None:
-        found = [m for m in self.members if m.key == key]
-        return found[-1] if found else None  # JSON parsers keep the last of duplicate keys
+        return next((m for m in self.members if m.key == key), None)  # one at most: the parser refuses duplicates
 
 
 class _Parser:
@@ -109,7 +108,10 @@ class _Parser:
         if match is None:
             raise self.error(f"unexpected {c!r}")
         self.pos = match.end()
-        number = json.loads(match.group())
+        try:
+            number = json.loads(match.group())
+        except ValueError:  # an integer past Python's limit on digits (4,300): no setting holds one
+            raise self.error(f"a number {len(match.group()):,} characters long: too long to read", start) from None
         return Node(start, self.pos, number)
 
     def pos_after_string(self) -> int:
@@ -150,6 +152,14 @@ class _Parser:
             key_start = self.pos
             self.pos_after_string()
             key = self.string_value(key_start)
+            if key in node.value:
+                # Clients keep one of the two (JavaScript's JSON.parse the last), and whichever lgrep
+                # showed or edited, the other could be the live one: a repository can hide an entry so.
+                raise self.error(
+                    f"{json.dumps(key, ensure_ascii=False)} appears twice in the same object; lgrep cannot tell "
+                    "which one the client uses: remove one",
+                    key_start,
+                )
             self.skip()
             if not self.text.startswith(":", self.pos):
                 raise self.error("expected ':'")
@@ -187,7 +197,10 @@ class _Parser:
 
 def parse(text: str, source: str = "<text>") -> Node:
     """The document's root value, with spans. Raises ConfigError (naming `source`, line and column)
-    on anything that is not JSON with comments and trailing commas."""
+    on anything that is not JSON with comments and trailing commas, and on what no client's settings
+    hold and lgrep cannot read safely: a key twice in one object (which one counts is the client's
+    guess, so an entry could hide behind another), nesting deeper than MAX_DEPTH, an integer too long
+    for Python to convert."""
     parser = _Parser(text, source)
     root = parser.value()
     parser.skip()
@@ -358,7 +371,16 @@ def add_item(text: str, path: list[str], value: Any, source: str = "<text>") -> 
         return text
     item = json.dumps(value, ensure_ascii=False)
     if not array.items:
-        return text[: array.start + 1] + item + text[array.end - 1 :]
+        close = array.end - 1
+        if not text[array.start + 1 : close].strip():
+            return text[: array.start + 1] + item + text[close:]
+        # Only comments inside: they stay, and the item goes on a line of its own before the `]`.
+        nl = text.rfind("\n", array.start, close)
+        if nl >= 0 and not text[nl + 1 : close].strip():
+            indent = _line_indent(text, array.start) + _unit(text)
+            return text[: nl + 1] + f"{indent}{item}\n" + text[nl + 1 :]
+        spaced = text[close - 1] in " \t"
+        return text[:close] + (f"{item} " if spaced else f" {item}") + text[close:]
     last = array.items[-1]
     comma = _comma_after(text, last.end)
     if comma is not None:
@@ -393,4 +415,13 @@ def remove_item(text: str, path: list[str], value: Any, source: str = "<text>") 
             if line_start >= 0 and not text[line_start + 1 : item.start].strip():
                 return text[:line_start] + text[comma + 1 :]
         return text[: item.start] + text[end:]
+    if len(array.items) == 1:  # alone among comments (as add_item puts it there): its line, or its spaces
+        line_start = text.rfind("\n", 0, item.start) + 1
+        eol = text.find("\n", item.end)
+        if not text[line_start : item.start].strip() and eol >= 0 and not text[item.end : eol].strip():
+            return text[:line_start] + text[eol + 1 :]
+        if text[item.start - 1 : item.start] == " ":
+            if text[item.end : item.end + 1] == " ":
+                return text[: item.start] + text[item.end + 1 :]
+            return text[: item.start - 1] + text[item.end :]
     return text[: item.start] + text[item.end :]

@@ -20,7 +20,7 @@ from lgrep_core.errors import ConfigError
 from . import files
 from .files import read_text
 
-__all__ = ["Change", "Plan", "created_by_lgrep", "read_text"]
+__all__ = ["Change", "Plan", "containers_created_by_lgrep", "created_by_lgrep", "read_text"]
 
 Action = Literal["create", "update", "delete", "unchanged"]
 
@@ -37,6 +37,11 @@ class Change:
     remove_empty_dirs_up_to: Path | None = None  # after deleting the file, prune empty folders up to here
     confine: Path | None = None  # a project's root: no link below it is followed (see `files`)
     recorded: bool = False  # a settings file lgrep creates (or deletes): kept in the plan's ledger
+    # Install: the objects (or lists) it adds to a file it does not create, each by its key path
+    # (`mcpServers`), kept in the ledger so uninstall takes out those and no container of the user's.
+    containers: list[tuple[str, ...]] = field(default_factory=list[tuple[str, ...]])
+    # Uninstall: its file's recorded containers are settled (taken out, or kept for what else is in them).
+    forgets_containers: bool = False
 
     @property
     def action(self) -> Action:
@@ -71,7 +76,7 @@ class Plan:
     changes: list[Change] = field(default_factory=list[Change])
     notes: list[str] = field(default_factory=list[str])
     command: str | None = None  # the lgrep executable an install writes into the client's settings
-    ledger: Path | None = None  # the record of the settings files lgrep created (see `created_by_lgrep`)
+    ledger: Path | None = None  # the record of what lgrep created (see `created_by_lgrep`)
 
     @property
     def changed(self) -> bool:
@@ -93,21 +98,28 @@ class Plan:
         self._record()
 
     def _record(self) -> None:
-        """Note in the ledger the settings files this plan created, and forget those it deleted."""
-        created = {str(c.path) for c in self.changes if c.recorded and c.action == "create"}
-        deleted = {str(c.path) for c in self.changes if c.recorded and c.action == "delete"}
-        if self.ledger is None or not (created or deleted):
+        """Note in the ledger the settings files and the containers this plan created, and forget
+        those it deleted or settled."""
+        done = [c for c in self.changes if c.action != "unchanged"]
+        created = {str(c.path) for c in done if c.recorded and c.action == "create"}
+        deleted = {str(c.path) for c in done if c.recorded and c.action == "delete"}
+        added = {(str(c.path), key) for c in done for key in c.containers}
+        settled = {str(c.path) for c in done if c.forgets_containers or c.action == "delete"}
+        if self.ledger is None or not (created or deleted or added or settled):
             return
-        known = _ledger(self.ledger)
-        paths = (known | created) - deleted
-        if paths == known:
+        known = _Ledger.read(self.ledger)
+        now = _Ledger(
+            (known.created | created) - deleted,
+            {(path, key) for path, key in known.containers if path not in settled} | added,
+        )
+        if now == known:
             return
         try:
-            files.write_text(self.ledger, json.dumps({"created": sorted(paths)}, indent=2) + "\n")
-        except OSError as exc:
+            files.write_text(self.ledger, now.dumps())
+        except (OSError, ConfigError) as exc:
             self.notes.append(
-                f"could not record the files lgrep created in {self.ledger} ({exc.strerror}): "
-                "uninstall will leave them in place"
+                f"could not record what lgrep created in {self.ledger} ({getattr(exc, 'strerror', None) or exc}): "
+                "uninstall will leave it in place"
             )
 
     def to_json(self, *, dry_run: bool) -> dict[str, Any]:
@@ -123,17 +135,52 @@ class Plan:
         }
 
 
-def _ledger(ledger: Path) -> set[str]:
-    try:
-        doc = json.loads(ledger.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return set()  # none, or unreadable: no file counts as lgrep's, so none is deleted
-    paths = doc.get("created") if isinstance(doc, dict) else None  # pyright: ignore[reportUnknownMemberType]
-    return {p for p in paths if isinstance(p, str)} if isinstance(paths, list) else set()  # pyright: ignore[reportUnknownVariableType]
+@dataclass(frozen=True)
+class _Ledger:
+    """`installed-files.json`: `{"created": [file, ...], "containers": [{"file": f, "key": [k, ...]}]}`.
+    A ledger of older lgreps has no "containers": none is then lgrep's, the safe way to be wrong."""
+
+    created: set[str]
+    containers: set[tuple[str, tuple[str, ...]]]
+
+    @classmethod
+    def read(cls, ledger: Path) -> _Ledger:
+        try:
+            doc: Any = json.loads(files.read_text(ledger) or "{}")
+        except (OSError, ConfigError, ValueError, RecursionError):
+            doc = {}  # none, or unreadable: nothing counts as lgrep's, so nothing is taken out
+        if not isinstance(doc, dict):
+            doc = {}
+        paths: Any = doc.get("created")  # pyright: ignore[reportUnknownMemberType]
+        records: Any = doc.get("containers")  # pyright: ignore[reportUnknownMemberType]
+        created = {p for p in paths if isinstance(p, str)} if isinstance(paths, list) else set[str]()  # pyright: ignore[reportUnknownVariableType]
+        containers: set[tuple[str, tuple[str, ...]]] = set()
+        for record in records if isinstance(records, list) else []:  # pyright: ignore[reportUnknownVariableType]
+            path: Any = record.get("file") if isinstance(record, dict) else None  # pyright: ignore[reportUnknownMemberType]
+            key: Any = record.get("key") if isinstance(record, dict) else None  # pyright: ignore[reportUnknownMemberType]
+            if isinstance(path, str) and isinstance(key, list) and key and all(isinstance(k, str) for k in key):  # pyright: ignore[reportUnknownVariableType]
+                containers.add((path, tuple(key)))  # pyright: ignore[reportUnknownArgumentType]
+        return cls(created, containers)
+
+    def dumps(self) -> str:
+        doc: dict[str, Any] = {"created": sorted(self.created)}
+        if self.containers:
+            doc["containers"] = [{"file": path, "key": list(key)} for path, key in sorted(self.containers)]
+        return json.dumps(doc, indent=2) + "\n"
 
 
 def created_by_lgrep(ledger: Path | None, path: Path) -> bool:
     """Whether lgrep created the settings file at `path` (and has not deleted it since), as its ledger
     records: uninstall deletes such a file once nothing but lgrep's skeleton is left in it, and never
     a file the user had before."""
-    return ledger is not None and str(path) in _ledger(ledger)
+    return ledger is not None and str(path) in _Ledger.read(ledger).created
+
+
+def containers_created_by_lgrep(ledger: Path | None, path: Path) -> set[tuple[str, ...]]:
+    """The key paths of the objects (or lists) lgrep's installs added to the settings file at `path`
+    and its uninstalls have not settled yet: only those may uninstall take out, and only once nothing
+    but whitespace is left in them. Whether `"servers": {}` was the user's or lgrep's cannot be read
+    from the file, so install records it."""
+    if ledger is None:
+        return set()
+    return {key for file, key in _Ledger.read(ledger).containers if file == str(path)}

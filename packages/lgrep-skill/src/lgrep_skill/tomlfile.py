@@ -19,26 +19,72 @@ from __future__ import annotations
 
 import copy
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
 from lgrep_core.errors import ConfigError
 
+from .jsonc import MAX_DEPTH
+
 __all__ = ["dump_value", "get_table", "loads", "remove_table", "set_table"]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _SCALAR = re.compile(r"[^#\r\n]*")
+_BLANK_LINE = re.compile(r"[ \t]*\r?\n")
 
 
 def loads(text: str, source: str = "<text>") -> dict[str, Any]:
-    """The document's values. Raises ConfigError naming `source`, line and column."""
+    """The document's values. Raises ConfigError naming `source` (and the line and column where
+    `tomllib` or the number says): for a file that is not TOML (a key defined twice included), and
+    for one lgrep cannot handle safely, as `jsonc` refuses it: nested deeper than MAX_DEPTH (a header
+    `[a.a.a....]` thousands of keys deep parses, then ends every copy or comparison of it in a
+    RecursionError) or holding an integer too long for Python to convert. Every read of TOML here
+    goes through it."""
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
+        if "twice" in str(exc) or "overwrite" in str(exc):
+            # tomllib's words for a key or table written twice ("Cannot overwrite a value"): say it plainly.
+            raise ConfigError(
+                f"{source}: {exc}: a key or table is defined twice, which TOML does not allow (the client "
+                "cannot read the file either): remove one"
+            ) from None
+        raise ConfigError(f"{source}: {exc}; lgrep leaves the file alone") from None
     except RecursionError:
         raise ConfigError(f"{source}: too deeply nested to edit safely") from None
+    except ValueError:  # not a TOMLDecodeError: an integer past Python's limit on digits
+        raise ConfigError(f"{source}: {_long_number(text)}: too long to read") from None
+    if _depth(doc) > MAX_DEPTH:
+        raise ConfigError(f"{source}: nested more than {MAX_DEPTH} levels deep: too deeply nested to edit safely")
+    return doc
+
+
+def _long_number(text: str) -> str:
+    """Where the integer too long to convert is (line and column), to name it in the error."""
+    limit = sys.get_int_max_str_digits() or 4300
+    match = re.search(rf"[0-9][0-9_]{{{limit},}}", text)
+    if match is None:
+        return "a number"
+    line = text.count("\n", 0, match.start()) + 1
+    column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+    return f"line {line} column {column}: a number {len(match.group()):,} characters long"
+
+
+def _depth(doc: dict[str, Any]) -> int:
+    """How deeply tables and arrays nest in `doc` (the root is level 1), measured without recursion
+    and no further than one level past MAX_DEPTH."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            break
+        children: Any = value.values() if isinstance(value, dict) else value
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
 
 
 def get_table(doc: dict[str, Any], path: list[str]) -> Any:
@@ -99,13 +145,12 @@ class _Statement:
 
 @dataclass
 class _Table:
-    """A `[header]` table: its path, where its header line starts, where its body ends (the next
-    header's line, or the end of the text), and its statements."""
+    """A `[header]` table: its path, where its header line starts, where its body starts, and its
+    statements."""
 
     path: list[str]
     start: int
     body: int  # just after the header line
-    end: int = -1
     array: bool = False
     statements: list[_Statement] = field(default_factory=list["_Statement"])
 
@@ -173,7 +218,7 @@ class _Scanner:
             self.blank()
             if self.pos < len(self.text) and self.text[self.pos] in "\"'":
                 raw = self.string()
-                parts.append(tomllib.loads(f"k = {raw}")["k"])
+                parts.append(loads(f"k = {raw}", self.source)["k"])
             else:
                 match = _BARE_KEY.match(self.text, self.pos)
                 if match is None:
@@ -236,8 +281,6 @@ class _Scanner:
                     raise self.error("expected ']'")
                 self.pos += len(close)
                 self.rest_of_line()
-                if tables:
-                    tables[-1].end = line
                 tables.append(_Table(path, line, self.pos, array=array))
             else:
                 key = self.key()
@@ -252,8 +295,6 @@ class _Scanner:
                 (tables[-1].statements if tables else root).append(
                     _Statement(key, line, value_start, value_end, self.pos)
                 )
-        if tables:
-            tables[-1].end = len(text)
         return root, tables
 
 
@@ -280,8 +321,8 @@ def _check(after: str, source: str, path: list[str], expected: Any, before: dict
     """`after`, once `tomllib` confirms it holds what was intended (`path` set to `expected`, or
     gone when None) and nothing else changed; otherwise the edit is refused."""
     try:
-        doc = tomllib.loads(after)
-    except tomllib.TOMLDecodeError:
+        doc = loads(after, source)
+    except ConfigError:
         raise _refused(source, path) from None
     if _pruned(doc, path) != _pruned(_with(before, path, expected), path):
         raise _refused(source, path)
@@ -356,7 +397,8 @@ def set_table(text: str, path: list[str], values: dict[str, Any], source: str = 
 
 def remove_table(text: str, path: list[str], source: str = "<text>") -> str:
     """`text` without the `[path]` table and its sub-tables (unchanged when it is not there): the
-    exact inverse of `set_table` appending it. Raises ConfigError as `set_table` does."""
+    exact inverse of `set_table` appending it, whatever was added after it since. Raises ConfigError
+    as `set_table` does."""
     doc = loads(text, source)
     if get_table(doc, path) is None:
         return text
@@ -366,8 +408,16 @@ def remove_table(text: str, path: list[str], source: str = "<text>") -> str:
         raise _refused(source, path)
     after = text
     for table in sorted(ours, key=lambda t: t.start, reverse=True):
-        start, end = table.start, table.end
-        if end == len(after) and after[:start].endswith("\n\n"):
-            start -= 1  # at the end of the file: the blank line set_table put before it goes too
+        # From its header to its last statement: the comments and blank lines after that sit before
+        # the next header and belong to it (Codex appends its `[projects.*]` after ours, a user
+        # writes `# my servers` above theirs). One blank line goes with it, the separator: the one
+        # before the header (set_table put it there), else, for a table with none before it (the
+        # user's own, first in the file), one right after its last statement.
+        start, end = table.start, table.statements[-1].end if table.statements else table.body
+        blank_after = _BLANK_LINE.match(after, end)
+        if after[:start].endswith("\n\n"):
+            start -= 1
+        elif blank_after is not None:
+            end = blank_after.end()
         after = after[:start] + after[end:]
     return _check(after, source, path, None, doc)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from lgrep_core.cli_support import EXIT_OK
 from lgrep_core.endpoints import ClientSettings
-from lgrep_core.errors import NotFoundError
+from lgrep_core.errors import ConfigError, NotFoundError
 
 if TYPE_CHECKING:
     from lgrep_core.models import IndexSummary
@@ -95,6 +95,9 @@ class _Step:
 
     plan: Plan
     elsewhere: list[Registration] = field(default_factory=list["Registration"])
+    # Entries named lgrep that run something else: not lgrep registered, so they hold nothing back,
+    # but shown with what they run (a repository can plant one; the client would start it).
+    not_lgrep: list[Registration] = field(default_factory=list["Registration"])
     unchecked: list[tuple[Path, str]] = field(default_factory=list[tuple[Path, str]])  # files it could not read
     skipped: bool = False
 
@@ -104,6 +107,7 @@ class _Step:
             out.update(changed=False, changes=[], notes=[])
         out["skipped"] = self.skipped
         out["registered_elsewhere"] = [r.to_json() for r in self.elsewhere]
+        out["not_lgrep"] = [r.to_json() for r in self.not_lgrep]
         if self.unchecked:
             out["unchecked"] = [{"file": str(path), "error": error} for path, error in self.unchecked]
         return out
@@ -111,7 +115,9 @@ class _Step:
 
 def _check_elsewhere(plan: Plan, root: Path, where: Any, *, also: bool) -> _Step:
     """`plan` with the client's other registrations of lgrep, as seen from `root`: an install is held
-    back (skipped) when there is one and `also` was not given; an uninstall only reports them."""
+    back (skipped) when there is one and `also` was not given; an uninstall only reports them. An
+    entry named lgrep that runs another program is no registration of lgrep: it holds nothing back,
+    and is reported apart (`not_lgrep`)."""
     from lgrep_skill import SERVER_NAME
     from lgrep_skill.registrations import READERS, find_registrations
 
@@ -119,15 +125,26 @@ def _check_elsewhere(plan: Plan, root: Path, where: Any, *, also: bool) -> _Step
         return _Step(plan)
     (reading,) = find_registrations(root, where, [plan.client])
     target = next((c.path for c in plan.changes if c.what == "MCP server"), None)
-    elsewhere = [
-        r for r in reading.active if not (r.scope == plan.scope and r.file == target and r.name == SERVER_NAME)
-    ]
+    found = [r for r in reading.active if not (r.scope == plan.scope and r.file == target and r.name == SERVER_NAME)]
+    not_lgrep = [r for r in found if _not_lgrep(r)]
+    elsewhere = [r for r in found if not _not_lgrep(r)]
     unchecked = [(path, error) for path, error in reading.problems if path != target]
     skipped = plan.operation == "install" and bool(elsewhere) and not also
-    return _Step(plan, elsewhere, unchecked, skipped)
+    return _Step(plan, elsewhere, not_lgrep, unchecked, skipped)
+
+
+def _not_lgrep(reg: Registration) -> bool:
+    """Whether a registration is an entry named lgrep whose command starts another program (a
+    remote one, a url, may be lgrep serving over HTTP: it counts as lgrep)."""
+    from lgrep_skill import SERVER_NAME
+    from lgrep_skill.installers import is_lgrep_command
+
+    return reg.name == SERVER_NAME and reg.command is not None and not is_lgrep_command(reg.command)
 
 
 def _report(steps: list[_Step], *, dry_run: bool, as_json: bool, extra: dict[str, Any] | None = None) -> None:
+    from lgrep_skill.installers import not_lgrep_advice
+
     from .output import printable
 
     if as_json:
@@ -144,6 +161,8 @@ def _report(steps: list[_Step], *, dry_run: bool, as_json: bool, extra: dict[str
         print(f"{plan.operation} {plan.client} ({plan.scope}):")
         for path, error in step.unchecked:
             print(f"  note: could not check {printable(str(path))} for lgrep: {printable(error)}")
+        for reg in step.not_lgrep:
+            print(f"  warning: {printable(not_lgrep_advice(reg.file, reg.command))}")
         if step.skipped:
             _print_skipped(step)
             continue
@@ -164,7 +183,7 @@ def _report(steps: list[_Step], *, dry_run: bool, as_json: bool, extra: dict[str
             still = "also registered" if plan.operation == "install" else "still registered"
             print(f"  note: lgrep is {still} for {plan.client} in:")
             for reg in step.elsewhere:
-                print(f"      {printable(reg.describe())}")
+                print(f"      {printable(reg.describe())}: {printable(_runs(reg))}")
     if dry_run:
         print("dry run: nothing was written")
 
@@ -200,13 +219,22 @@ def _what_a_second_does(client: str, elsewhere: list[Registration]) -> str:
     return "the client would load only one of them"
 
 
+def _runs(reg: Registration) -> str:
+    """What a registration starts, in full: a user must see a command a repository may have planted."""
+    import shlex
+
+    if reg.command is None:
+        return f"connects to {reg.url}"
+    return f"runs {shlex.join(reg.command)}"
+
+
 def _print_skipped(step: _Step) -> None:
     from .output import printable
 
     plan = step.plan
     print(f"  skipped: lgrep is already registered for {plan.client} in:")
     for reg in step.elsewhere:
-        print(f"      {printable(reg.describe())}")
+        print(f"      {printable(reg.describe())}: {printable(_runs(reg))}")
     twice = _what_a_second_does(plan.client, step.elsewhere)
     print(f"  a second registration adds nothing ({twice}); nothing was written")
     print("  to add it anyway: --also; to have it here instead, first:")
@@ -327,7 +355,15 @@ def init(cs: ClientSettings, path: Path, *, no_index: bool, dry_run: bool, as_js
     where = client_locations()
     clients = detect_clients(where)
     command = lgrep_executable()
-    plans = [plan_install(c, "project", project=root, command=command, where=where) for c in clients]
+    plans: list[Plan] = []
+    refused: list[str] = []  # every client whose files lgrep will not edit, said at once: nothing is written
+    for client in clients:
+        try:
+            plans.append(plan_install(client, "project", project=root, command=command, where=where))
+        except ConfigError as exc:
+            refused.append(exc.message if len(clients) == 1 else f"{client}: {exc.message}")
+    if refused:
+        raise ConfigError("\n".join(refused) + ("\nnothing was written" if len(refused) > 1 else ""))
     _note_path(plans)
     steps = [_check_elsewhere(plan, root, where, also=also) for plan in plans]
     summary = None
