@@ -173,7 +173,7 @@ def cmd_model(args: argparse.Namespace) -> int:
     """Build a Model2Vec folder from the all-MiniLM-L6-v2 weights lgrep installs (see the docstring)."""
     import numpy as np
     import onnxruntime as ort
-    from lgrep_core.embeddings._onnx_graph import default_threads, ensure_models, weights_dir
+    from lgrep_core.embeddings.minilm import default_threads, ensure_models, weights_dir
     from tokenizers import Tokenizer
 
     weights = weights_dir()

@@ -16,9 +16,11 @@ import numpy as np
 import numpy.typing as npt
 import onnx
 import pytest
-from lgrep_core.embeddings import _onnx_graph, local
+from lgrep_core.embeddings import local
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.local import LocalMiniLMProvider
+from lgrep_core.embeddings.minilm import cache as model_cache
+from lgrep_core.embeddings.minilm import files as model_files
 from lgrep_core.errors import EmbeddingError, ProviderUnavailableError
 
 REFERENCE: dict[str, Any] = json.loads(
@@ -90,7 +92,7 @@ def test_invalid_arguments(tmp_path: Path, kwargs: dict[str, Any]) -> None:
 
 
 def test_missing_weights_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_onnx_graph, "_WEIGHTS_PACKAGE", "lgrep_test_no_such_weights_package")
+    monkeypatch.setattr(model_files, "_WEIGHTS_PACKAGE", "lgrep_test_no_such_weights_package")
     with pytest.raises(ProviderUnavailableError, match="weights are not installed"):
         LocalMiniLMProvider(tmp_path).embed_query("x")
 
@@ -99,7 +101,7 @@ def test_graph_build_failure_is_a_provider_error(tmp_path: Path, monkeypatch: py
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("no such tensor")
 
-    monkeypatch.setattr(_onnx_graph, "_build_graph", broken)
+    monkeypatch.setattr(model_cache, "build_graph", broken)
     with pytest.raises(ProviderUnavailableError, match=r"cannot build .*no such tensor"):
         LocalMiniLMProvider(tmp_path).embed_query("x")
     leftovers = [p.name for p in (tmp_path / "minilm-l6-v2").iterdir() if p.name != ".build.lock"]
@@ -107,11 +109,11 @@ def test_graph_build_failure_is_a_provider_error(tmp_path: Path, monkeypatch: py
 
 
 def test_cache_key_follows_the_graph_format(monkeypatch: pytest.MonkeyPatch) -> None:
-    weights = _onnx_graph.weights_dir()
-    before = _onnx_graph._cache_key(weights)
-    assert before == _onnx_graph._cache_key(weights)
-    monkeypatch.setattr(_onnx_graph, "_GRAPH_FORMAT", _onnx_graph._GRAPH_FORMAT + 1)
-    assert _onnx_graph._cache_key(weights) != before
+    weights = model_files.weights_dir()
+    before = model_cache._cache_key(weights)
+    assert before == model_cache._cache_key(weights)
+    monkeypatch.setattr(model_cache, "_GRAPH_FORMAT", model_cache._GRAPH_FORMAT + 1)
+    assert model_cache._cache_key(weights) != before
 
 
 def _check_plan(lengths: list[int], batch_tokens: int) -> list[list[int]]:
@@ -145,7 +147,7 @@ def test_a_text_longer_than_the_budget_gets_a_batch_of_its_own() -> None:
 
 @pytest.mark.model
 def test_tokenizer_matches_the_reference(int8: LocalMiniLMProvider) -> None:
-    tokenizer = _onnx_graph.load_tokenizer(_onnx_graph.weights_dir(), int8.max_tokens)
+    tokenizer = model_files.load_tokenizer(model_files.weights_dir(), int8.max_tokens)
     for case, encoding in zip(CASES, tokenizer.encode_batch(TEXTS), strict=True):
         assert len(encoding.ids) == case["n_tokens"], case["text"][:40]
         assert encoding.ids[: len(case["input_ids"])] == case["input_ids"], case["text"][:40]
@@ -250,7 +252,7 @@ def test_cache_holds_both_graphs_written_once(
     fp32.embed_query("x")
     model_dir = cache_dir / "minilm-l6-v2"
     files = sorted(p.name for p in model_dir.iterdir() if p.name != ".build.lock")
-    key = _onnx_graph._cache_key(_onnx_graph.weights_dir())
+    key = model_cache._cache_key(model_files.weights_dir())
     graphs = [f"minilm-l6-v2-{key}-fp32.onnx", f"minilm-l6-v2-{key}-int8.onnx"]
     assert files == [graphs[0], f"{graphs[0]}.data", graphs[1], f"{graphs[1]}.data"]
     mtimes = {name: (model_dir / name).stat().st_mtime_ns for name in files}
@@ -309,7 +311,7 @@ def test_the_mapped_tables_compute_what_one_file_does(
     import onnxruntime as ort
 
     (int8 if variant == "int8" else fp32).embed_query("x")
-    key = _onnx_graph._cache_key(_onnx_graph.weights_dir())
+    key = model_cache._cache_key(model_files.weights_dir())
     path = cache_dir / "minilm-l6-v2" / f"minilm-l6-v2-{key}-{variant}.onnx"
     stored = onnx.load(str(path), load_external_data=False)
     mapped = {t.name: {e.key: e.value for e in t.external_data} for t in stored.graph.initializer if t.external_data}
@@ -333,7 +335,7 @@ def test_the_mapped_tables_compute_what_one_file_does(
 @pytest.mark.model
 def test_a_graph_whose_data_file_is_gone_is_built_again(tmp_path: Path) -> None:
     LocalMiniLMProvider(tmp_path / "models").embed_query("x")
-    key = _onnx_graph._cache_key(_onnx_graph.weights_dir())
+    key = model_cache._cache_key(model_files.weights_dir())
     data = tmp_path / "models" / "minilm-l6-v2" / f"minilm-l6-v2-{key}-int8.onnx.data"
     first = LocalMiniLMProvider(tmp_path / "models").embed_query("where is the session opened")
     data.unlink()

@@ -2,11 +2,11 @@
 
 This module runs the model: it tokenizes, plans padded batches, runs the onnxruntime session and
 mean-pools the hidden states, and keeps track of the providers whose model is in memory. The graph it
-runs is built from the installed weights and cached on first use by `_onnx_graph` (seconds, once per
+runs is built from the installed weights and cached on first use by `minilm` (seconds, once per
 cache dir; later processes only load the cached file).
 
 Texts of very different lengths are not batched together: the int8 graph computes one activation
-range per batch, and a long text's range costs a short one its precision (see `_onnx_graph`).
+range per batch, and a long text's range costs a short one its precision (see `minilm.quantize`).
 
 Each inference runs on one core, and a call with several batches runs `threads` of them at once (one
 session, weights shared; onnxruntime releases the GIL while it runs). Measured against one batch at a
@@ -30,7 +30,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from lgrep_core.embeddings._onnx_graph import (
+from lgrep_core.embeddings.base import Vectors
+from lgrep_core.embeddings.minilm import (
     INSTALL_HINT,
     MAX_POSITIONS,
     MODEL_NAME,
@@ -41,7 +42,6 @@ from lgrep_core.embeddings._onnx_graph import (
     load_tokenizer,
     weights_dir,
 )
-from lgrep_core.embeddings.base import Vectors
 from lgrep_core.errors import EmbeddingError, ProviderUnavailableError
 
 try:
