@@ -52,7 +52,7 @@ def main() -> None:
     from lgrep_index.changes import ChangeBatch
     from lgrep_index.pipeline import Indexer, walk_options
     from lgrep_index.walker import walk
-    from lgrep_index.watcher import ProjectWatcher
+    from lgrep_index.watch.watcher import ProjectWatcher
 
     source = args.root.resolve()
     args.cache.mkdir(parents=True, exist_ok=True)

@@ -241,7 +241,7 @@ def test_watcher_batches_applied_by_update_match_a_full_run(tmp_path: Path) -> N
     import queue
 
     from lgrep_index.pipeline import walk_options
-    from lgrep_index.watcher import ProjectWatcher
+    from lgrep_index.watch.watcher import ProjectWatcher
 
     root, updated, walked = _twins(tmp_path)
     applied: queue.Queue[ChangeBatch] = queue.Queue()

@@ -35,7 +35,7 @@ from .freshness import Freshness
 from .jobs import IndexJobs
 from .projects import unfinished_vector_fills
 from .service import IndexServicer, add_index_service
-from .watching import Watches, load_unwatched, load_watched, save_watched
+from .watch.registry import Watches, load_unwatched, load_watched, save_watched
 
 __all__ = ["IndexRole", "build_index_role", "main", "serve_index", "unwatch_saved"]
 

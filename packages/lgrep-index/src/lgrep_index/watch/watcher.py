@@ -40,7 +40,7 @@ the root (the indexer skips it, as the walk does); a folder watch that would res
 is removed again.
 
 **Backends.** On Linux each folder the walk enters gets its own inotify watch (watchdog's inotify
-reader, `_inotify.py`), so ignored folders cost no watch and no events: a `cargo build` writing
+reader, `inotify.py`), so ignored folders cost no watch and no events: a `cargo build` writing
 thousands of files under `target/` does not overflow the queue and force a rescan. Elsewhere
 watchdog's recursive observer (FSEvents on macOS) watches the tree and events are filtered.
 
@@ -52,9 +52,7 @@ watches again), so the index stays fresh, only slower. `ProjectWatcher.degraded`
 
 from __future__ import annotations
 
-import enum
 import logging
-import os
 import queue
 import stat
 import sys
@@ -63,25 +61,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, Protocol
+from typing import Literal
 
 from lgrep_core.config import PROJECT_CONFIG_NAME
 from lgrep_core.errors import NotFoundError
-from lgrep_core.pathnames import disk_path, display_name, display_path
-from watchdog.events import (
-    EVENT_TYPE_CLOSED,
-    EVENT_TYPE_CREATED,
-    EVENT_TYPE_DELETED,
-    EVENT_TYPE_MODIFIED,
-    EVENT_TYPE_MOVED,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
-from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
 
 from lgrep_index.changes import ChangeBatch
 from lgrep_index.walker import PathRules, WalkOptions
+from lgrep_index.watch.batching import DEFAULT_DEBOUNCE_S, DEFAULT_MAX_DELAY_S, MAX_BATCH_PATHS, PendingBatch
+from lgrep_index.watch.events import FileEvent, WatchBackend
+from lgrep_index.watch.observer import ObserverBackend
 
 __all__ = [
     "DEFAULT_DEBOUNCE_S",
@@ -93,17 +82,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# Quiet time that ends a batch: long enough to gather an editor's save (temp file, rename, chmod) and
-# a tool rewriting several files, short enough to leave most of the 2 s budget to indexing.
-DEFAULT_DEBOUNCE_S = 0.25
-# A batch is handed over at the latest this long after its first event, so continuous edits flush.
-DEFAULT_MAX_DELAY_S = 1.0
-# Past this many paths in one batch (a branch switch, say), the batch becomes a rescan: checking paths
-# one by one costs ~0.05 s + 0.11 ms a path, a full run ~0.07 ms per file of the project, so at this
-# size a walk costs the same on the projects lgrep targets (5,000 paths of a 5,308-file project:
-# 0.64 s against 0.59 s; docs/benchmarks.md), and it also catches what a flood of events lost.
-# Also bounds the memory of a batch.
-MAX_BATCH_PATHS = 5_000
 # Events waiting for the watcher's thread (while `on_batch` runs, say). Past this, events are dropped
 # and the next batch is a rescan: memory stays bounded whatever happens on disk.
 MAX_QUEUED_EVENTS = 100_000
@@ -118,44 +96,11 @@ _Backend = Literal["auto", "inotify", "observer"]
 _BatchCallback = Callable[[ChangeBatch], None]
 
 
-class _FileEvent(enum.Enum):
-    """What happened to a file, as far as a batch cares."""
-
-    CREATED = "created"  # came into being under this name (inotify IN_CREATE): it did not exist before
-    CHANGED = "changed"  # modified, or appeared by a rename (possibly over an existing file)
-    GONE = "gone"  # deleted or renamed away
-
-
 class _Stop:
     pass
 
 
 _STOP = _Stop()
-
-
-class _Sink(Protocol):
-    """Where a backend reports, on the watcher's thread."""
-
-    rules: PathRules
-
-    def file(self, path: str, event: _FileEvent, *, listed: bool = False) -> None: ...
-    def folder_removed(self, path: str) -> None: ...
-    def rescan(self, reason: str) -> None: ...
-    def degrade(self, reason: str) -> None: ...
-    def root_gone(self, reason: str) -> None: ...
-    def request_resync(self) -> None: ...
-
-
-class _WatchBackend(Protocol):
-    """An event source. `start` places the watches (from the caller's thread, before the watcher's
-    thread runs); everything else runs on the watcher's thread."""
-
-    def start(self, sink: _Sink) -> None: ...
-    def stop(self) -> None: ...
-    def handle(self, item: object, sink: _Sink) -> None: ...
-    def resync(self, sink: _Sink) -> bool: ...
-    def problem(self) -> str | None: ...
-    def watched(self) -> list[str]: ...
 
 
 class ProjectWatcher:
@@ -196,7 +141,7 @@ class ProjectWatcher:
         self._max_delay_s = max_delay_s
         self._degraded_rescan_s = degraded_rescan_s
         self._backend_kind = backend
-        self._pending = _PendingBatch(max_batch_paths)
+        self._pending = PendingBatch(max_batch_paths)
         self._rules = PathRules(self.root, self.walk_options)
         self._sink = _WatcherSink(self)
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
@@ -206,7 +151,7 @@ class ProjectWatcher:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._backend: _WatchBackend | None = None
+        self._backend: WatchBackend | None = None
         self._root_id: tuple[int, int] = (0, 0)
         self._root_gone: str | None = None
         self._resync_wanted = False
@@ -281,13 +226,13 @@ class ProjectWatcher:
 
     # ------------------------------------------------------------------ the thread
 
-    def _make_backend(self) -> _WatchBackend:
+    def _make_backend(self) -> WatchBackend:
         kind = self._backend_kind
         if kind == "inotify" or (kind == "auto" and sys.platform.startswith("linux")):
-            from lgrep_index._inotify import InotifyBackend
+            from lgrep_index.watch.inotify import InotifyBackend
 
             return InotifyBackend(self.root, self._rules, self._put)
-        return _ObserverBackend(self.root, self._put)
+        return ObserverBackend(self.root, self._put)
 
     def _put(self, item: object) -> None:
         """Queue an item for the watcher's thread (called from the backends' threads)."""
@@ -435,14 +380,14 @@ class ProjectWatcher:
 
 
 class _WatcherSink:
-    """The watcher's side of `_Sink`: decides by the walker's rules what an event means for the index."""
+    """The watcher's side of `Sink`: decides by the walker's rules what an event means for the index."""
 
     def __init__(self, watcher: ProjectWatcher) -> None:
         self._watcher = watcher
         self._pending = watcher._pending
         self.rules = watcher._rules
 
-    def file(self, path: str, event: _FileEvent, *, listed: bool = False) -> None:
+    def file(self, path: str, event: FileEvent, *, listed: bool = False) -> None:
         """A file event, or a file found by listing a new folder (`listed`: the folder's own ignore
         files were read for it, so they change nothing already reported)."""
         now = time.monotonic()
@@ -487,225 +432,3 @@ class _WatcherSink:
 
     def request_resync(self) -> None:
         self._watcher._resync_wanted = True
-
-
-class _PendingBatch:
-    """Changes gathered for the next batch, coalesced per path. Pure: the clock is passed in, so the
-    debounce rules are tested with a clock the test drives."""
-
-    def __init__(self, max_paths: int = MAX_BATCH_PATHS) -> None:
-        self.max_paths = max_paths
-        self._reset()
-
-    def _reset(self) -> None:
-        self._changed: dict[str, bool] = {}  # path -> created within this batch
-        self._removed: set[str] = set()
-        self._rescan = False
-        self._config_changed = False
-        self._reasons: list[str] = []
-        self._first: float | None = None
-        self._last = 0.0
-
-    def _touch(self, now: float) -> None:
-        if self._first is None:
-            self._first = now
-        self._last = now
-
-    def file(self, path: str, event: _FileEvent, now: float) -> None:
-        self._touch(now)
-        if self._rescan:
-            return
-        if event is _FileEvent.GONE:
-            if self._changed.get(path):
-                # Created and gone within this batch (a temp file): the index never held it.
-                del self._changed[path]
-                return
-            self._changed[path] = False
-        else:
-            self._changed.setdefault(path, event is _FileEvent.CREATED)
-        self._check_size(now)
-
-    def folder_removed(self, path: str, now: float) -> None:
-        self._touch(now)
-        if self._rescan:
-            return
-        below = path + "/"
-        for p in [p for p in self._changed if p.startswith(below)]:
-            del self._changed[p]  # events of the folder's files before it went: the prefix covers them
-        if any(path.startswith(p + "/") for p in self._removed):
-            return  # a folder above it is already reported: that prefix covers this one
-        self._removed = {p for p in self._removed if not p.startswith(below)}
-        self._removed.add(path)
-        self._check_size(now)
-
-    def set_rescan(self, reason: str, now: float) -> None:
-        self._touch(now)
-        self._rescan = True
-        self._changed.clear()
-        self._removed.clear()
-        if reason not in self._reasons:
-            self._reasons.append(reason)
-
-    def config_changed(self, reason: str, now: float) -> None:
-        self._config_changed = True
-        self.set_rescan(reason, now)
-
-    def _check_size(self, now: float) -> None:
-        if len(self._changed) + len(self._removed) > self.max_paths:
-            self.set_rescan(f"more than {self.max_paths} paths changed at once", now)
-
-    def due_at(self, debounce_s: float, max_delay_s: float) -> float | None:
-        """When the batch is to be handed over (a `now` value), or None while it is empty."""
-        if self._first is None:
-            return None
-        return min(self._last + debounce_s, self._first + max_delay_s)
-
-    def take(self) -> ChangeBatch:
-        """The batch so far (possibly empty: everything in it cancelled out); starts a new one."""
-        batch = ChangeBatch(
-            changed=frozenset(self._changed),
-            removed_prefixes=frozenset(self._removed),
-            rescan=self._rescan,
-            config_changed=self._config_changed,
-            reasons=tuple(self._reasons),
-            first_event_at=self._first or 0.0,
-        )
-        self._reset()
-        return batch
-
-
-# --- shared by the backends -------------------------------------------------------------------------
-
-
-def _list_folder_tree(
-    root: Path,
-    rules: PathRules,
-    folder: str,
-    *,
-    enter: Callable[[str], bool],
-    on_file: Callable[[str], None] | None,
-) -> None:
-    """Visit `folder` and every folder under it that the walk enters, never through a symlink.
-
-    `enter(folder)` runs before a folder is listed (the inotify backend places its watch there, so
-    nothing created while it is listed goes unseen); False skips the folder. `on_file` gets every
-    file (or symlink, or other non-folder) the walk would consider."""
-    stack = [folder]
-    while stack:
-        current = stack.pop()
-        if not enter(current):
-            continue
-        try:
-            with os.scandir(disk_path(root, current) if current else root) as scan:
-                entries = list(scan)
-        except OSError as exc:
-            log.debug("cannot list %s: %s", current or ".", exc)
-            continue
-        prefix = current + "/" if current else ""
-        for entry in entries:
-            child = prefix + display_name(entry.name)
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            if is_dir:
-                if rules.considers(child, is_dir=True):
-                    stack.append(child)
-            elif on_file is not None and rules.considers(child):
-                on_file(child)
-
-
-class _Forwarder(FileSystemEventHandler):
-    def __init__(self, put: Callable[[object], None]) -> None:
-        super().__init__()
-        self._put = put
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        self._put(event)
-
-
-class _ObserverBackend:
-    """Other platforms: watchdog's recursive observer (FSEvents on macOS), its events filtered by the
-    rules. Such observers watch a whole tree at no per-folder cost, so ignored folders are not
-    excluded from the watch, only from the batches."""
-
-    def __init__(self, root: Path, put: Callable[[object], None]) -> None:
-        self._root = root
-        self._root_s = str(root)
-        self._put = put
-        self._observer: BaseObserver | None = None
-
-    def start(self, sink: _Sink) -> None:
-        observer = Observer()
-        observer.schedule(_Forwarder(self._put), self._root_s, recursive=True)  # never follows symlinks
-        self._observer = observer
-        observer.start()
-
-    def stop(self) -> None:
-        observer = self._observer
-        if observer is not None and observer.is_alive():
-            observer.stop()
-            observer.join()
-
-    def watched(self) -> list[str]:
-        return [""]
-
-    def problem(self) -> str | None:
-        observer = self._observer
-        if observer is None:
-            return None
-        if not observer.is_alive() or any(not emitter.is_alive() for emitter in observer.emitters):
-            return "the file watcher of this platform stopped"
-        return None
-
-    def resync(self, sink: _Sink) -> bool:
-        if self.problem() is None:
-            return True
-        self.stop()
-        try:
-            self.start(sink)
-        except OSError as exc:
-            log.debug("restarting the observer: %s", exc)
-            return False
-        return self.problem() is None
-
-    def _rel(self, path: bytes | str) -> str | None:
-        text = os.fsdecode(path)
-        if text == self._root_s:
-            return ""
-        if not text.startswith(self._root_s + "/"):
-            return None
-        return display_path(text[len(self._root_s) + 1 :])
-
-    def handle(self, item: object, sink: _Sink) -> None:
-        if not isinstance(item, FileSystemEvent):
-            return
-        kind = item.event_type
-        src = self._rel(item.src_path)
-        dest = self._rel(item.dest_path) if kind == EVENT_TYPE_MOVED and item.dest_path else None
-        if src == "" and kind in (EVENT_TYPE_DELETED, EVENT_TYPE_MOVED):
-            sink.root_gone(f"{self._root} was deleted or moved")
-            return
-        if item.is_directory:
-            if src and kind in (EVENT_TYPE_DELETED, EVENT_TYPE_MOVED):
-                sink.folder_removed(src)
-            added = dest if kind == EVENT_TYPE_MOVED else src if kind == EVENT_TYPE_CREATED else None
-            if added:
-                sink.rules.forget(added)
-                if sink.rules.considers(added, is_dir=True):
-                    _list_folder_tree(
-                        self._root,
-                        sink.rules,
-                        added,
-                        enter=lambda _folder: True,
-                        on_file=lambda p: sink.file(p, _FileEvent.CHANGED, listed=True),
-                    )
-            return
-        # watchdog reports a file renamed in from outside as created, which may replace a file: never
-        # CREATED here, so a create-then-delete pair is reported (the indexer finds it gone).
-        if kind in (EVENT_TYPE_CREATED, EVENT_TYPE_MODIFIED, EVENT_TYPE_CLOSED) and src:
-            sink.file(src, _FileEvent.CHANGED)
-        elif kind in (EVENT_TYPE_DELETED, EVENT_TYPE_MOVED) and src:
-            sink.file(src, _FileEvent.GONE)
-        if dest:
-            sink.file(dest, _FileEvent.CHANGED)

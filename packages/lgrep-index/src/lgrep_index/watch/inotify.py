@@ -27,7 +27,8 @@ from lgrep_core.pathnames import disk_path, display_name
 from watchdog.observers.inotify_c import CallbackId, InotifyConstants, InotifyEvent, InotifyFD, Mask, WatchDescriptor
 
 from lgrep_index.walker import PathRules
-from lgrep_index.watcher import _FileEvent, _list_folder_tree, _Sink
+from lgrep_index.watch.events import FileEvent, Sink
+from lgrep_index.watch.listing import list_folder_tree
 
 __all__ = ["InotifyBackend"]
 
@@ -129,7 +130,7 @@ class InotifyBackend:
 
     # ---------------------------------------------------------------- lifecycle
 
-    def start(self, sink: _Sink) -> None:
+    def start(self, sink: Sink) -> None:
         """Start the reader and watch every folder the walk enters (what fails is reported to `sink`)."""
         if not self.resync(sink):
             log.debug("not every folder of %s could be watched", self._root)
@@ -151,7 +152,7 @@ class InotifyBackend:
             return "the inotify reader stopped"
         return None
 
-    def resync(self, sink: _Sink) -> bool:
+    def resync(self, sink: Sink) -> bool:
         """Watch every folder the walk enters now and drop the watches of the others (after the
         rules changed, events were lost, or watches could not be placed). True when every folder has
         its watch."""
@@ -166,7 +167,7 @@ class InotifyBackend:
             wanted.add(folder)
             return folder in self._by_path or self._watch(folder, sink)
 
-        _list_folder_tree(self._root, sink.rules, "", enter=enter, on_file=None)
+        list_folder_tree(self._root, sink.rules, "", enter=enter, on_file=None)
         if "" in self._by_path and sink.rules.options.respect_gitignore and self._is_real_git_info():
             wanted.add(_GIT_INFO)
             if _GIT_INFO not in self._by_path:
@@ -178,7 +179,7 @@ class InotifyBackend:
         reader = self._reader
         return self._complete and reader is not None and reader.is_alive()
 
-    def _ensure_reader(self, sink: _Sink) -> bool:
+    def _ensure_reader(self, sink: Sink) -> bool:
         """A running reader: the first one, or a new one after the last failed (its watches went with it)."""
         reader = self._reader
         if reader is not None and reader.is_alive():
@@ -207,7 +208,7 @@ class InotifyBackend:
 
     # ------------------------------------------------------------------ watches
 
-    def _watch(self, folder: str, sink: _Sink) -> bool:
+    def _watch(self, folder: str, sink: Sink) -> bool:
         """Place the watch of one folder; False when it could not be placed."""
         reader = self._reader
         if reader is None:
@@ -267,7 +268,7 @@ class InotifyBackend:
         if pairs and reader is not None:
             reader.remove_callbacks(pairs)
 
-    def _watch_gone(self, wd: int, sink: _Sink) -> None:
+    def _watch_gone(self, wd: int, sink: Sink) -> None:
         with self._lock:
             entry = self._by_wd.pop(wd, None)
             if entry is not None and self._by_path.get(entry[0]) == wd:
@@ -277,7 +278,7 @@ class InotifyBackend:
 
     # ------------------------------------------------------------------- events
 
-    def handle(self, item: object, sink: _Sink) -> None:
+    def handle(self, item: object, sink: Sink) -> None:
         if isinstance(item, InotifyEvent):
             self._event(item, sink)
         elif isinstance(item, WatchGone):
@@ -288,7 +289,7 @@ class InotifyBackend:
         elif isinstance(item, ReaderFailed) and not self._stopping:
             sink.degrade(f"the inotify reader failed ({item.error})")
 
-    def _event(self, event: InotifyEvent, sink: _Sink) -> None:
+    def _event(self, event: InotifyEvent, sink: Sink) -> None:
         with self._lock:
             entry = self._by_wd.get(event.wd)
         if entry is None:
@@ -314,19 +315,19 @@ class InotifyBackend:
                     self._add_tree(path, sink)
             return
         if mask & _GONE_MASK:
-            sink.file(path, _FileEvent.GONE)
+            sink.file(path, FileEvent.GONE)
         elif mask & _C.IN_CREATE:
-            sink.file(path, _FileEvent.CREATED)
+            sink.file(path, FileEvent.CREATED)
         else:
-            sink.file(path, _FileEvent.CHANGED)
+            sink.file(path, FileEvent.CHANGED)
 
-    def _add_tree(self, folder: str, sink: _Sink) -> None:
+    def _add_tree(self, folder: str, sink: Sink) -> None:
         """A folder appeared (created, moved in, or readable at last): watch it and what is under it
         before listing it, and report its files."""
-        _list_folder_tree(
+        list_folder_tree(
             self._root,
             sink.rules,
             folder,
             enter=lambda f: f in self._by_path or self._watch(f, sink),
-            on_file=lambda path: sink.file(path, _FileEvent.CHANGED, listed=True),
+            on_file=lambda path: sink.file(path, FileEvent.CHANGED, listed=True),
         )

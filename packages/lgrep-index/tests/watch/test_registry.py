@@ -1,4 +1,4 @@
-"""Why a project is watched (lgrep_index.watching.Watches, ADR 0024), in one process with real
+"""Why a project is watched (lgrep_index.watch.registry.Watches, ADR 0024), in one process with real
 watchers and a stand-in for the writer: leases watch an indexed project while one is live, expire
 unrenewed, and end the watch with the last one; an explicit watch outlives them; the user's unwatch
 wins over them and is remembered; a lease never watches a project without an index; a lease released
@@ -22,10 +22,9 @@ from lgrep_core.errors import InvalidRequestError
 from lgrep_core.grpc_server_setup import add_unix_port
 from lgrep_core.grpc_support import server_options
 from lgrep_core.server import ActivityInterceptor, server_interceptors
-from lgrep_index import watching
 from lgrep_index.service import IndexServicer, add_index_service
-from lgrep_index.watcher import ProjectWatcher
-from lgrep_index.watching import (
+from lgrep_index.watch import registry
+from lgrep_index.watch.registry import (
     LEASE_TTL_MIN_S,
     MAX_LEASED_FOLDERS,
     MAX_LEASES,
@@ -34,6 +33,7 @@ from lgrep_index.watching import (
     load_unwatched,
     load_watched,
 )
+from lgrep_index.watch.watcher import ProjectWatcher
 
 
 class _Jobs:
@@ -50,7 +50,7 @@ class _Jobs:
 def indexed(monkeypatch: pytest.MonkeyPatch) -> set[Path]:
     """The projects that have an index (a lease watches only those)."""
     roots: set[Path] = set()
-    monkeypatch.setattr(watching, "_indexed", lambda settings, root: root in roots)
+    monkeypatch.setattr(registry, "_indexed", lambda settings, root: root in roots)
     return roots
 
 
@@ -170,7 +170,7 @@ class _Watchers:
                 super().start()
                 outer.on_start()
 
-        monkeypatch.setattr(watching, "ProjectWatcher", Recorded)
+        monkeypatch.setattr(registry, "ProjectWatcher", Recorded)
 
 
 @pytest.mark.parametrize("moment", ["index check", "watcher start"])
@@ -194,7 +194,7 @@ def test_a_lease_released_while_its_watch_starts_leaves_no_watcher(
             release_once()
         return r in indexed
 
-    monkeypatch.setattr(watching, "_indexed", is_indexed)
+    monkeypatch.setattr(registry, "_indexed", is_indexed)
     if moment == "watcher start":
         watchers.on_start = release_once
     if path == "hold":

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 from lgrep_core.errors import NotFoundError
-from lgrep_index import watcher
 from lgrep_index.changes import ChangeBatch
 from lgrep_index.walker import WalkOptions
-from lgrep_index.watcher import ProjectWatcher, _FileEvent, _PendingBatch
+from lgrep_index.watch import watcher
+from lgrep_index.watch.watcher import ProjectWatcher
 
 if sys.platform.startswith("linux"):  # watchdog's inotify module does not import elsewhere
-    from lgrep_index import _inotify
+    from lgrep_index.watch import inotify
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -153,52 +153,6 @@ def test_quick_edits_of_one_file_are_coalesced(project: Path, watch, backend: st
         write(project, "src/app.py", f"x = {i}\n")
     got = batches.until_changed("src/app.py")
     assert got == [ChangeBatch(changed=frozenset({"src/app.py"}))]
-
-
-def test_a_continuous_stream_still_flushes() -> None:
-    """Debounce and maximum delay, on a clock the test drives."""
-    pending = _PendingBatch()
-    assert pending.due_at(0.25, 1.0) is None
-    pending.file("a.py", _FileEvent.CHANGED, now=10.0)
-    assert pending.due_at(0.25, 1.0) == pytest.approx(10.25)
-    pending.file("a.py", _FileEvent.CHANGED, now=10.2)
-    assert pending.due_at(0.25, 1.0) == pytest.approx(10.45)
-    for step in range(3, 30):  # an event every 0.1 s: the quiet time never comes
-        pending.file("b.py", _FileEvent.CHANGED, now=10.0 + step / 10)
-    assert pending.due_at(0.25, 1.0) == pytest.approx(11.0)
-    batch = pending.take()
-    assert batch.changed == {"a.py", "b.py"} and batch.first_event_at == 10.0
-    assert pending.due_at(0.25, 1.0) is None and pending.take().path_count == 0
-
-
-def test_pending_batch_coalesces_per_path() -> None:
-    pending = _PendingBatch(max_paths=5)
-    pending.file("tmp.swp", _FileEvent.CREATED, 1.0)
-    pending.file("tmp.swp", _FileEvent.CHANGED, 1.0)
-    pending.file("tmp.swp", _FileEvent.GONE, 1.0)  # born and gone within the batch: nothing
-    pending.file("old.py", _FileEvent.GONE, 1.0)  # existed before: to be dropped from the index
-    pending.file("new.py", _FileEvent.CREATED, 1.0)
-    pending.file("new.py", _FileEvent.GONE, 1.0)
-    pending.file("new.py", _FileEvent.CREATED, 1.0)  # re-created: reported
-    pending.file("saved.py", _FileEvent.CHANGED, 1.0)  # renamed over: may have existed
-    pending.file("saved.py", _FileEvent.GONE, 1.0)
-    pending.file("dir/a.py", _FileEvent.CHANGED, 1.0)
-    pending.folder_removed("dir/sub", 1.0)
-    pending.folder_removed("dir", 1.0)  # covers dir/a.py and dir/sub
-    pending.folder_removed("dir/sub/deeper", 1.0)  # covered by dir
-    pending.file("dir/again.py", _FileEvent.CREATED, 1.0)  # the folder came back
-    batch = pending.take()
-    assert batch.changed == {"old.py", "new.py", "saved.py", "dir/again.py"}
-    assert batch.removed_prefixes == {"dir"}
-    assert not batch.rescan
-
-    for i in range(6):
-        pending.file(f"f{i}.py", _FileEvent.CHANGED, 2.0)
-    batch = pending.take()
-    assert batch.rescan and batch.path_count == 0 and batch.reasons == ("more than 5 paths changed at once",)
-    pending.set_rescan("rules", 3.0)
-    pending.file("later.py", _FileEvent.CHANGED, 3.5)
-    assert pending.take() == ChangeBatch(rescan=True, reasons=("rules",))
 
 
 # --- editors, folders ----------------------------------------------------------------------------------
@@ -548,7 +502,7 @@ def test_stop_from_inside_on_batch(project: Path) -> None:
 
 
 def test_watch_limit_reached_degrades_then_recovers(project: Path, watch, monkeypatch, caplog) -> None:
-    real = _inotify._Reader.add_callback
+    real = inotify._Reader.add_callback
     limit = {"on": True}
 
     def add_callback(self, path: bytes, *args: object):
@@ -556,7 +510,7 @@ def test_watch_limit_reached_degrades_then_recovers(project: Path, watch, monkey
             raise OSError(errno.ENOSPC, "inotify watch limit reached")
         return real(self, path, *args)
 
-    monkeypatch.setattr(_inotify._Reader, "add_callback", add_callback)
+    monkeypatch.setattr(inotify._Reader, "add_callback", add_callback)
     w, batches = watch(project, backend="inotify", degraded_rescan_s=0.5)
     assert w.degraded is not None and "max_user_watches" in w.degraded
     assert "inotify watch limit is reached" in caplog.text
@@ -580,7 +534,7 @@ def test_no_inotify_instance_left_degrades(project: Path, watch, monkeypatch) ->
     def refuse(self, *args: object) -> None:
         raise OSError(errno.EMFILE, "inotify instance limit reached")
 
-    monkeypatch.setattr(_inotify._Reader, "__init__", refuse)
+    monkeypatch.setattr(inotify._Reader, "__init__", refuse)
     w, batches = watch(project, backend="inotify", degraded_rescan_s=0.3)
     assert w.degraded is not None and "max_user_instances" in w.degraded
     batches.until(lambda got: sum(b.rescan for b in got) >= 2)
@@ -588,14 +542,14 @@ def test_no_inotify_instance_left_degrades(project: Path, watch, monkeypatch) ->
 
 
 def test_an_unreadable_folder_is_not_watched(project: Path, watch, monkeypatch, caplog) -> None:
-    real = _inotify._Reader.add_callback
+    real = inotify._Reader.add_callback
 
     def add_callback(self, path: bytes, *args: object):
         # what watchdog does when inotify_add_watch fails with EACCES: no exception, watch descriptor -1
         return -1 if path.endswith(b"/util") else real(self, path, *args)
 
-    monkeypatch.setattr(_inotify._Reader, "add_callback", add_callback)
-    monkeypatch.setattr(_inotify._Reader, "remove_callbacks", lambda self, pairs: None)
+    monkeypatch.setattr(inotify._Reader, "add_callback", add_callback)
+    monkeypatch.setattr(inotify._Reader, "remove_callbacks", lambda self, pairs: None)
     w, batches = watch(project, backend="inotify")
     assert "src/util" not in w.watched_folders() and w.degraded is None
     assert "cannot watch src/util: permission denied" in caplog.text
@@ -620,7 +574,7 @@ def test_a_failing_reader_degrades_without_a_traceback(project: Path, watch, mon
     def broken(self, **kwargs: object):
         raise OSError(errno.EIO, "input/output error")
 
-    monkeypatch.setattr(_inotify._Reader, "read_events", broken)
+    monkeypatch.setattr(inotify._Reader, "read_events", broken)
     write(project, "src/app.py", "x = 9\n")  # wakes the reader, which now fails
     got = batches.until(lambda got: any(b.rescan and "reader" in " ".join(b.reasons) for b in got))
     assert w.degraded is not None and "input/output error" in w.degraded

@@ -32,10 +32,10 @@ from lgrep_core.errors import InvalidRequestError, LgrepError
 from lgrep_core.models import ProjectState, WatchLease, WatchResult
 from lgrep_core.storage.layout import index_state, project_dir
 
-from .changes import ChangeBatch
-from .jobs import IndexJobs
-from .pipeline import walk_options
-from .watcher import ProjectWatcher
+from lgrep_index.changes import ChangeBatch
+from lgrep_index.jobs import IndexJobs
+from lgrep_index.pipeline import walk_options
+from lgrep_index.watch.watcher import ProjectWatcher
 
 __all__ = [
     "LEASE_TTL_MAX_S",
