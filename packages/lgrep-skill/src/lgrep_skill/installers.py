@@ -1,13 +1,13 @@
 """What `lgrep install` and `lgrep uninstall` change for each agent client, as a Plan.
 
 Each installer reads the files it would touch, computes their new text (an edit of one member of a
-JSON object, or of one delimited section of AGENTS.md), and returns the plan; nothing is written
-here. Installing twice gives the same bytes; uninstalling removes what install added and nothing
-else: an object install added around its entry (`"mcpServers": {...}`) is recorded in the ledger
-(`plan`), so that one goes once empty, and one the user had stays, empty or not. An entry named
-lgrep that runs something else is never merged into (a repository can plant one, with an `env` of
-its own): install refuses and says what it runs. Where a client reads a file is what the client
-does, checked against the real clients in tests/e2e/test_install_clients.py.
+JSON object or TOML table, or of one delimited section of AGENTS.md), and returns the plan; nothing
+is written here; which files, and what entry, the client's row in `clients.AGENT_CLIENTS` says.
+Installing twice gives the same bytes; uninstalling removes what install added and nothing else: an
+object install added around its entry (`"mcpServers": {...}`) is recorded in the ledger (`plan`), so
+that one goes once empty, and one the user had stays, empty or not. An entry named lgrep that runs
+something else is never merged into (a repository can plant one, with an `env` of its own): install
+refuses and says what it runs.
 
 Every file of a project scope is read and written confined to the project (`confine=project`: no
 symbolic link below its root is followed, see `files`); a user's own files are read and written
@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from lgrep_core.errors import ConfigError, InvalidRequestError
 
 from . import files, jsonc, tomlfile
+from .clients import AGENT_CLIENTS, SERVER_NAME, Client, Locations, Scope, runs_lgrep
 from .plan import Change, Plan, containers_created_by_lgrep, created_by_lgrep
 
 __all__ = [
@@ -43,69 +42,14 @@ __all__ = [
     "plan_uninstall",
 ]
 
-CLIENTS = ("opencode", "claude-code", "codex", "gemini", "cursor", "vscode", "agents-md")
-SERVER_NAME = "lgrep"
+AGENTS_MD = "agents-md"  # not a client: a section any agent reads in the project's AGENTS.md
+CLIENTS = (*(client.name for client in AGENT_CLIENTS), AGENTS_MD)
 # What a project install writes as the command: files a team commits hold no path of one machine,
 # so the clients find `lgrep` on PATH (ADR 0022).
 PORTABLE_COMMAND = "lgrep"
-# VS Code and Cursor expand this in their mcp.json: the project folder, wherever the editor runs it.
-WORKSPACE_FOLDER = "${workspaceFolder}"
 OPENCODE_SCHEMA = "https://opencode.ai/config.json"
 AGENTS_START = "<!-- lgrep:start -->"
 AGENTS_END = "<!-- lgrep:end -->"
-
-Scope = Literal["project", "user"]
-
-
-@dataclass(frozen=True)
-class Locations:
-    """Where the user's client settings live; built from the environment by the command."""
-
-    home: Path
-    xdg_config_home: Path | None = None  # $XDG_CONFIG_HOME (OpenCode honours it)
-    claude_config_dir: Path | None = None  # $CLAUDE_CONFIG_DIR (Claude Code honours it)
-    xdg_state_home: Path | None = None  # $XDG_STATE_HOME: where lgrep records the files it created
-    codex_home: Path | None = None  # $CODEX_HOME (Codex honours it)
-    appdata: Path | None = None  # %APPDATA% (VS Code's user folder on Windows)
-    platform: str = sys.platform
-
-    @property
-    def opencode_dir(self) -> Path:
-        return (self.xdg_config_home or self.home / ".config") / "opencode"
-
-    @property
-    def claude_dir(self) -> Path:
-        return self.claude_config_dir or self.home / ".claude"
-
-    @property
-    def claude_json(self) -> Path:
-        return (self.claude_config_dir or self.home) / ".claude.json"
-
-    @property
-    def codex_dir(self) -> Path:
-        return self.codex_home or self.home / ".codex"
-
-    @property
-    def gemini_dir(self) -> Path:
-        return self.home / ".gemini"
-
-    @property
-    def cursor_dir(self) -> Path:
-        return self.home / ".cursor"
-
-    @property
-    def vscode_user_dir(self) -> Path:
-        """VS Code's user settings folder (the default profile's), where its user `mcp.json` lives."""
-        if self.platform == "darwin":
-            return self.home / "Library" / "Application Support" / "Code" / "User"
-        if self.platform.startswith("win"):
-            return (self.appdata or self.home / "AppData" / "Roaming") / "Code" / "User"
-        return (self.xdg_config_home or self.home / ".config") / "Code" / "User"
-
-    @property
-    def ledger(self) -> Path:
-        """The list of the settings files lgrep created, so uninstall deletes those and no other."""
-        return (self.xdg_state_home or self.home / ".local" / "state") / "lgrep" / "installed-files.json"
 
 
 def asset_text(*parts: str) -> str:
@@ -120,7 +64,7 @@ def plan_install(client: str, scope: Scope, *, project: Path, command: str, wher
     (found on PATH), since teams commit those files. Raises InvalidRequestError for an unknown
     client or a scope it has not, ConfigError for a file it cannot read or parse."""
     written = PORTABLE_COMMAND if scope == "project" else command
-    plan = Plan("install", client, scope, command=written if client != "agents-md" else None, ledger=where.ledger)
+    plan = Plan("install", client, scope, command=written if client != AGENTS_MD else None, ledger=where.ledger)
     _dispatch(client, scope, plan, project=project, command=written, where=where)
     return plan
 
@@ -132,29 +76,25 @@ def plan_uninstall(client: str, scope: Scope, *, project: Path, where: Locations
     return plan
 
 
-def _dispatch(client: str, scope: Scope, plan: Plan, *, project: Path, command: str | None, where: Locations) -> None:
-    handlers: dict[str, Callable[..., None]] = {
-        "opencode": _opencode,
-        "claude-code": _claude,
-        "codex": _codex,
-        "gemini": _gemini,
-        "cursor": _cursor,
-        "vscode": _vscode,
-        "agents-md": _agents_md,
-    }
-    handler = handlers.get(client)
-    if handler is None:
-        raise InvalidRequestError(f"unknown client {client!r}; one of {', '.join(CLIENTS)}")
-    handler(plan, scope, project=project, command=command, where=where)
+Installer = Callable[..., None]
+
+
+def _dispatch(name: str, scope: Scope, plan: Plan, *, project: Path, command: str | None, where: Locations) -> None:
+    client = next((c for c in AGENT_CLIENTS if c.name == name), None)
+    if client is not None:
+        install: Installer = _INSTALLERS_OF_THEIR_OWN.get(name, _servers_client)
+        install(plan, client, scope, project=project, command=command, where=where)
+        if command is not None:
+            if scope == "project" and client.project_note:
+                plan.notes.append(client.project_note)
+            plan.notes.append(client.started)
+    elif name == AGENTS_MD:
+        _agents_md(plan, scope, project=project, command=command)
+    else:
+        raise InvalidRequestError(f"unknown client {name!r}; one of {', '.join(CLIENTS)}")
     if scope == "project":
         for change in plan.changes:
             assert change.confine == project, change.path  # every project file was read confined
-
-
-# `lgrep mcp` serves the folder the client starts it in (the project around it, searched within that
-# folder). No project path: a project install's file is committed and read on other machines (ADR
-# 0022); VS Code and Cursor, which can name the project folder, get WORKSPACE_FOLDER as well.
-_SERVER_ARGS = ("mcp",)
 
 
 # ------------------------------------------------------------------------------------ shared
@@ -164,8 +104,6 @@ def is_lgrep_command(argv: Sequence[str]) -> bool:
     """Whether a server entry's command starts lgrep: `lgrep mcp ...` or `lgrep-mcp` (`runs_lgrep`),
     or a bare `lgrep` (an entry whose args went missing: install completes it). Anything else named
     lgrep (another program, lgrep with other arguments) is not lgrep's entry."""
-    from .registrations import runs_lgrep  # that module imports this one
-
     bare = len(argv) == 1 and Path(argv[0]).name.removesuffix(".exe") == SERVER_NAME
     return runs_lgrep(tuple(argv)) or bare
 
@@ -185,14 +123,14 @@ def not_lgrep_advice(file: Path, command: Sequence[str] | None, url: str | None 
     )
 
 
-def _entry_command(entry: Any, *, opencode: bool = False) -> tuple[list[str] | None, str | None]:
+def _entry_command(entry: Any, *, argv: bool = False) -> tuple[list[str] | None, str | None]:
     """What an existing server entry runs (its argv), or where it connects when it is remote (its
     url), read as the client reads it: OpenCode's `command` is the whole argv, the others' is the
     program with `args` after it."""
     if not isinstance(entry, dict):
         return None, None
     command: Any = entry.get("command")  # pyright: ignore[reportUnknownMemberType]
-    if opencode:
+    if argv:
         if entry.get("type") == "remote":  # pyright: ignore[reportUnknownMemberType]
             return None, str(entry.get("url"))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         if isinstance(command, list) and command and all(isinstance(a, str) for a in command):  # pyright: ignore[reportUnknownVariableType]
@@ -209,16 +147,16 @@ def _entry_command(entry: Any, *, opencode: bool = False) -> tuple[list[str] | N
     return [command], None
 
 
-def _refuse_not_lgrep(existing: Any, where: Path, *, opencode: bool = False) -> None:
+def _refuse_not_lgrep(existing: Any, where: Path, *, argv: bool = False) -> None:
     """Install never merges into an entry named lgrep that does not run lgrep: it would keep that
     entry's other keys (an `env` with LD_PRELOAD, a `cwd`) under lgrep's command, and a repository
     can plant one. Raises ConfigError saying what the entry runs and what to do."""
     if not isinstance(existing, dict) or not existing:
         return
-    argv, url = _entry_command(existing, opencode=opencode)
-    if url is None and argv and is_lgrep_command(argv):
+    runs, url = _entry_command(existing, argv=argv)
+    if url is None and runs and is_lgrep_command(runs):
         return
-    raise ConfigError(not_lgrep_advice(where, argv, url))
+    raise ConfigError(not_lgrep_advice(where, runs, url))
 
 
 def _merge_entry(
@@ -394,20 +332,153 @@ def _skill_change(folder: Path, install: bool, *, stop: Path, confine: Path | No
     return change
 
 
+def _skill(plan: Plan, client: Client, scope: Scope, *, project: Path, where: Locations, install: bool) -> None:
+    """The skill, where the client reads skills at `scope`."""
+    folder = client.skills_folder(scope, project, where)
+    if folder is not None:
+        confine = project if scope == "project" else None
+        plan.changes.append(_skill_change(folder, install, stop=_stop(scope, client, project, where), confine=confine))
+
+
+def _stop(scope: Scope, client: Client, project: Path, where: Locations) -> Path:
+    """How far up uninstall prunes the folders it leaves empty: the project, or the client's folder."""
+    return project if scope == "project" else client.folder(where)
+
+
+def _settings_file(client: Client, scope: Scope, project: Path, where: Locations) -> Path:
+    """The settings file install writes: the first of the client's files of `scope` that is there
+    (`Client.files`), else the first."""
+    candidates = client.files(scope, project, where)
+    if len(candidates) == 1:
+        return candidates[0]  # nothing to choose: not even looked at
+    confine = project if scope == "project" else None
+    return next((path for path in candidates if files.exists(path, confine=confine)), candidates[0])
+
+
+# ---------------------------------------------------------- the servers of one object (JSON, TOML)
+
+
+def _servers_client(
+    plan: Plan, client: Client, scope: Scope, *, project: Path, command: str | None, where: Locations
+) -> None:
+    """A client whose servers are members of one object of its settings file, by its row alone."""
+    plan.changes.append(_server_change(plan, client, scope, project=project, command=command, where=where))
+    _skill(plan, client, scope, project=project, where=where, install=command is not None)
+
+
+def _server_change(
+    plan: Plan, client: Client, scope: Scope, *, project: Path, command: str | None, where: Locations
+) -> Change:
+    """Install sets our member of the client's servers object (the entry's own keys ours, its
+    defaults only where absent), uninstall takes it out, and the container when install added it and
+    left it empty, and the file when lgrep created it and it holds nothing else (never the user's
+    file of a client that keeps its own state there)."""
+    config = _settings_file(client, scope, project, where)
+    confine = project if scope == "project" else None
+    key_path = [client.container, SERVER_NAME]
+    stop = _stop(scope, client, project, where)
+    if client.toml:
+        return _toml_change(config, key_path, client, scope, command=command, confine=confine, plan=plan, stop=stop)
+    if command is not None:
+        doc = _read_json(config, confine)
+        return _json_install(plan, client, scope, config, key_path, doc=doc, command=command, confine=confine)
+    deletable = not (client.keeps_user_file and scope == "user")
+    change = _json_change(
+        config,
+        "MCP server",
+        key_path,
+        None,
+        new_document=dict,
+        deletable=deletable,
+        confine=confine,
+        ledger=plan.ledger,
+    )
+    if change.action == "delete":
+        change.remove_empty_dirs_up_to = stop
+    return change
+
+
+def _our_entry(
+    existing: Any, client: Client, scope: Scope, command: str, file: Path, *, also: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """lgrep's entry as the client's row writes it (and `also` where absent), merged into the entry
+    `existing` in `file`, which install refuses when it runs something else: the members install
+    sets, the merged entry, and the notes of what was kept."""
+    _refuse_not_lgrep(existing, file, argv=client.entry.argv)
+    forced, defaults = client.entry.write(command, scope)
+    entry, notes = _merge_entry(existing, forced, {**defaults, **(also or {})}, where=str(file))
+    return forced, entry, notes
+
+
+def _json_install(
+    plan: Plan,
+    client: Client,
+    scope: Scope,
+    config: Path,
+    key_path: list[str],
+    *,
+    doc: Any,
+    command: str,
+    confine: Path | None,
+    new_document: Callable[[], dict[str, Any]] = dict,
+    also: dict[str, Any] | None = None,
+) -> Change:
+    """Install's edit of a JSON(C) settings file `config` (parsed: `doc`): lgrep's entry at `key_path`."""
+    _forced, entry, notes = _our_entry(_get(doc, key_path), client, scope, command, config, also=also)
+    change = _json_change(
+        config,
+        "MCP server",
+        key_path,
+        entry,
+        new_document=new_document,
+        deletable=False,
+        confine=confine,
+        ledger=plan.ledger,
+    )
+    change.notes += notes
+    return change
+
+
+def _toml_change(
+    path: Path,
+    key_path: list[str],
+    client: Client,
+    scope: Scope,
+    *,
+    command: str | None,
+    confine: Path | None,
+    plan: Plan,
+    stop: Path,
+) -> Change:
+    """The server's table in a TOML settings file (Codex's `[mcp_servers.lgrep]`)."""
+    before = files.read_text(path, confine=confine)
+    source = str(path)
+    text = before or ""
+    if command is not None:
+        existing = tomlfile.get_table(tomlfile.loads(text, source), key_path)
+        forced, _entry, notes = _our_entry(existing, client, scope, command, path)
+        after = tomlfile.set_table(text, key_path, forced, source)
+        change = Change(path, before, after, "MCP server", confine=confine, recorded=before is None)
+        change.notes += notes
+        return change
+    after: str | None = tomlfile.remove_table(text, key_path, source) if before is not None else None
+    recorded = False
+    emptied = before is not None and after != before and not (after or "").strip()
+    # A file lgrep created, left empty, goes; the user's own (or a dotfiles link) stays.
+    if emptied and (confine is not None or not path.is_symlink()) and created_by_lgrep(plan.ledger, path):
+        after, recorded = None, True
+    change = Change(path, before, after, "MCP server", confine=confine, recorded=recorded)
+    change.remove_empty_dirs_up_to = stop if recorded else None
+    return change
+
+
 # ------------------------------------------------------------------------------------ opencode
 
 
-def _opencode_config(folder: Path, candidates: tuple[str, ...], confine: Path | None) -> Path:
-    for name in candidates:
-        if files.exists(folder / name, confine=confine):
-            return folder / name
-    return folder / candidates[0]
-
-
-def _opencode_v2(doc: Any) -> bool:
+def _opencode_v2(doc: Any, mcp: str) -> bool:
     """Whether the file uses OpenCode's newer config shape (`mcp.servers.<name>`, `disabled`), as
     OpenCode itself decides it: a `servers` object under `mcp` that is not a server named `servers`."""
-    servers = _get(doc, ["mcp", "servers"])
+    servers = _get(doc, [mcp, "servers"])
     if not isinstance(servers, dict):
         return False
     return not any(k in servers and (not isinstance(servers[k], dict)) for k in ("type", "enabled"))
@@ -417,99 +488,65 @@ def _opencode_new() -> dict[str, Any]:
     return {"$schema": OPENCODE_SCHEMA}
 
 
-def _opencode(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
-    # The files in the order `opencode mcp add` picks them (and, for the user, the older name).
+def _opencode(
+    plan: Plan, client: Client, scope: Scope, *, project: Path, command: str | None, where: Locations
+) -> None:
+    """OpenCode: its servers are members of `mcp`, or of `mcp.servers` in a file of its newer shape,
+    which install keeps (and uninstall takes lgrep out of either)."""
     confine = project if scope == "project" else None
-    if scope == "project":
-        names = ("opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc")
-        config, skills, stop = _opencode_config(project, names, confine), project / ".opencode" / "skills", project
-    else:
-        names = ("opencode.json", "opencode.jsonc", "config.json")
-        folder = where.opencode_dir
-        config, skills, stop = _opencode_config(folder, names, confine), folder / "skills", folder
+    config = _settings_file(client, scope, project, where)
     doc = _read_json(config, confine)
-    v2 = _opencode_v2(doc)
-    key_path = ["mcp", "servers", SERVER_NAME] if v2 else ["mcp", SERVER_NAME]
+    mcp = client.container
+    v2 = _opencode_v2(doc, mcp)
+    key_path = [mcp, "servers", SERVER_NAME] if v2 else [mcp, SERVER_NAME]
     if command is None:
         before = files.read_text(config, confine=confine)
         after: str | None = before
         recorded = False
         if before is not None and before.strip():
             source = str(config)
-            containers = [("mcp", "servers"), ("mcp",)]
+            containers = [(mcp, "servers"), (mcp,)]
             ours = _containers_of_lgrep(config, containers, plan.ledger, whole_file=True)
-            after = _remove(before, ["mcp", "servers", SERVER_NAME], containers, ours, source)
-            after = _remove(after, ["mcp", SERVER_NAME], [("mcp",)], ours, source)
+            after = _remove(before, [mcp, "servers", SERVER_NAME], containers, ours, source)
+            after = _remove(after, [mcp, SERVER_NAME], [(mcp,)], ours, source)
             if after != before and _ours_to_delete(config, after, _opencode_new(), confine, plan.ledger):
                 after, recorded = None, True
         change = Change(
             config, before, after, "MCP server", confine=confine, recorded=recorded, forgets_containers=True
         )
-        plan.changes += [change, _skill_change(skills, False, stop=stop, confine=confine)]
+        plan.changes.append(change)
+        _skill(plan, client, scope, project=project, where=where, install=False)
         return
-    _refuse_not_lgrep(_get(doc, key_path), config, opencode=True)
-    server_command = [command, *_SERVER_ARGS]
-    where_text = str(config)
-    if v2:
-        entry, notes = _merge_entry(
-            _get(doc, key_path), {"type": "local", "command": server_command}, {}, where=where_text
-        )
-    else:
-        entry, notes = _merge_entry(
-            _get(doc, key_path), {"type": "local", "command": server_command}, {"enabled": True}, where=where_text
-        )
-    change = _json_change(
+    also = {} if v2 else {"enabled": True}
+    change = _json_install(
+        plan,
+        client,
+        scope,
         config,
-        "MCP server",
         key_path,
-        entry,
-        new_document=_opencode_new,
-        deletable=False,
+        doc=doc,
+        command=command,
         confine=confine,
-        ledger=plan.ledger,
+        new_document=_opencode_new,
+        also=also,
     )
-    change.notes += notes
     if v2:
         change.notes.append("the file uses OpenCode's newer shape (mcp.servers): lgrep added there")
-    plan.changes += [change, _skill_change(skills, True, stop=stop, confine=confine)]
-    plan.notes.append("restart OpenCode to load the lgrep MCP server and skill (`opencode mcp list` shows it)")
+    plan.changes.append(change)
+    _skill(plan, client, scope, project=project, where=where, install=True)
 
 
 # ---------------------------------------------------------------------------------- claude code
 
 
-def _claude(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
-    install = command is not None
-    confine = project if scope == "project" else None
+def _claude(plan: Plan, client: Client, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
+    """Claude Code: its row's servers object, and, for a project, the approval its `.mcp.json`
+    server waits for."""
+    plan.changes.append(_server_change(plan, client, scope, project=project, command=command, where=where))
     if scope == "project":
-        mcp_json, skills, stop = project / ".mcp.json", project / ".claude" / "skills", project
-    else:
-        mcp_json, skills, stop = where.claude_json, where.claude_dir / "skills", where.claude_dir
-    # ~/.claude.json holds Claude Code's own state: never deleted, its `mcpServers` taken out only when
-    # an install added it to the file (the ledger says)
-    _json_client(
-        plan,
-        scope,
-        project=project,
-        command=command,
-        config=mcp_json,
-        container="mcpServers",
-        forced={"command": command, "args": list(_SERVER_ARGS)},
-        defaults={"type": "stdio"},
-        keep_file=scope == "user",
-        skills=None,
-        stop=stop,
-    )
-    if scope == "project":
-        plan.changes.append(_claude_approval(project / ".claude" / "settings.local.json", install, plan, project))
-    plan.changes.append(_skill_change(skills, install, stop=stop, confine=confine))
-    if install:
-        if scope == "project":
-            plan.notes.append(
-                "lgrep is approved in .claude/settings.local.json (your own, uncommitted settings); Claude Code "
-                "uses it once you trust the folder, as for any project"
-            )
-        plan.notes.append("restart Claude Code to load the lgrep MCP server and skill (`claude mcp list` shows it)")
+        approval = project / ".claude" / "settings.local.json"
+        plan.changes.append(_claude_approval(approval, command is not None, plan, project))
+    _skill(plan, client, scope, project=project, where=where, install=command is not None)
 
 
 def _claude_approval(path: Path, install: bool, plan: Plan, project: Path) -> Change:
@@ -548,166 +585,8 @@ def _claude_approval(path: Path, install: bool, plan: Plan, project: Path) -> Ch
     return change
 
 
-# ----------------------------------------------------------------------------- codex (TOML)
-
-
-def _codex(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
-    """Codex: `[mcp_servers.lgrep]` in `$CODEX_HOME/config.toml`, or in the project's
-    `.codex/config.toml` (read only in a project the user trusts); skills in `<that folder>/skills`."""
-    confine = project if scope == "project" else None
-    folder = project / ".codex" if scope == "project" else where.codex_dir
-    path, stop = folder / "config.toml", project if scope == "project" else folder
-    key_path = ["mcp_servers", SERVER_NAME]
-    before = files.read_text(path, confine=confine)
-    source = str(path)
-    text = before or ""
-    if command is not None:
-        existing = tomlfile.get_table(tomlfile.loads(text, source), key_path)
-        _refuse_not_lgrep(existing, path)
-        forced = {"command": command, "args": list(_SERVER_ARGS)}
-        _entry, notes = _merge_entry(existing, forced, {}, where=source)
-        after = tomlfile.set_table(text, key_path, forced, source)
-        change = Change(path, before, after, "MCP server", confine=confine, recorded=before is None)
-        change.notes += notes
-        plan.changes += [change, _skill_change(folder / "skills", True, stop=stop, confine=confine)]
-        if scope == "project":
-            plan.notes.append(
-                "Codex reads .codex/config.toml only in a project you trust: say yes when codex asks to trust this "
-                "folder (lgrep does not mark it trusted for you)"
-            )
-        plan.notes.append("restart Codex to load the lgrep MCP server and skill (`codex mcp list` shows it)")
-        return
-    after: str | None = tomlfile.remove_table(text, key_path, source) if before is not None else None
-    recorded = False
-    emptied = before is not None and after != before and not (after or "").strip()
-    # A file lgrep created, left empty, goes; the user's own (or a dotfiles link) stays.
-    if emptied and (confine is not None or not path.is_symlink()) and created_by_lgrep(plan.ledger, path):
-        after, recorded = None, True
-    change = Change(path, before, after, "MCP server", confine=confine, recorded=recorded)
-    change.remove_empty_dirs_up_to = stop if recorded else None
-    plan.changes += [change, _skill_change(folder / "skills", False, stop=stop, confine=confine)]
-
-
-# ----------------------------------------------------------------- gemini, cursor, vs code (JSON)
-
-
-def _json_client(
-    plan: Plan,
-    scope: Scope,
-    *,
-    project: Path,
-    command: str | None,
-    config: Path,
-    container: str,
-    forced: dict[str, Any],
-    skills: Path | None,
-    stop: Path,
-    defaults: dict[str, Any] | None = None,
-    keep_file: bool = False,
-) -> None:
-    """A client whose servers are members of one object of a JSON(C) file (`mcpServers` or
-    `servers`), with an optional skills folder: install sets our member (`forced` keys ours,
-    `defaults` only where absent), uninstall takes it out, and the container when install added it
-    and left it empty, and the file when lgrep created it and it holds nothing else (never with
-    `keep_file`, a file the client keeps its own state in)."""
-    confine = project if scope == "project" else None
-    key_path = [container, SERVER_NAME]
-    if command is not None:
-        existing = _get(_read_json(config, confine), key_path)
-        _refuse_not_lgrep(existing, config)
-        entry, notes = _merge_entry(existing, forced, defaults or {}, where=str(config))
-        change = _json_change(
-            config,
-            "MCP server",
-            key_path,
-            entry,
-            new_document=dict,
-            deletable=False,
-            confine=confine,
-            ledger=plan.ledger,
-        )
-        change.notes += notes
-    else:
-        change = _json_change(
-            config,
-            "MCP server",
-            key_path,
-            None,
-            new_document=dict,
-            deletable=not keep_file,
-            confine=confine,
-            ledger=plan.ledger,
-        )
-        if change.action == "delete":
-            change.remove_empty_dirs_up_to = stop
-    plan.changes.append(change)
-    if skills is not None:
-        plan.changes.append(_skill_change(skills, command is not None, stop=stop, confine=confine))
-
-
-def _gemini(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
-    """Gemini CLI: `mcpServers` of `~/.gemini/settings.json` or the project's `.gemini/settings.json`
-    (read when gemini runs in the project root of a folder the user trusts); skills beside it."""
-    folder = project / ".gemini" if scope == "project" else where.gemini_dir
-    stop = project if scope == "project" else folder
-    forced = {"command": command, "args": list(_SERVER_ARGS)}
-    _json_client(
-        plan,
-        scope,
-        project=project,
-        command=command,
-        config=folder / "settings.json",
-        container="mcpServers",
-        forced=forced,
-        skills=folder / "skills",
-        stop=stop,
-    )
-    if command is not None:
-        if scope == "project":
-            plan.notes.append(
-                "Gemini CLI uses a project's settings only in a folder you trust, started in the project root: "
-                "trust this folder when gemini asks (lgrep does not mark it trusted for you)"
-            )
-        plan.notes.append("restart Gemini CLI to load the lgrep MCP server and skill (`gemini mcp list` shows it)")
-
-
-def _cursor(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
-    """Cursor: `mcpServers` of `~/.cursor/mcp.json` or the project's `.cursor/mcp.json`."""
-    folder = project / ".cursor" if scope == "project" else where.cursor_dir
-    args = [*_SERVER_ARGS, WORKSPACE_FOLDER] if scope == "project" else list(_SERVER_ARGS)
-    _json_client(
-        plan,
-        scope,
-        project=project,
-        command=command,
-        config=folder / "mcp.json",
-        container="mcpServers",
-        forced={"command": command, "args": args},
-        skills=None,
-        stop=project if scope == "project" else folder,
-    )
-    if command is not None:
-        plan.notes.append("Cursor loads the lgrep MCP server on its next start (Settings > MCP lists it)")
-
-
-def _vscode(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
-    """VS Code: `servers` (with `type: "stdio"`) of the project's `.vscode/mcp.json`, or of `mcp.json`
-    in the user's profile folder."""
-    folder = project / ".vscode" if scope == "project" else where.vscode_user_dir
-    args = [*_SERVER_ARGS, WORKSPACE_FOLDER] if scope == "project" else list(_SERVER_ARGS)
-    _json_client(
-        plan,
-        scope,
-        project=project,
-        command=command,
-        config=folder / "mcp.json",
-        container="servers",
-        forced={"type": "stdio", "command": command, "args": args},
-        skills=None,
-        stop=project if scope == "project" else folder,
-    )
-    if command is not None:
-        plan.notes.append("VS Code starts the lgrep MCP server when asked (MCP: List Servers shows it)")
+# Clients whose settings say more than their row: their own installer (the rest: `_servers_client`).
+_INSTALLERS_OF_THEIR_OWN: dict[str, Installer] = {"opencode": _opencode, "claude-code": _claude}
 
 
 # ------------------------------------------------------------------------------------ AGENTS.md
@@ -717,8 +596,7 @@ def _agents_section() -> str:
     return f"{AGENTS_START}\n{asset_text('agents-md', 'AGENTS.section.md').rstrip()}\n{AGENTS_END}"
 
 
-def _agents_md(plan: Plan, scope: Scope, *, project: Path, command: str | None, where: Locations) -> None:
-    del where
+def _agents_md(plan: Plan, scope: Scope, *, project: Path, command: str | None) -> None:
     if scope != "project":
         raise InvalidRequestError("agents-md writes the project's AGENTS.md: it has no --user scope")
     path = project / "AGENTS.md"

@@ -7,29 +7,40 @@ of every tool (the plugin's `plugin:lgrep:lgrep` beside `lgrep`) or make the cli
 conflicting scopes, so `lgrep install` and `lgrep init` read them first and do not add another, and
 `lgrep doctor` lists them. This module only reads: nothing here writes, starts or connects.
 
-Each client has one reader in `READERS`: a function that looks at the files that client reads and
-adds what it finds to a `Reading` (a `Registration` per entry, a problem per file it could not
-read, so a broken file hides nothing else). A server counts as lgrep's when its name is `lgrep` or
-its command runs `lgrep mcp` (or `lgrep-mcp`) under another name. Project files are read confined
-to their folder, as the installers read them (`files`: no symbolic link followed).
+Each client of `clients.AGENT_CLIENTS` is read by its row (the user's files, the project's, the
+object that holds the servers, the entry's shape, the user's trust record), or by a reader of its
+own where its files say more (OpenCode, Claude Code): what it finds goes into a `Reading` (a
+`Registration` per entry, a problem per file it could not read, so a broken file hides nothing
+else). A server counts as lgrep's when its name is `lgrep` or its command runs `lgrep mcp` (or
+`lgrep-mcp`) under another name. Project files are read confined to their folder, as the installers
+read them (`files`: no symbolic link followed).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lgrep_core.errors import ConfigError
 
 from . import files, jsonc, tomlfile
-from .installers import SERVER_NAME, WORKSPACE_FOLDER, Locations
+from .clients import (
+    AGENT_CLIENTS,
+    SERVER_NAME,
+    WORKSPACE_FOLDER,
+    Client,
+    Entry,
+    Locations,
+    git_root,
+    project_tree,
+    runs_lgrep,
+)
 
 __all__ = [
     "READERS",
-    "ClientReader",
     "Reading",
     "Registration",
     "find_registrations",
@@ -138,26 +149,16 @@ class Reading:
         return doc  # pyright: ignore[reportUnknownVariableType]
 
 
-Reader = Callable[[Reading, Path, Locations], None]
-
-
-@dataclass(frozen=True)
-class ClientReader:
-    """A client whose registrations lgrep can find: its name, its program (looked up on PATH by the
-    command, to say whether it is installed), its settings folder, and its reader."""
-
-    name: str
-    program: str
-    folder: Callable[[Locations], Path]
-    read: Reader
-
-
-def runs_lgrep(argv: list[str] | tuple[str, ...]) -> bool:
-    """Whether a server command starts lgrep's MCP server (`lgrep mcp ...`, `lgrep-mcp ...`)."""
-    if not argv:
-        return False
-    program = Path(argv[0]).name.removesuffix(".exe")
-    return program == "lgrep-mcp" or (program == SERVER_NAME and list(argv[1:2]) == ["mcp"])
+Reader = Callable[[Reading, Client, Path, Locations], None]
+Judgement = tuple[bool, tuple[str, ...], tuple[bool | None, str]]
+# Whether the client starts a server of a file, what to note, and whether the user's own records
+# trust it (and what they say), from its name and its entry.
+Verdict = Callable[[str, dict[str, Any]], Judgement]
+# Claude Code's approval of a project's server, by name: whether it starts it, why, whether the
+# user's own records approve it.
+Approval = Callable[[str], tuple[bool, str, bool | None]]
+# The clients `find_registrations` reads, in its order: every row of the table.
+READERS: tuple[Client, ...] = AGENT_CLIENTS
 
 
 def find_registrations(project: Path, where: Locations, clients: list[str] | None = None) -> list[Reading]:
@@ -165,11 +166,11 @@ def find_registrations(project: Path, where: Locations, clients: list[str] | Non
     `project` (an absolute, resolved folder). Never raises for a client's files: what it cannot
     read is in that Reading's problems."""
     readings: list[Reading] = []
-    for reader in READERS:
-        if clients is not None and reader.name not in clients:
+    for client in READERS:
+        if clients is not None and client.name not in clients:
             continue
-        reading = Reading(reader.name)
-        reader.read(reading, project, where)
+        reading = Reading(client.name)
+        _READERS_OF_THEIR_OWN.get(client.name, _read_servers)(reading, client, project, where)
         readings.append(reading)
     return readings
 
@@ -191,64 +192,114 @@ def _env(value: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in _dict(value).items()}
 
 
-def _git_root(folder: Path) -> Path | None:
-    for parent in (folder, *folder.parents):
-        if (parent / ".git").exists():
-            return parent
-    return None
+class _Place(NamedTuple):
+    """A settings file as a client reads it: its scope, the folder it is read confined to (None: the
+    user's own, read through its links), and the user's trust record for the servers in it."""
+
+    path: Path
+    scope: str
+    confine: Path | None = None
+    trust: tuple[bool | None, str] = (None, "")
 
 
-def project_tree(project: Path) -> Path:
-    """The folder whose files can define a project's servers: the git repository's root (clients read
-    settings files up to it), or the project itself outside git. What lies in it came with the clone."""
-    return _git_root(project) or project
+def _places(reading: Reading, client: Client, project: Path, where: Locations, user: Iterable[Path]) -> list[_Place]:
+    """The client's files: the user's (`user`), then the project's, nearest first; the user's trust
+    record for the project (read first) goes with the project's."""
+    trust = client.trusts(reading, project, where)
+    return [
+        *(_Place(path, "user") for path in user),
+        *(_Place(path, "project", confine, trust) for path, confine in client.project_paths(project)),
+    ]
 
 
-def _up_to_git_root(project: Path) -> Iterator[Path]:
-    """The project and its parents up to the git repository's root (the project alone outside git):
-    where clients look for a project's settings file."""
-    root = _git_root(project)
-    yield project
-    if root is not None and root != project:
-        for parent in project.parents:
-            yield parent
-            if parent == root:
-                return
+def _read_servers(reading: Reading, client: Client, project: Path, where: Locations) -> None:
+    """A client whose servers are the members of one object of its files, by its row."""
+    for place in _places(reading, client, project, where, client.user_files(where)):
+        _servers_file(reading, client, place, project)
 
 
-def _add(
+def _servers_file(
+    reading: Reading, client: Client, place: _Place, project: Path, approvals: Approval | None = None
+) -> None:
+    """The servers object of one settings file: each server's verdict from `approvals` (Claude Code:
+    per server, whether the user approved it, said in its notes too), else from the place's trust
+    (the user's record for the project, for every server of the file)."""
+    doc = (reading.toml_file if client.toml else reading.json_file)(place.path, confine=place.confine)
+    if doc is None:
+        return
+    container = client.container
+    verdict = _approved(approvals) if approvals is not None else _trusted(place.trust)
+    _servers(
+        reading,
+        place.path,
+        doc.get(container),
+        scope=place.scope,
+        prefix=(container,),
+        project=project,
+        shape=client.entry,
+        verdict=verdict,
+    )
+
+
+def _trusted(trust: tuple[bool | None, str]) -> Verdict:
+    return lambda name, entry: (True, (), trust)
+
+
+def _approved(approvals: Approval) -> Verdict:
+    def verdict(name: str, entry: dict[str, Any]) -> Judgement:
+        enabled, note, trusted = approvals(name)
+        return enabled, (note,) if note else (), (trusted, note)
+
+    return verdict
+
+
+def _remote(entry: dict[str, Any]) -> bool:
+    """Whether an entry is a remote server (a url, no command), as Claude Code, Codex, Gemini CLI,
+    Cursor and VS Code write one."""
+    return entry.get("type") in ("http", "sse") or ("url" in entry and "command" not in entry)
+
+
+def _servers(
     reading: Reading,
     path: Path,
-    scope: str,
-    key: tuple[str, ...],
-    entry: dict[str, Any],
+    servers: Any,
     *,
-    command: list[str] | None,
-    remote: bool,
-    cwd: Path,
-    env: dict[str, str],
-    enabled: bool,
-    notes: tuple[str, ...],
-    trust: tuple[bool | None, str] = (None, ""),
+    scope: str,
+    prefix: tuple[str, ...],
+    project: Path,
+    shape: Entry,
+    verdict: Verdict,
+    remote: Callable[[dict[str, Any]], bool] = _remote,
 ) -> None:
-    """Record the server entry at `key` of `path`: its command, or its url when it is remote."""
-    reading.registrations.append(
-        Registration(
-            client=reading.client,
-            scope=scope,
-            file=path,
-            name=key[-1],
-            key=_key(*key),
-            command=None if remote else tuple(command or ()),
-            url=str(entry.get("url")) if remote else None,
-            cwd=cwd,
-            env=env,
-            enabled=enabled,
-            notes=notes,
-            trusted=trust[0],
-            trust=trust[1],
+    """Record the lgrep entries of a servers object (name -> entry) found at `prefix` of `path`: a
+    server named lgrep, or one whose command runs lgrep under another name, read as `shape` says
+    (the client puts the project folder in for WORKSPACE_FOLDER where it does)."""
+    for name, value in _dict(servers).items():
+        entry = _dict(value)
+        command = shape.command(entry)
+        if command is not None and shape.workspace:
+            command = [arg.replace(WORKSPACE_FOLDER, str(project)) for arg in command]
+        if name != SERVER_NAME and not (command and runs_lgrep(command)):
+            continue
+        enabled, notes, (trusted, trust) = verdict(name, entry)
+        is_remote = remote(entry)
+        reading.registrations.append(
+            Registration(
+                client=reading.client,
+                scope=scope,
+                file=path,
+                name=name,
+                key=_key(*prefix, name),
+                command=None if is_remote else tuple(command or ()),
+                url=str(entry.get("url")) if is_remote else None,
+                cwd=project,
+                env=_env(entry.get(shape.env)),
+                enabled=enabled,
+                notes=notes,
+                trusted=trusted,
+                trust=trust,
+            )
         )
-    )
 
 
 def _key(*parts: str) -> str:
@@ -258,142 +309,75 @@ def _key(*parts: str) -> str:
 # ------------------------------------------------------------------------------------ opencode
 
 
-def _read_opencode(reading: Reading, project: Path, where: Locations) -> None:
-    # OpenCode merges the user's files and the project's (found up to the git root, in the folder or
-    # its .opencode/); it starts local servers in the folder it runs in.
-    folder = where.opencode_dir
-    for name in ("config.json", "opencode.json", "opencode.jsonc"):
-        _opencode_file(reading, folder / name, "user", project, confine=None)
-    for here in _up_to_git_root(project):
-        for name in ("opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc"):
-            _opencode_file(reading, here / name, "project", project, confine=here)
+def _read_opencode(reading: Reading, client: Client, project: Path, where: Locations) -> None:
+    # OpenCode merges the user's files (the older config.json first) and the project's (found up to the
+    # git root, in the folder or its .opencode/); it starts local servers in the folder it runs in.
+    user = sorted(client.user_files(where), key=lambda path: path.name != "config.json")
+    for place in _places(reading, client, project, where, user):
+        _opencode_file(reading, client, place, project)
 
 
-def _opencode_file(reading: Reading, path: Path, scope: str, project: Path, *, confine: Path | None) -> None:
-    doc = reading.json_file(path, confine=confine)
+def _opencode_file(reading: Reading, client: Client, place: _Place, project: Path) -> None:
+    doc = reading.json_file(place.path, confine=place.confine)
     if doc is None:
         return
-    mcp = _dict(doc.get("mcp"))
+    mcp = _dict(doc.get(client.container))
     servers = mcp.get("servers")
     # The newer shape (`mcp.servers.<name>`) unless `servers` is itself a server (see installers).
     v2 = isinstance(servers, dict) and not any(
         k in servers and not isinstance(servers[k], dict) for k in ("type", "enabled")
     )
-    entries = _dict(servers) if v2 else mcp
-    prefix = ("mcp", "servers") if v2 else ("mcp",)
-    for name, value in entries.items():
-        entry = _dict(value)
-        command = _strings(entry.get("command"))
-        if name != SERVER_NAME and not (command and runs_lgrep(command)):
-            continue
+    off = "switched off in the file (" + ("disabled" if v2 else "enabled: false") + ")"
+
+    def verdict(name: str, entry: dict[str, Any]) -> Judgement:
         enabled = entry.get("disabled") is not True if v2 else entry.get("enabled") is not False
-        off = "switched off in the file (" + ("disabled" if v2 else "enabled: false") + ")"
-        _add(
-            reading,
-            path,
-            scope,
-            (*prefix, name),
-            entry,
-            command=command,
-            remote=entry.get("type") == "remote",
-            cwd=project,
-            env=_env(entry.get("environment")),
-            enabled=enabled,
-            notes=() if enabled else (off,),
-            trust=(None, "OpenCode keeps no record of trusted folders: it starts a project's servers without asking"),
-        )
+        return enabled, () if enabled else (off,), place.trust
+
+    _servers(
+        reading,
+        place.path,
+        _dict(servers) if v2 else mcp,
+        scope=place.scope,
+        prefix=(client.container, "servers") if v2 else (client.container,),
+        project=project,
+        shape=client.entry,
+        verdict=verdict,
+        remote=lambda entry: entry.get("type") == "remote",
+    )
 
 
 # ---------------------------------------------------------------------------------- claude code
 
 
-def _read_claude_code(reading: Reading, project: Path, where: Locations) -> None:
+def _read_claude_code(reading: Reading, client: Client, project: Path, where: Locations) -> None:
     # Claude Code loads one server of a name, local over project over user, and warns when a name is
     # in several scopes; plugin servers are named `plugin:<plugin>:<server>`, so a plugin adds a second
     # copy of every tool. It starts servers in the project folder.
-    state = reading.json_file(where.claude_json, confine=None) or {}
-    servers = state.get("mcpServers")
-    _claude_servers(reading, where.claude_json, servers, scope="user", prefix=("mcpServers",), project=project)
-    projects = _dict(state.get("projects"))
+    (claude_json,) = client.user_files(where)
+    _servers_file(reading, client, _Place(claude_json, "user"), project)
+    projects = _dict((reading.json_file(claude_json, confine=None) or {}).get("projects"))
     # Claude Code keys a project by its git repository's root (the folder itself outside git).
-    keys = dict.fromkeys(str(p) for p in (_git_root(project), project) if p is not None)
+    keys = dict.fromkeys(str(p) for p in (git_root(project), project) if p is not None)
     for key in keys:
-        entry = _dict(projects.get(key))
-        prefix = ("projects", key, "mcpServers")
-        _claude_servers(
-            reading, where.claude_json, entry.get("mcpServers"), scope="local", prefix=prefix, project=project
+        servers = _dict(projects.get(key)).get(client.container)
+        prefix = ("projects", key, client.container)
+        _servers(
+            reading,
+            claude_json,
+            servers,
+            scope="local",
+            prefix=prefix,
+            project=project,
+            shape=client.entry,
+            verdict=_trusted((None, "")),
         )
     trusted = any(
         _dict(projects.get(str(folder))).get("hasTrustDialogAccepted") is True for folder in (project, *project.parents)
     )
     approvals = _claude_approvals(reading, project, where, [_dict(projects.get(k)) for k in keys], trusted=trusted)
-    for here in _up_to_git_root(project):
-        mcp_json = here / ".mcp.json"
-        doc = reading.json_file(mcp_json, confine=here)
-        if doc is not None:
-            servers = doc.get("mcpServers")
-            _claude_servers(
-                reading,
-                mcp_json,
-                servers,
-                scope="project",
-                prefix=("mcpServers",),
-                project=project,
-                approvals=approvals,
-            )
-    _claude_plugins(reading, project, where)
-
-
-Approval = Callable[[str], tuple[bool, str, bool | None]]
-
-
-def _claude_servers(
-    reading: Reading,
-    path: Path,
-    servers: Any,
-    *,
-    scope: str,
-    prefix: tuple[str, ...],
-    project: Path,
-    approvals: Approval | None = None,
-    workspace: bool = False,
-    trust: tuple[bool | None, str] = (None, ""),
-) -> None:
-    """The lgrep entries of a `mcpServers`-like object (name -> {command, args, env} or a remote
-    url), as Claude Code, Gemini CLI, Cursor, VS Code and Codex write them. `workspace`: the client
-    puts the project folder in for `${workspaceFolder}` (Cursor, VS Code). `approvals` (Claude Code)
-    says per server whether the client starts it, why, and whether the user's own records approve
-    it; `trust` says the latter for every server of the file (Codex, Gemini CLI)."""
-    for name, value in _dict(servers).items():
-        entry = _dict(value)
-        command = _claude_command(entry)
-        if command is not None and workspace:
-            command = [arg.replace(WORKSPACE_FOLDER, str(project)) for arg in command]
-        if name != SERVER_NAME and not (command and runs_lgrep(command)):
-            continue
-        enabled, note, trusted = approvals(name) if approvals is not None else (True, "", trust[0])
-        remote = entry.get("type") in ("http", "sse") or ("url" in entry and "command" not in entry)
-        _add(
-            reading,
-            path,
-            scope,
-            (*prefix, name),
-            entry,
-            command=command,
-            remote=remote,
-            cwd=project,
-            env=_env(entry.get("env")),
-            enabled=enabled,
-            notes=(note,) if note else (),
-            trust=(trusted, note if approvals is not None else trust[1]),
-        )
-
-
-def _claude_command(entry: dict[str, Any]) -> list[str] | None:
-    command = entry.get("command")
-    if not isinstance(command, str):
-        return None
-    return [command, *(_strings(entry.get("args")) or [])]
+    for path, confine in client.project_paths(project):
+        _servers_file(reading, client, _Place(path, "project", confine), project, approvals)
+    _claude_plugins(reading, client, project, where)
 
 
 def _claude_settings(reading: Reading, project: Path, where: Locations) -> list[dict[str, Any]]:
@@ -435,7 +419,7 @@ def _claude_approvals(
     return approval
 
 
-def _claude_plugins(reading: Reading, project: Path, where: Locations) -> None:
+def _claude_plugins(reading: Reading, client: Client, project: Path, where: Locations) -> None:
     installed = where.claude_dir / "plugins" / "installed_plugins.json"
     doc = reading.json_file(installed, confine=None)
     if doc is None:
@@ -448,7 +432,7 @@ def _claude_plugins(reading: Reading, project: Path, where: Locations) -> None:
         if not here:
             continue
         install_path = Path(str(here[-1].get("installPath") or ""))
-        servers = _plugin_servers(reading, install_path)
+        servers = _plugin_servers(reading, client.entry, install_path)
         plugin = plugin_id.split("@", 1)[0]
         if plugin != SERVER_NAME and not any(runs_lgrep(argv) for argv in servers.values()):
             continue
@@ -492,7 +476,7 @@ def _plugin_switch(reading: Reading, plugin_id: str, project: Path, where: Locat
     return found
 
 
-def _plugin_servers(reading: Reading, install_path: Path) -> dict[str, list[str]]:
+def _plugin_servers(reading: Reading, shape: Entry, install_path: Path) -> dict[str, list[str]]:
     """The stdio servers a plugin declares (its `.mcp.json`, or `mcpServers` in its manifest), with
     `${CLAUDE_PLUGIN_ROOT}` put in as Claude Code does."""
     if not install_path.is_absolute():
@@ -504,119 +488,11 @@ def _plugin_servers(reading: Reading, install_path: Path) -> dict[str, list[str]
         servers = _dict(manifest.get("mcpServers"))
     found: dict[str, list[str]] = {}
     for name, entry in servers.items():
-        argv = _claude_command(_dict(entry))
+        argv = shape.command(_dict(entry))
         if argv is not None:
             found[name] = [a.replace("${CLAUDE_PLUGIN_ROOT}", str(install_path)) for a in argv]
     return found
 
 
-# ------------------------------------------------------------ codex, gemini cli, cursor, vs code
-
-
-def _read_codex(reading: Reading, project: Path, where: Locations) -> None:
-    # Codex reads `[mcp_servers.<name>]` of $CODEX_HOME/config.toml and, in a trusted project, of the
-    # project's .codex/config.toml (found up to the git root); it starts servers in the folder it runs in.
-    path = where.codex_dir / "config.toml"
-    doc = reading.toml_file(path, confine=None)
-    if doc is not None:
-        _claude_servers(reading, path, doc.get("mcp_servers"), scope="user", prefix=("mcp_servers",), project=project)
-    trust = _codex_trust(_dict(doc.get("projects")) if doc is not None else {}, project)
-    for here in _up_to_git_root(project):
-        path = here / ".codex" / "config.toml"
-        doc = reading.toml_file(path, confine=here)
-        if doc is not None:
-            servers = doc.get("mcp_servers")
-            _claude_servers(
-                reading, path, servers, scope="project", prefix=("mcp_servers",), project=project, trust=trust
-            )
-
-
-def _codex_trust(projects: dict[str, Any], project: Path) -> tuple[bool, str]:
-    """Whether the user's Codex config trusts the project (`[projects."<folder>"] trust_level`, for the
-    folder or one above it up to the git root; the nearest that says decides)."""
-    for here in _up_to_git_root(project):
-        level = _dict(projects.get(str(here))).get("trust_level")
-        if level is not None:
-            trusted = level == "trusted"
-            return trusted, f"Codex: {here} is {'trusted' if trusted else 'not trusted'} (trust_level = {level!r})"
-    return False, "Codex has not been told to trust this project: it does not read .codex/config.toml here"
-
-
-def _read_gemini(reading: Reading, project: Path, where: Locations) -> None:
-    # Gemini CLI: `mcpServers` of ~/.gemini/settings.json and of the project's .gemini/settings.json
-    # (read when it runs in the project root).
-    trust = _gemini_trust(reading.json_file(where.gemini_dir / "trustedFolders.json", confine=None) or {}, project)
-    for path, scope, confine in (
-        (where.gemini_dir / "settings.json", "user", None),
-        (project / ".gemini" / "settings.json", "project", project),
-    ):
-        doc = reading.json_file(path, confine=confine)
-        if doc is not None:
-            _claude_servers(
-                reading, path, doc.get("mcpServers"), scope=scope, prefix=("mcpServers",), project=project, trust=trust
-            )
-
-
-def _gemini_trust(rules: dict[str, Any], project: Path) -> tuple[bool, str]:
-    """Whether Gemini CLI's trusted folders (~/.gemini/trustedFolders.json: folder -> TRUST_FOLDER,
-    TRUST_PARENT (its parent folder and all below) or DO_NOT_TRUST) trust the project; the most
-    specific rule that covers it decides."""
-    best: tuple[int, str, str] | None = None
-    for folder, level in rules.items():
-        if not isinstance(level, str) or not Path(folder).is_absolute():
-            continue
-        covered = Path(folder).parent if level == "TRUST_PARENT" else Path(folder)
-        if covered == project or covered in project.parents:
-            depth = len(covered.parts)
-            if best is None or depth > best[0]:
-                best = (depth, folder, level)
-    if best is None:
-        return False, "Gemini CLI's trusted folders do not name this folder"
-    trusted = best[2] in ("TRUST_FOLDER", "TRUST_PARENT")
-    return trusted, f"Gemini CLI: {best[1]} is {best[2]} in trustedFolders.json"
-
-
-def _read_mcp_json(editor: str, container: str, user: Callable[[Locations], Path], folder: str) -> Reader:
-    """A reader of an editor's `mcp.json` (Cursor: `mcpServers`, VS Code: `servers`), the user's and
-    the project's `<folder>/mcp.json`; both editors expand `${workspaceFolder}`."""
-
-    def read(reading: Reading, project: Path, where: Locations) -> None:
-        for path, scope, confine in (
-            (user(where) / "mcp.json", "user", None),
-            (project / folder / "mcp.json", "project", project),
-        ):
-            doc = reading.json_file(path, confine=confine)
-            if doc is not None:
-                servers = doc.get(container)
-                _claude_servers(
-                    reading,
-                    path,
-                    servers,
-                    scope=scope,
-                    prefix=(container,),
-                    project=project,
-                    workspace=True,
-                    trust=(None, f"lgrep cannot read whether {editor} trusts this folder (its workspace trust)"),
-                )
-
-    return read
-
-
-READERS: tuple[ClientReader, ...] = (
-    ClientReader("opencode", "opencode", lambda where: where.opencode_dir, _read_opencode),
-    ClientReader("claude-code", "claude", lambda where: where.claude_dir, _read_claude_code),
-    ClientReader("codex", "codex", lambda where: where.codex_dir, _read_codex),
-    ClientReader("gemini", "gemini", lambda where: where.gemini_dir, _read_gemini),
-    ClientReader(
-        "cursor",
-        "cursor",
-        lambda where: where.cursor_dir,
-        _read_mcp_json("Cursor", "mcpServers", lambda w: w.cursor_dir, ".cursor"),
-    ),
-    ClientReader(
-        "vscode",
-        "code",
-        lambda where: where.vscode_user_dir,
-        _read_mcp_json("VS Code", "servers", lambda w: w.vscode_user_dir, ".vscode"),
-    ),
-)
+# Clients whose files say more than their row: their own reader (the rest: `_read_servers`).
+_READERS_OF_THEIR_OWN: dict[str, Reader] = {"opencode": _read_opencode, "claude-code": _read_claude_code}

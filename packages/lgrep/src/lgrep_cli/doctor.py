@@ -612,7 +612,8 @@ def doctor(
     whether each registration starts and answers, duplicates, and the daemon's state. Writes
     nothing; exits 1 when something needs fixing. A server a project's own file defines is started
     only when it is this installation's lgrep: the others are shown, not run."""
-    from lgrep_skill.registrations import READERS, find_registrations, project_tree
+    from lgrep_skill import AGENT_CLIENTS
+    from lgrep_skill.registrations import find_registrations, project_tree
 
     from .install import client_locations
 
@@ -626,9 +627,9 @@ def doctor(
     checks = _check_all(readings, timeout, start=not no_check, run_project=run_project_servers, tree=tree)
     problems: list[str] = []
     clients: list[dict[str, Any]] = []
-    for reader, reading in zip(READERS, readings, strict=True):
-        program = shutil.which(reader.program)
-        folder = reader.folder(where)
+    for agent, reading in zip(AGENT_CLIENTS, readings, strict=True):
+        program = shutil.which(agent.program)
+        folder = agent.folder(where)
         duplicate = _duplicate(reading)
         registrations: list[dict[str, Any]] = []
         for reg in reading.registrations:
@@ -636,15 +637,15 @@ def doctor(
             registrations.append({**reg.to_json(), "check": check.to_json() if check else None})
             if check is not None and check.not_started is not None:
                 problems.append(
-                    f"{reader.name}: {reg.describe()} runs {shlex.join(reg.command or ())}: {check.not_started}"
+                    f"{agent.name}: {reg.describe()} runs {shlex.join(reg.command or ())}: {check.not_started}"
                 )
             elif check is not None and not check.ok:
-                problems.append(f"{reader.name}: {reg.describe()} does not answer: {check.error}")
+                problems.append(f"{agent.name}: {reg.describe()} does not answer: {check.error}")
         if duplicate:
-            problems.append(f"{reader.name}: {duplicate}")
-        problems += [f"{reader.name}: {error}" for _, error in reading.problems]
+            problems.append(f"{agent.name}: {duplicate}")
+        problems += [f"{agent.name}: {error}" for _, error in reading.problems]
         clients.append({
-            "client": reader.name,
+            "client": agent.name,
             "installed": bool(program) or folder.exists(),
             "program": program,
             "settings_folder": str(folder),

@@ -23,6 +23,7 @@ import click
 from lgrep_core.cli_support import EXIT_OK
 from lgrep_core.endpoints import ClientSettings
 from lgrep_core.errors import ConfigError, NotFoundError
+from lgrep_skill import AGENT_CLIENTS, CLIENTS
 
 if TYPE_CHECKING:
     from lgrep_core.models import IndexSummary
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
     from lgrep_skill.registrations import Registration
 
 __all__ = ["client_locations", "detect_clients", "init", "install", "lgrep_executable", "undo_hint", "uninstall"]
-
-_CLIENTS = ("opencode", "claude-code", "codex", "gemini", "cursor", "vscode", "agents-md")
 
 
 def client_locations() -> Any:
@@ -119,9 +118,9 @@ def _check_elsewhere(plan: Plan, root: Path, where: Any, *, also: bool) -> _Step
     entry named lgrep that runs another program is no registration of lgrep: it holds nothing back,
     and is reported apart (`not_lgrep`)."""
     from lgrep_skill import SERVER_NAME
-    from lgrep_skill.registrations import READERS, find_registrations
+    from lgrep_skill.registrations import find_registrations
 
-    if plan.client not in {reader.name for reader in READERS}:
+    if plan.client not in {client.name for client in AGENT_CLIENTS}:
         return _Step(plan)
     (reading,) = find_registrations(root, where, [plan.client])
     target = next((c.path for c in plan.changes if c.what == "MCP server"), None)
@@ -276,7 +275,7 @@ def _with_scope_options(fn: Any) -> Any:
 
 
 @click.command()
-@click.argument("client", type=click.Choice(_CLIENTS))
+@click.argument("client", type=click.Choice(CLIENTS))
 @_with_scope_options
 @_also_option
 def install(client: str, *, scope: str | None, project_dir: Path, dry_run: bool, as_json: bool, also: bool) -> int:
@@ -299,7 +298,7 @@ def install(client: str, *, scope: str | None, project_dir: Path, dry_run: bool,
 
 
 @click.command()
-@click.argument("client", type=click.Choice(_CLIENTS))
+@click.argument("client", type=click.Choice(CLIENTS))
 @_with_scope_options
 def uninstall(client: str, scope: str | None, project_dir: Path, dry_run: bool, as_json: bool) -> int:
     """Take out what `lgrep install` added (and nothing else)."""
@@ -330,9 +329,7 @@ def _note_path(plans: list[Any]) -> None:
 
 def detect_clients(where: Any) -> list[str]:
     """The agent clients this user has: their command on PATH, or their settings folder exists."""
-    from lgrep_skill.registrations import READERS
-
-    return [r.name for r in READERS if shutil.which(r.program) or r.folder(where).exists()]
+    return [c.name for c in AGENT_CLIENTS if shutil.which(c.program) or c.folder(where).exists()]
 
 
 @click.command()
