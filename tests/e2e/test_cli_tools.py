@@ -38,6 +38,12 @@ def _check_answers(run, repo: Path) -> None:  # type: ignore[no-untyped-def]
     go = run("files", str(repo), "--lang", "go", "--json").json()
     assert [f["path"] for f in go["files"]] == ["cmd/server.go"] and go["files"][0]["content_type"] == "code"
     assert run("files", str(repo), "--path", "auth", "-n", "1", "--json").json()["total"] == 1
+    # A folder inside the project: its files, from the project's index, which the answer names.
+    inside = run("files", str(repo / "auth"), "--json")
+    assert f"inside the project {repo.resolve()}" in inside.err, inside.err
+    assert inside.json()["project_root"] == str(repo.resolve())
+    assert [f["path"] for f in inside.json()["files"]] == [p for p in on_disk if p.startswith("auth/")]
+    assert run("symbol", "TokenSigner", str(repo / "auth"), "--json").json()["project_root"] == str(repo.resolve())
 
     shape = run("skeleton", "auth/tokens.py", "--json", cwd=repo).json()
     assert shape["path"] == "auth/tokens.py" and shape["language"] == "python"
@@ -69,7 +75,10 @@ def _check_answers(run, repo: Path) -> None:  # type: ignore[no-untyped-def]
     prose = run("skeleton", "config.yaml", cwd=repo, check=False)
     assert prose.code != 0 and "no structure" in prose.err and "Traceback" not in prose.err
 
+    # A file names the project of its own folder (none indexed here), or the one --project names.
     outside = run("file", "../outside.py", cwd=repo, check=False)
+    assert outside.code != 0 and f"{repo.parent.resolve()} has no index yet" in outside.err, outside.err
+    outside = run("file", "../outside.py", "--project", ".", cwd=repo, check=False)
     assert outside.code != 0 and "not inside the project" in outside.err and "Traceback" not in outside.err
     bad = run("symbol", "x", str(repo), "--kind", "nonsense", check=False)
     assert bad.code != 0 and "unknown kind" in bad.err and "Traceback" not in bad.err

@@ -398,6 +398,15 @@ def test_a_folder_inside_an_indexed_project_is_that_project(daemon, mini_repo: P
     with LgrepClient.connect(socket_path=daemon.socket) as client:
         assert client.watch(mini_repo / "cmd").already_watched
         assert [p for p in client.server_info().watched_projects] == [str(mini_repo.resolve())]
+    # Unwatching the folder stops the watch that watching it started: the project's.
+    unwatched = daemon.lgrep("unwatch", str(inside))
+    assert f"inside the project {mini_repo.resolve()}" in unwatched.err, unwatched.err
+    assert f"{mini_repo.resolve()} is no longer watched" in unwatched.err, unwatched.err
+    with LgrepClient.connect(socket_path=daemon.socket) as client:
+        assert not client.server_info().watched_projects
+        assert not client.watch(mini_repo / "cmd").already_watched
+        assert client.unwatch(mini_repo / "cmd")  # a gRPC client naming a folder in it: the project too
+        assert not client.server_info().watched_projects
 
 
 def test_the_number_of_watched_projects_is_capped(daemon, tmp_path: Path) -> None:

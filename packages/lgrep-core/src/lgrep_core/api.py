@@ -10,8 +10,8 @@ with the same signatures, domain types in and out, and the same answers (both re
 lgrep_search.projects.ProjectSearchers, which fills a request's defaults from the project's settings
 and makes the one identity check). `Lgrep` holds the policy every shell shares, written once:
 
-- project resolution (lgrep_core.scope): a folder inside an indexed project is that project, kept
-  to the folder; else its git root; else the folder;
+- project resolution (lgrep_core.scope.project_for): a folder inside an indexed project is that
+  project, kept to the folder; else its git root; else the folder;
 - building the index first when a search finds none (or an interrupted or outdated one), queueing
   behind a build already running, with progress, for as long as the caller waits;
 - asking before a cloud provider spends money (the shell says how: a terminal prompt, or no);
@@ -55,7 +55,7 @@ from lgrep_core.models import (
     TraceResult,
     WatchResult,
 )
-from lgrep_core.scope import Scope, project_of_file, resolve_project, scoped_glob
+from lgrep_core.scope import Purpose, Scope, project_for, scoped_glob
 from lgrep_core.storage.layout import META_FILE, index_state, project_dir, read_meta_file, read_pointer
 
 __all__ = ["Engine", "IndexRun", "Lgrep", "ProjectsOutcome", "SearchOutcome", "SpendDeclinedError", "SpendGate"]
@@ -205,13 +205,9 @@ class Lgrep:
 
     # ------------------------------------------------------------------ projects
 
-    def scope(self, folder: Path) -> Scope:
-        """The project an existing, resolved folder belongs to (lgrep_core.scope.resolve_project)."""
-        return resolve_project(self.cache_dir, folder)
-
-    def project_of_file(self, file: Path) -> Path:
-        """The project a file (absolute) belongs to (lgrep_core.scope.project_of_file)."""
-        return project_of_file(self.cache_dir, file)
+    def scope(self, folder: Path, purpose: Purpose = Purpose.SEARCH) -> Scope:
+        """The project a folder belongs to, for `purpose` (lgrep_core.scope.project_for)."""
+        return project_for(self.cache_dir, folder, purpose)
 
     def state(self, project: Path) -> ProjectState:
         return index_state(project_dir(self.cache_dir, project))
@@ -238,8 +234,8 @@ class Lgrep:
             return SearchOutcome(Scope(Path(request.project_root)), self.engine.search(request))
         folder = Path(request.project_root)
         scope = self.scope(folder)
-        if scope.within:
-            self.notice(scope.inside(folder, "searching"))
+        if scope.note:
+            self.notice(scope.note)
         request = replace(
             request, project_root=str(scope.project), path_glob=scoped_glob(scope.within, request.path_glob)
         )

@@ -45,6 +45,7 @@ __all__ = [
     "is_utf8",
     "open_project_file",
     "read_project_file",
+    "request_root",
     "undisplay_name",
 ]
 
@@ -125,12 +126,12 @@ def disk_path(root: Path, rel: str) -> Path:
     return current
 
 
-def existing_project_root(text: str) -> Path:
-    """A project root as a request names it: an absolute path to an existing folder, resolved.
+def request_root(text: str) -> Path:
+    """The path a request names as its project root, checked but not looked up: lgrep_core.scope's
+    `project_for` then says which project it is (some purposes take a path that no longer exists).
 
     Raises:
         InvalidRequestError: empty, with a NUL, or relative (a server must not resolve it in its own cwd).
-        NotFoundError: not an existing folder.
     """
     if not text or not text.strip():
         raise InvalidRequestError("the request names no project root")
@@ -139,6 +140,17 @@ def existing_project_root(text: str) -> Path:
     path = Path(text)
     if not path.is_absolute():
         raise InvalidRequestError(f"the project root must be an absolute path, got {text!r}")
+    return path
+
+
+def existing_project_root(text: str) -> Path:
+    """A project root as a request names it: an absolute path to an existing folder, resolved.
+
+    Raises:
+        InvalidRequestError: empty, with a NUL, or relative (a server must not resolve it in its own cwd).
+        NotFoundError: not an existing folder.
+    """
+    path = request_root(text)
     if not path.is_dir():
         raise NotFoundError(f"{text} is not a directory")
     return path.resolve()

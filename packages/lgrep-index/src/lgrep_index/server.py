@@ -241,7 +241,7 @@ def serve_index(
 def main(argv: Sequence[str] | None = None) -> int:
     """`lgrep-index watch PATH... [--socket PATH]`."""
     import click
-    from lgrep_core.cli_support import group, run_command, setup_logging
+    from lgrep_core.cli_support import group, run_command, setup_logging, terminal_safe
 
     @group(context_settings={"help_option_names": ["-h", "--help"]})
     def cli() -> None:
@@ -255,11 +255,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     def watch(paths: tuple[Path, ...], socket_path: Path | None, ready_fd: int | None, verbose: bool) -> None:
         """Index PATHs, keep them fresh as files change, and serve IndexService."""
         from lgrep_core.config import load_settings
+        from lgrep_core.scope import Purpose, project_for
 
         settings = load_settings(None).settings
         setup_logging(settings.log_level, verbose)
         path = socket_path.expanduser().absolute() if socket_path else settings.cache_dir / "index.sock"
-        serve_index(settings, path, [p.resolve() for p in paths], ready_fd=ready_fd)
+        # A folder inside a project is watched as part of it, as `lgrep watch` does.
+        scopes = [project_for(settings.cache_dir, p, Purpose.WATCH) for p in paths]
+        for note in dict.fromkeys(s.note for s in scopes if s.note):
+            click.echo(f"lgrep-index: {terminal_safe(note)}", err=True)
+        roots = [s.project for s in scopes]
+        serve_index(settings, path, list(dict.fromkeys(roots)), ready_fd=ready_fd)
 
     return run_command(cli, argv, prog="lgrep-index")
 

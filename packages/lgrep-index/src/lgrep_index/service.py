@@ -18,14 +18,14 @@ from lgrep_core import wire
 from lgrep_core.config import LgrepSettings
 from lgrep_core.errors import IndexBusyError, NotFoundError
 from lgrep_core.models import CancelResult, ProjectInfo, ProjectState, ProjectStatus, WatchLease, WatchResult
-from lgrep_core.pathnames import existing_project_root
-from lgrep_core.scope import resolve_project
+from lgrep_core.pathnames import request_root
+from lgrep_core.scope import Purpose, project_for
 from lgrep_core.storage.layout import project_dir
 
 from .jobs import IndexJobs
 from .projects import list_projects, project_status, remove_project
 
-__all__ = ["IndexServicer", "WatchRegistry", "add_index_service", "existing_root"]
+__all__ = ["IndexServicer", "WatchRegistry", "add_index_service"]
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +45,6 @@ class WatchRegistry(Protocol):
     def hold(self, root: Path, holder: str, ttl_s: float) -> WatchLease: ...
     def release(self, root: Path, holder: str) -> bool: ...
     def leases(self, root: Path) -> int: ...
-
-
-def existing_root(text: str) -> Path:
-    """A project root from a request: absolute, an existing folder, resolved."""
-    return existing_project_root(text)
 
 
 class IndexServicer(index_pb2_grpc.IndexServiceServicer):
@@ -77,7 +72,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         self, request: index_pb2.IndexProjectRequest, context: Any
     ) -> Iterator[index_pb2.IndexProjectResponse]:
         req = wire.index_project_request_from_proto(request)
-        root = self._project(req.project_root)  # the summary's root says which project was indexed
+        root = self._project(req.project_root, Purpose.INDEX)  # the summary's root says which project was indexed
         self._check_writer()
         stream = self.jobs.index(root, force=req.force, wait_vectors=req.wait_for_vectors)
         if context is not None:
@@ -94,7 +89,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
             yield wire.index_event_to_proto(event)
 
     def GetStatus(self, request: index_pb2.GetStatusRequest, context: Any) -> index_pb2.GetStatusResponse:
-        root = self._project(wire.get_status_request_from_proto(request))
+        root = self._project(wire.get_status_request_from_proto(request), Purpose.STATUS)
         try:
             status = project_status(self.settings, root)
         except NotFoundError:
@@ -115,22 +110,23 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         self._check_writer()
         # A folder inside a watched or indexed project is watched as part of it: one watcher and one
         # index, however many of its folders clients name.
-        root = self._project(req.project_root)
+        root = self._project(req.project_root, Purpose.WATCH)
         return wire.watch_result_to_proto(self.watches.watch(root, req.debounce_ms))
 
     def UnwatchProject(
         self, request: index_pb2.UnwatchProjectRequest, context: Any
     ) -> index_pb2.UnwatchProjectResponse:
-        root = Path(wire.unwatch_project_request_from_proto(request))
+        text = wire.unwatch_project_request_from_proto(request)
         self._check_writer()
-        was = self.watches.unwatch(root.resolve() if root.is_dir() else root)
+        # As WatchProject resolves it: a folder inside a watched project stops that project's watch.
+        was = self.watches.unwatch(self._project(text, Purpose.UNWATCH))
         return wire.unwatch_result_to_proto(was)
 
     def RenewWatchLease(
         self, request: index_pb2.RenewWatchLeaseRequest, context: Any
     ) -> index_pb2.RenewWatchLeaseResponse:
         req = wire.watch_lease_request_from_proto(request)
-        root = self._project(req.project_root)  # resolved like WatchProject: one lease per project
+        root = self._project(req.project_root, Purpose.WATCH)  # resolved like WatchProject: one lease per project
         reason = self.not_writer()
         if reason is not None:
             # Read-only beside another writer: the holder renews again, and is leased once this
@@ -144,7 +140,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         self, request: index_pb2.ReleaseWatchLeaseRequest, context: Any
     ) -> index_pb2.ReleaseWatchLeaseResponse:
         text, holder = wire.watch_lease_release_from_proto(request)
-        return wire.watch_lease_released_to_proto(self.watches.release(self._project(text), holder))
+        return wire.watch_lease_released_to_proto(self.watches.release(self._project(text, Purpose.WATCH), holder))
 
     def ListProjects(self, request: index_pb2.ListProjectsRequest, context: Any) -> index_pb2.ListProjectsResponse:
         watched = {str(p) for p in self.watches.watched()}
@@ -156,8 +152,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         return wire.list_projects_response_to_proto(projects)
 
     def RemoveProject(self, request: index_pb2.RemoveProjectRequest, context: Any) -> index_pb2.RemoveProjectResponse:
-        root = Path(wire.remove_project_request_from_proto(request))
-        root = root.resolve() if root.is_dir() else root
+        root = self._project(wire.remove_project_request_from_proto(request), Purpose.CLEAN)
         self._check_writer()
         self.watches.forget(root)
         # This server's own runs of the project would hold its lock: they stop at their next commit.
@@ -166,16 +161,15 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         return wire.remove_result_to_proto(remove_project(self.settings, root, lock_timeout_s=REMOVE_LOCK_WAIT_S))
 
     def CancelIndex(self, request: index_pb2.CancelIndexRequest, context: Any) -> index_pb2.CancelIndexResponse:
-        root = Path(wire.cancel_index_request_from_proto(request))
-        root = root.resolve() if root.is_dir() else root
+        root = self._project(wire.cancel_index_request_from_proto(request), Purpose.CANCEL)
         cancelled, stopped = self.jobs.cancel(root, "asked to stop by `lgrep index --cancel`", wait_s=CANCEL_WAIT_S)
         return wire.cancel_result_to_proto(CancelResult(cancelled=cancelled, stopped=stopped))
 
-    def _project(self, text: str) -> Path:
-        """The project a request's root names (lgrep_core.scope.resolve_project): a folder inside a
-        watched or indexed project is that project, so one index and one watcher serve it however
-        many of its folders clients name."""
-        return resolve_project(self.settings.cache_dir, existing_root(text), self.watches.watched()).project
+    def _project(self, text: str, purpose: Purpose) -> Path:
+        """The project a request's root names for `purpose` (lgrep_core.scope.project_for, with the
+        projects watched here): a folder inside a watched or indexed project is that project, so one
+        index and one watcher serve it however many of its folders clients name."""
+        return project_for(self.settings.cache_dir, request_root(text), purpose, watched=self.watches.watched()).project
 
     def _check_writer(self) -> None:
         reason = self.not_writer()

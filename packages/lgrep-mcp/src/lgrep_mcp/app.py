@@ -2,8 +2,9 @@
 roots and the token counter (`App`), with the helpers that turn an agent's paths into projects and
 results into answers.
 
-A root is a folder the agent may read; the project that answers for it is the one lgrep_core.scope
-resolves (a root inside an indexed project is that project, kept to the root), so an MCP server
+A root is a folder the agent may read; the project that answers for it is the one
+lgrep_core.scope.project_for finds (a root inside an indexed project is that project, kept to the
+root), so an MCP server
 started in a subfolder searches its project's index instead of building one of the subfolder. Paths
 in answers, and relative paths an agent passes, are relative to that project's root."""
 
@@ -17,7 +18,7 @@ from urllib.parse import quote
 
 from lgrep_core.api import Engine, Lgrep
 from lgrep_core.models import FileHit, SearchHit
-from lgrep_core.scope import Scope, scoped_glob
+from lgrep_core.scope import Purpose, Scope, scoped_glob
 from lgrep_core.serialize import file_hit_json, search_hit_json
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
@@ -48,9 +49,10 @@ class App:
         """The daemon (lgrep_core.daemon_engine.DaemonEngine), for calls with no policy of their own."""
         return self.lgrep.engine
 
-    def root_scope(self, root: Path | None = None) -> Scope:
-        """The project an allowed root (default: the default one) belongs to, and where in it the root is."""
-        return self.lgrep.scope(root or self.roots.default)
+    def root_scope(self, root: Path | None = None, purpose: Purpose = Purpose.SEARCH) -> Scope:
+        """The project an allowed root (default: the default one) belongs to, and where in it the root
+        is (lgrep_core.scope.project_for, for `purpose`)."""
+        return self.lgrep.scope(root or self.roots.default, purpose)
 
     @property
     def default_project(self) -> Path:
@@ -63,12 +65,13 @@ class App:
             return self.roots.default
         return self.roots.resolve(path, base=self.default_project)
 
-    def project(self, path: str | None) -> Path:
-        """The project a folder an agent names belongs to (the default root's when it names none)."""
+    def project(self, path: str | None, purpose: Purpose) -> Path:
+        """The project a folder an agent names belongs to (the default root's when it names none),
+        for `purpose`: the project of the allowed root the folder is in."""
         target = self.resolve(path)
         if not target.is_dir():
             raise ToolError(f"{path} is not a folder")
-        return self.root_scope(self.roots.root_of(target)).project
+        return self.root_scope(self.roots.root_of(target), purpose).project
 
     def locate(self, path: str) -> tuple[Path, str]:
         """(project root, project-relative path) of a file an agent names, inside an allowed root."""

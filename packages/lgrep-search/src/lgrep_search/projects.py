@@ -39,11 +39,11 @@ from lgrep_core.models import (
     TraceRequest,
     TraceResult,
 )
-from lgrep_core.pathnames import existing_project_root
-from lgrep_core.scope import Scope, resolve_project, scoped_glob
+from lgrep_core.pathnames import existing_project_root, request_root
+from lgrep_core.scope import Purpose, Scope, project_for, scoped_glob
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.schema import IndexIdentity
-from lgrep_core.storage.versions import VersionStore, is_remote_location, store_location
+from lgrep_core.storage.versions import VersionStore, store_location
 from lgrep_core.structure import Outliner
 
 from . import reads, structure
@@ -159,7 +159,7 @@ class ProjectSearchers:
         )
 
     def resolve(self, text: str) -> Scope:
-        """The project a request's root names (lgrep_core.scope.resolve_project): a folder inside an
+        """The project a request's root names (lgrep_core.scope.project_for): a folder inside an
         indexed project is that project, kept to the folder.
 
         Raises:
@@ -170,7 +170,7 @@ class ProjectSearchers:
         with self._lock:
             if root in self._projects:
                 return Scope(root)
-        return resolve_project(self.settings.cache_dir, root)
+        return project_for(self.settings.cache_dir, root, Purpose.SEARCH)
 
     def _inside(self, scope: Scope, path: str) -> str:
         """A path relative to the folder a request named, relative to its project."""
@@ -303,11 +303,10 @@ class ProjectSearchers:
     def _release_root(self, text: str) -> Path:
         """The repository a release request names. With versions on object storage a reader needs no
         checkout: the path only names the repository (its folder name picks the store's folder)."""
-        if self.settings.versions.store and is_remote_location(self.settings.versions.store):
-            path = Path(text)
-            if path.is_absolute() and "\x00" not in text and not path.is_dir():
-                return path
-        return project_root(text)
+        path = request_root(text)
+        return project_for(
+            self.settings.cache_dir, path, Purpose.RELEASES, versions_store=self.settings.versions.store
+        ).project
 
     def releases(self, root: Path) -> ReleaseIndex:
         """The versions index of a repository (opened on first use, shared by every request). It

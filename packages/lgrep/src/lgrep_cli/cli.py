@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any
 import click
 from lgrep_core.cli_support import EXIT_OK, group, run_command, setup_logging
 from lgrep_core.endpoints import ClientSettings
-from lgrep_core.errors import IndexBusyError, LgrepError, NotFoundError
+from lgrep_core.errors import IndexBusyError, LgrepError
 
 from .shell import ask_to_spend, connect, make_app, note, settings_for
 
 if TYPE_CHECKING:
     from lgrep_core.config import LgrepSettings
     from lgrep_core.models import TagsSummary
+    from lgrep_core.scope import Purpose, Scope
 
 __all__ = ["main"]
 
@@ -69,22 +70,18 @@ _SECONDS = _finite("a number of seconds (0 or more)")
 _WEIGHT = _finite("a weight (a finite number, 0 or more)")
 
 
-def _root(path: Path) -> Path:
-    root = path.expanduser()
-    if not root.is_dir():
-        raise NotFoundError(f"{root} is not a directory")
-    return root.resolve()
+def _project(cs: ClientSettings, path: Path, purpose: Purpose, *, say: bool = True) -> Scope:
+    """The project a command works on for the PATH it was given: lgrep_core.scope.project_for, the
+    one rule for every command (and for the MCP server and the daemon), with the command's purpose.
+    What it tells the user (a folder answered by the project around it) is said on stderr, unless
+    the application API says it itself (`say=False`: a search)."""
+    from lgrep_core.scope import Purpose, project_for
 
-
-def _scope(cs: ClientSettings, folder: Path, doing: str) -> Path:
-    """The project a folder belongs to (lgrep_core.scope.resolve_project), said on stderr when it is
-    not the folder itself."""
-    from lgrep_core.scope import resolve_project
-
-    scope = resolve_project(Path(cs.cache_dir), folder)
-    if scope.within:
-        _note(scope.inside(folder, doing))
-    return scope.project
+    store = settings_for(None).versions.store if purpose is Purpose.RELEASES else ""
+    scope = project_for(Path(cs.cache_dir), path, purpose, versions_store=store)
+    if say and scope.note:
+        _note(scope.note)
+    return scope
 
 
 def _stdin_query() -> str:
@@ -105,15 +102,6 @@ def _stdin_query() -> str:
             "and whole files"
         )
     return text
-
-
-def _release_root(cs: ClientSettings, path: Path) -> Path:
-    """The repository a release command names. With versions on object storage (versions.store) the
-    folder need not exist here: its name picks the repository's folder in the store."""
-    given = path.expanduser()
-    if not given.is_dir() and settings_for(None).versions.store.startswith(("s3://", "gs://", "az://")):
-        return given.absolute()
-    return _root(path)
 
 
 _note = note
@@ -215,16 +203,17 @@ def index(
     Ctrl-C stops waiting and cancels the daemon's run unless another command waits for it too (a
     --no-wait run goes on in the background); --cancel cancels the daemon's runs of the project from
     any terminal. A cancelled run keeps what it committed: the next `lgrep index` goes on from there."""
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import index_summary_json
     from lgrep_core.storage.layout import project_dir
 
     from . import output
 
-    root = _root(path) if tags else _scope(cs, _root(path), "indexing")
     if cancel:
         if force or no_wait or show_plan or tags or vectors_only:
             raise click.UsageError("--cancel goes alone (with PATH)")
-        return _cancel_index(cs, root, no_daemon=no_daemon)
+        return _cancel_index(cs, _project(cs, path, Purpose.CANCEL).project, no_daemon=no_daemon)
+    root = _project(cs, path, Purpose.TAGS if tags else Purpose.INDEX).project
     settings = settings_for(root)
     if tag_patterns and not tags:
         raise click.UsageError("--tag-pattern goes with --tags")
@@ -438,6 +427,7 @@ def search(
     folder) is a project or a folder in one; several PATHs search several projects and answer with
     one ranking, each result naming its project."""
     from lgrep_core.models import ContentType, SearchRequest, SearchType
+    from lgrep_core.scope import Purpose
 
     from . import output
 
@@ -448,8 +438,10 @@ def search(
     if query == "-":
         query = _stdin_query()
     path = paths[0] if paths else Path()
-    folder = _release_root(cs, path) if component else _root(path)
-    folders = [folder, *(_root(p) for p in paths[1:])]
+    # The folders named: the application API keeps each search to its folder and says which
+    # project answered it.
+    folder = _project(cs, path, Purpose.RELEASES if component else Purpose.SEARCH, say=False).folder
+    folders = [folder, *(_project(cs, p, Purpose.SEARCH, say=False).folder for p in paths[1:])]
     request = SearchRequest(
         query=query,
         project_root=str(folder),
@@ -480,15 +472,6 @@ def search(
 
 # ------------------------------------------------------------------------- file, symbol, related
 # The MCP tools lgrep_get_file, lgrep_find_symbol and lgrep_find_related, as commands.
-
-
-def _project_of(cs: ClientSettings, target: Path, project: Path | None) -> Path:
-    """The project a file belongs to: `--project`, else lgrep_core.scope.project_of_file."""
-    if project is not None:
-        return _root(project)
-    from lgrep_core.scope import project_of_file
-
-    return project_of_file(Path(cs.cache_dir), target)
 
 
 def _lines(text: str | None) -> tuple[int, int]:
@@ -522,6 +505,7 @@ def file_command(
 ) -> int:
     """Print lines of an indexed file as it is on disk now (secrets redacted as in the index), or,
     with --component, as it is in a released version (FILE is then relative to the repository)."""
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import file_slice_json
 
     from .output import printable
@@ -530,14 +514,14 @@ def file_command(
         raise click.UsageError("--version needs --component (lgrep components lists them)")
     start, end = _lines(lines)
     if component:
-        root = _release_root(cs, project or Path())
+        root = _project(cs, project or Path(), Purpose.RELEASES).project
         with make_app(cs, no_daemon=no_daemon, start=True) as app:
             piece = app.engine.get_file(
                 root, file.as_posix(), start, end, component=component, version=version_spec or ""
             )
     else:
         target = file.expanduser().absolute()
-        root = _project_of(cs, target, project)
+        root = _project(cs, target if project is None else project, Purpose.FILE).project
         with make_app(cs, no_daemon=no_daemon, start=True) as app:
             piece = app.engine.get_file(root, target, start, end)
     if as_json:
@@ -576,16 +560,18 @@ def files(
     no_daemon: bool,
 ) -> int:
     """List the files of a project's index (or of a released version), with language and size."""
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import file_list_json
 
     from .output import printable
 
     if version_spec and not component:
         raise click.UsageError("--version needs --component (lgrep components lists them)")
-    root = _release_root(cs, path) if component else _root(path)
+    scope = _project(cs, path, Purpose.RELEASES if component else Purpose.FILES)
+    root = scope.project
     with make_app(cs, no_daemon=no_daemon, start=True) as app:
         listed = app.engine.list_files(
-            root,
+            scope.folder,  # the engine keeps the list to the folder named
             path_glob=path_glob,
             languages=lang,
             limit=limit,
@@ -611,11 +597,12 @@ def files(
 @click.pass_obj
 def components(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -> int:
     """List the components of a repository's indexed releases (lgrep index --tags), with version counts."""
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import component_json
 
     from .output import printable
 
-    root = _release_root(cs, path)
+    root = _project(cs, path, Purpose.RELEASES).project
     with make_app(cs, no_daemon=no_daemon, start=True) as app:
         found = app.engine.list_components(root)
     if as_json:
@@ -635,11 +622,12 @@ def components(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -
 @click.pass_obj
 def versions(cs: ClientSettings, component: str, path: Path, as_json: bool, no_daemon: bool) -> int:
     """List the indexed versions of a component, newest first."""
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import release_json
 
     from .output import printable
 
-    root = _release_root(cs, path)
+    root = _project(cs, path, Purpose.RELEASES).project
     with make_app(cs, no_daemon=no_daemon, start=True) as app:
         found = app.engine.list_versions(root, component)
     if as_json:
@@ -666,17 +654,20 @@ def symbol(
     """Where a symbol is defined (exact names first, then typo-tolerant matches: getUsrByld)."""
     from lgrep_core.errors import InvalidRequestError
     from lgrep_core.models import ChunkKind
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import symbol_match_json
 
     from .output import printable
 
-    root = _root(path)
     try:
         kinds = (ChunkKind(kind),) if kind else ()
     except ValueError:
         raise InvalidRequestError(f"unknown kind {kind!r}; one of {', '.join(k.value for k in ChunkKind)}") from None
+    scope = _project(cs, path, Purpose.SYMBOL)
+    root = scope.project
     with make_app(cs, no_daemon=no_daemon, start=True) as app:
-        matches = app.engine.find_symbol(root, name, kinds=kinds, limit=limit)
+        # The engine keeps the lookup to the folder named (the project's index answers it).
+        matches = app.engine.find_symbol(scope.folder, name, kinds=kinds, limit=limit)
     if as_json:
         payload = {"project_root": str(root), "query": name, "matches": [symbol_match_json(m) for m in matches]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -707,12 +698,13 @@ def related(
 ) -> int:
     """Code related to a place: the chunks nearest by meaning to the one spanning LINE of FILE."""
     from lgrep_core.models import SearchResponse
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import location_json, related_json
 
     from . import output
 
     target = file.expanduser().absolute()
-    root = _project_of(cs, target, project)
+    root = _project(cs, target if project is None else project, Purpose.FILE).project
     with make_app(cs, no_daemon=no_daemon, start=True) as app:
         result = app.engine.find_related(root, target, line, limit=limit)
     if as_json:
@@ -734,12 +726,13 @@ def related(
 def skeleton(cs: ClientSettings, file: Path, project: Path | None, as_json: bool, no_daemon: bool) -> int:
     """A file's structure: imports and signatures with their docstrings' first lines, bodies elided
     (each `⋯ N lines (Lstart-end)` says which lines to read for it). Built from the file as it is now."""
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import skeleton_json
 
     from .output import printable
 
     target = file.expanduser().absolute()
-    root = _project_of(cs, target, project)
+    root = _project(cs, target if project is None else project, Purpose.FILE).project
     with make_app(cs, no_daemon=no_daemon, start=True) as app:
         result = app.engine.skeleton(root, target)
     if as_json:
@@ -787,18 +780,20 @@ def trace(
     project at PATH. Each edge says how it was resolved: import, local, or name (names only; several
     definitions are listed, never guessed)."""
     from lgrep_core.models import TraceDirection
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import trace_json
 
     from .output import print_trace
 
-    root = _root(path)
+    scope = _project(cs, path, Purpose.TRACE)
+    root = scope.project
     target = ""
     if in_file:
         where = Path(in_file).expanduser()
         target = str(where.absolute()) if where.is_absolute() or where.exists() else in_file
     with make_app(cs, no_daemon=no_daemon, start=True) as app:
         result = app.engine.trace(
-            root,
+            scope.folder,  # a relative --in is relative to the folder named, as before
             symbol,
             path=target,
             depth=depth,
@@ -824,9 +819,11 @@ def trace(
 @click.pass_obj
 def status(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -> int:
     """What the index of a project holds and how fresh it is (a folder inside a project: that project's)."""
+    from lgrep_core.scope import Purpose
+
     from . import output
 
-    root = _scope(cs, _root(path), "showing")
+    root = _project(cs, path, Purpose.STATUS).project
     with make_app(cs, no_daemon=no_daemon, start=False) as app:
         result = app.engine.status(root)
     output.print_status(result, as_json=as_json)
@@ -842,12 +839,13 @@ def stats(cs: ClientSettings, path: Path | None, as_json: bool) -> int:
     returned, the tokens of the whole files their results come from, and the difference (every
     project, or PATH's). Measured by the MCP server on each answer; counts only, never queries."""
     from lgrep_core.receipts import ReceiptLedger
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import receipts_json
 
     from . import output
 
     ledger = ReceiptLedger(Path(cs.cache_dir))
-    found = ledger.read(None if path is None else _scope(cs, _root(path), "showing"))
+    found = ledger.read(None if path is None else _project(cs, path, Purpose.STATS).project)
     answer = receipts_json(found.projects, found.notes)
     if as_json:
         print(json.dumps(answer, indent=2))
@@ -861,12 +859,14 @@ def stats(cs: ClientSettings, path: Path | None, as_json: bool) -> int:
 @no_daemon_option
 @click.pass_obj
 def clean(cs: ClientSettings, path: Path, no_daemon: bool) -> int:
-    """Delete the index of a project."""
+    """Delete the index of a project (a folder's own: a folder inside another project's index is
+    refused, naming the project to clean instead)."""
+    from lgrep_core.scope import Purpose
     from lgrep_core.storage.layout import project_dir
 
     from .output import printable
 
-    root = path.expanduser().resolve()
+    root = _project(cs, path, Purpose.CLEAN).project
     folder = project_dir(cs.cache_dir, root)
     if not folder.exists():
         print(f"no index for {printable(str(root))}", file=sys.stderr)
@@ -887,11 +887,12 @@ def clean(cs: ClientSettings, path: Path, no_daemon: bool) -> int:
 def watch(cs: ClientSettings, path: Path, as_json: bool) -> int:
     """Keep a project's index fresh as its files change (the daemon watches it). A folder inside an
     indexed or watched project is watched as part of that project."""
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import watch_json
 
     from .output import printable
 
-    root = _scope(cs, _root(path), "watching")
+    root = _project(cs, path, Purpose.WATCH).project
     with make_app(cs, no_daemon=False, start=True) as app:
         result = app.engine.watch(root)
     if as_json:
@@ -907,12 +908,14 @@ def watch(cs: ClientSettings, path: Path, as_json: bool) -> int:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.pass_obj
 def unwatch(cs: ClientSettings, path: Path, as_json: bool) -> int:
-    """Stop watching a project."""
+    """Stop watching a project (a folder inside a watched project: that project, as `lgrep watch`
+    names it)."""
+    from lgrep_core.scope import Purpose
     from lgrep_core.serialize import unwatch_json
 
     from .output import printable
 
-    root = path.expanduser().resolve()
+    root = _project(cs, path, Purpose.UNWATCH).project
     with make_app(cs, no_daemon=False, start=False) as app:
         was = app.engine.unwatch(root)
     if as_json:
@@ -1063,12 +1066,14 @@ def config() -> None:
 @config.command("show")
 @click.argument("path", default=".", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True)
-def config_show(path: Path, as_json: bool) -> int:
-    """Print the effective settings and where each came from."""
+@click.pass_obj
+def config_show(cs: ClientSettings, path: Path, as_json: bool) -> int:
+    """Print the effective settings of the project at PATH (a folder inside a project: that
+    project's) and where each came from."""
     from lgrep_core.config import load_settings
+    from lgrep_core.scope import Purpose
 
-    root = path.expanduser()
-    loaded = load_settings(root.resolve() if root.is_dir() else None)
+    loaded = load_settings(_project(cs, path, Purpose.CONFIG).project)
     rows = loaded.effective()
     if as_json:
         shown = {

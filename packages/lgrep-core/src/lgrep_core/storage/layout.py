@@ -17,7 +17,6 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,9 +36,9 @@ __all__ = [
     "generations",
     "index_state",
     "is_generation_name",
+    "is_remote_location",
     "not_ready_error",
     "project_dir",
-    "project_for",
     "read_meta_file",
     "read_pointer",
     "writer_pid",
@@ -77,14 +76,10 @@ def project_dir(cache_dir: Path, root: Path) -> Path:
     return cache_dir / digest[:12]
 
 
-def project_for(cache_dir: Path, folder: Path, watched: Collection[Path] = ()) -> Path:
-    """The project a folder (absolute, resolved) belongs to: itself when it has an index (or is
-    `watched`), else the nearest folder above it that has one (or is watched), else itself (a new
-    project). A folder inside an indexed project is part of that index, not a second one."""
-    for candidate in (folder, *folder.parents):
-        if candidate in watched or index_state(project_dir(cache_dir, candidate)) is not ProjectState.ABSENT:
-            return candidate
-    return folder
+def is_remote_location(location: str) -> bool:
+    """Whether a store location (the `versions.store` setting) is on object storage (s3://, gs://,
+    az://...), not a local folder (a path, or file://)."""
+    return "://" in location and not location.startswith("file://")
 
 
 def is_generation_name(name: str) -> bool:

@@ -36,7 +36,7 @@ import numpy as np
 
 from lgrep_core.errors import IndexMismatchError, LgrepError, NotFoundError, StorageError
 from lgrep_core.storage.engine import col, connect, pyarrow
-from lgrep_core.storage.layout import disk_full_error, project_dir
+from lgrep_core.storage.layout import disk_full_error, is_remote_location, project_dir
 from lgrep_core.storage.schema import IndexIdentity
 
 __all__ = [
@@ -63,10 +63,6 @@ def blob_key(blob_sha: str, path: str) -> str:
     language and names the file's anchor chunk. A file moved to another folder keeps its key."""
     name = path.rsplit("/", 1)[-1]
     return hashlib.sha256(f"{blob_sha}\x00{name}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
-
-
-def is_remote_location(location: str) -> bool:
-    return "://" in location and not location.startswith("file://")
 
 
 def repository_name(root: Path) -> str:

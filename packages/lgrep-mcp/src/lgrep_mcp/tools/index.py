@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from lgrep_core.models import IndexSummary, ProjectStatus
+from lgrep_core.scope import Purpose
 from lgrep_core.serialize import (
     index_progress_json,
     index_summary_json,
@@ -48,7 +49,7 @@ class IndexTools(Unit):
         until the project is searchable by words and names, at most `wait` seconds (progress is
         reported meanwhile); a longer first index goes on in the lgrep daemon and the answer says
         how far it is (lgrep_status follows it). Vectors are filled in behind either way."""
-        project = self.app.project(path)
+        project = self.app.project(path, Purpose.INDEX)
         outcome = await index_for(self.app, project, ctx, force=force, wait_s=wait)
         data: dict[str, Any] = {"project_root": str(project), "done": isinstance(outcome, IndexSummary)}
         if isinstance(outcome, IndexSummary):
@@ -65,7 +66,7 @@ class IndexTools(Unit):
         """Where the project's index stands: files, chunks, vectors still pending, model, when it
         was last indexed, whether it is watched, and how many files changed since (stale); with a
         cloud embedding provider, what it has cost and any spend warnings (tell the user)."""
-        project = self.app.project(path)
+        project = self.app.project(path, Purpose.STATUS)
         return self.app.plain(StatusAnswer, status_answer(self.app.engine.status(project)))
 
     @tool_errors
@@ -74,7 +75,7 @@ class IndexTools(Unit):
         needed: while this server runs, the daemon already keeps an indexed project fresh (a saved
         file is searchable within ~2 s; lgrep_status says `watched`). One watcher per project
         however many agents ask."""
-        project = self.app.project(path)
+        project = self.app.project(path, Purpose.WATCH)
         result = self.app.engine.watch(project)
         return self.app.plain(WatchAnswer, watch_json(result, root=str(project)))
 
@@ -83,7 +84,7 @@ class IndexTools(Unit):
         """Stop keeping the project's index fresh, for every agent and session, until it is
         watched again (lgrep_watch_start, `lgrep watch`): as `lgrep unwatch` does. Searches still
         catch a branch switch; files saved meanwhile show as `stale` in results."""
-        project = self.app.project(path)
+        project = self.app.project(path, Purpose.UNWATCH)
         return self.app.plain(UnwatchAnswer, unwatch_json(self.app.engine.unwatch(project), root=str(project)))
 
 
