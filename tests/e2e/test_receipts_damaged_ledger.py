@@ -12,8 +12,8 @@ from typing import Any
 
 import anyio
 import pytest
-from lgrep_core.models import FileSlice
 from lgrep_core.receipts import ReceiptLedger
+from lgrep_core.testing.fakes import DiskEngine
 from lgrep_mcp.roots import AllowedRoots
 from lgrep_mcp.server import build_server
 from mcp.client.client import Client
@@ -32,18 +32,6 @@ JUNK = [
     ),
     pytest.param("{not json", id="not-json"),
 ]
-
-
-class DiskEngine:
-    """The engine call lgrep_get_file makes: a file's lines as they are on disk."""
-
-    def get_file(self, project: Path, path: str, start_line: int = 0, end_line: int = 0, **_: Any) -> FileSlice:
-        text = (Path(project) / path).read_text()
-        lines = len(text.splitlines())
-        return FileSlice(str(path), "python", text, 1, lines, lines)
-
-    def close(self) -> None:
-        return None
 
 
 @pytest.mark.parametrize("junk", JUNK)

@@ -10,8 +10,8 @@ from typing import Any
 
 import anyio
 import pytest
-from lgrep_core.models import FileSlice
 from lgrep_core.receipts import ReceiptLedger
+from lgrep_core.testing.fakes import DiskEngine
 from lgrep_mcp.budget import TokenCounter
 from lgrep_mcp.receipts import FileTokens
 from lgrep_mcp.roots import AllowedRoots
@@ -49,18 +49,6 @@ def test_a_changed_file_is_counted_again(tmp_path: Path) -> None:
         COUNTER.count("one two three four five six\n"),
     )
     assert first == (1, COUNTER.count("one\n"))
-
-
-class DiskEngine:
-    """The engine call lgrep_get_file makes: a file's lines as they are on disk."""
-
-    def get_file(self, project: Path, path: str, start_line: int = 0, end_line: int = 0, **_: Any) -> FileSlice:
-        text = (Path(project) / path).read_text()
-        lines = len(text.splitlines())
-        return FileSlice(str(path), "python", text, 1, lines, lines)
-
-    def close(self) -> None:
-        return None
 
 
 def test_a_ledger_that_fails_in_any_way_never_fails_the_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

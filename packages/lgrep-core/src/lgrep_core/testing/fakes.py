@@ -7,13 +7,16 @@ import math
 import re
 import threading
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from lgrep_core.embeddings.base import Attempt, AttemptObserver, Vectors
+from lgrep_core.models import FileSlice
 from lgrep_core.text import identifier_parts
 
-__all__ = ["FakeEmbedder", "FakeRemoteEmbedder"]
+__all__ = ["DiskEngine", "FakeEmbedder", "FakeRemoteEmbedder"]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BILLED_TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -141,3 +144,16 @@ class FakeRemoteEmbedder:
     def _receive(self, kind: str, texts: Sequence[str]) -> None:
         with self._lock:
             self.received.extend((kind, t) for t in texts)
+
+
+class DiskEngine:
+    """The one engine call `lgrep_get_file` makes, answered from disk with no index: a file's lines as
+    they are now (for tests of what the MCP server does around a call, such as receipts)."""
+
+    def get_file(self, project: Path, path: str, start_line: int = 0, end_line: int = 0, **_: Any) -> FileSlice:
+        text = (Path(project) / path).read_text()
+        lines = len(text.splitlines())
+        return FileSlice(str(path), "python", text, 1, lines, lines)
+
+    def close(self) -> None:
+        return None
