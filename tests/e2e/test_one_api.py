@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from lgrep_core.client import LgrepClient
 from lgrep_core.models import SearchRequest
 from mcp import ClientSession
@@ -30,6 +31,7 @@ def _without_timings(payload: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in payload.items() if k != "timings_ms"}, indent=2, sort_keys=True)
 
 
+@pytest.mark.slow  # starts a daemon
 def test_a_subfolder_is_answered_by_its_project_in_every_shell(daemon, mini_repo: Path) -> None:
     root = mini_repo.resolve()
     daemon.lgrep("index", "-q", str(root))
@@ -75,6 +77,7 @@ async def _mcp(daemon, project: Path, steps) -> Any:  # type: ignore[no-untyped-
         return await steps(session)
 
 
+@pytest.mark.slow  # starts a daemon
 def test_the_same_request_gives_the_same_json_through_the_daemon_and_in_process(daemon, mini_repo: Path) -> None:
     """The commands run in this process (a real daemon answers over its socket): the test is about
     what they answer, not about starting them."""
