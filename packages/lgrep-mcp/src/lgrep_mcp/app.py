@@ -46,7 +46,7 @@ class App:
 
     @property
     def engine(self) -> Engine:
-        """The daemon (lgrep_core.daemon_engine.DaemonEngine), for calls with no policy of their own."""
+        """The daemon (lgrep_mcp.daemon_engine.DaemonEngine), for calls with no policy of their own."""
         return self.lgrep.engine
 
     def root_scope(self, root: Path | None = None, purpose: Purpose = Purpose.SEARCH) -> Scope:

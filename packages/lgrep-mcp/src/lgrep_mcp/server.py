@@ -3,7 +3,7 @@
 It imports no storage, model or index code (import-linter keeps it so): it starts in well under a
 second, connects to the daemon on the first tool call (starting it when none runs, like the CLI)
 and forwards each call over gRPC. While it runs it holds a watch lease on its projects with the
-daemon (lgrep_core.leases), so they stay fresh without the agent asking. Paths are checked against
+daemon (lgrep_mcp.leases), so they stay fresh without the agent asking. Paths are checked against
 the allowed roots before anything is sent (`roots.py`). Every failure reaches the agent as a tool
 error with lgrep's own message; logs go to stderr, since a stdio server's stdout carries only
 protocol frames.
@@ -27,12 +27,13 @@ from typing import Any
 
 from lgrep_core.api import Engine, Lgrep
 from lgrep_core.cli_support import terminal_safe
-from lgrep_core.daemon_engine import DaemonEngine
 from lgrep_core.errors import LgrepError
-from lgrep_core.leases import WatchLeases, lease_ttl_s, leases_wanted
 from lgrep_core.receipts import ReceiptLedger
 from mcp.server.mcpserver import MCPServer
 from mcp.types import Tool, ToolAnnotations
+
+from lgrep_mcp.daemon_engine import DaemonEngine
+from lgrep_mcp.leases import WatchLeases, lease_ttl_s, leases_wanted
 
 from .app import App
 from .budget import TokenCounter

@@ -1,6 +1,6 @@
 """lgrep_index, lgrep_status, lgrep_watch_start and lgrep_watch_stop: a project's index, built,
 described and kept fresh (the server keeps its projects fresh by itself while it runs, through a
-watch lease: lgrep_core.leases; the watch tools are for outliving it, or stopping)."""
+watch lease: lgrep_mcp.leases; the watch tools are for outliving it, or stopping)."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ class DaemonEngine:
     ) -> None:
         """`settings` gives the client settings when the first call connects (default: the user's,
         lgrep_core.endpoints.client_settings). `on_connect` is told each time a connection is made
-        (the daemon may be a new one: lgrep_core.leases takes its watch leases again at once)."""
+        (the daemon may be a new one: lgrep_mcp.leases takes its watch leases again at once)."""
         self._settings = settings
         self._on_connect = on_connect
         self._client: LgrepClient | None = None

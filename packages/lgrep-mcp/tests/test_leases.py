@@ -1,4 +1,4 @@
-"""What an MCP server's environment says about its watch leases (lgrep_core.leases): the ttl it
+"""What an MCP server's environment says about its watch leases (lgrep_mcp.leases): the ttl it
 asks for and whether it holds any (ADR 0024), and how it takes a lease the daemon refuses."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from lgrep_core.errors import InvalidRequestError
-from lgrep_core.leases import DEFAULT_TTL_S, TTL_ENV, WATCH_ENV, WatchLeases, lease_ttl_s, leases_wanted
 from lgrep_core.models import WatchLease
+from lgrep_mcp.leases import DEFAULT_TTL_S, TTL_ENV, WATCH_ENV, WatchLeases, lease_ttl_s, leases_wanted
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,7 @@ def test_a_refused_lease_is_logged_once_and_the_others_are_renewed(
     client = _Refusing(refused=b)
     leases = WatchLeases([a, b], ttl_s=9)
     monkeypatch.setattr(leases, "_connected", lambda: client)
-    with caplog.at_level(logging.DEBUG, logger="lgrep_core.leases"):
+    with caplog.at_level(logging.DEBUG, logger="lgrep_mcp.leases"):
         leases.renew()
         leases.renew()
     assert set(leases.granted) == {a} and client.calls == [a, b, a, b]
