@@ -34,7 +34,7 @@ def _ledger_class(module: str | None) -> Any:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="receipts recorded from many client names, timed")
     parser.add_argument("records", type=int)
     parser.add_argument("--module", help="a receipts.py to load ReceiptLedger from")
     args = parser.parse_args()
