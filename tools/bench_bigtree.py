@@ -39,7 +39,7 @@ def _cli(daemon: Daemon, *args: str) -> tuple[float, subprocess.CompletedProcess
 
 def run(args: argparse.Namespace) -> dict[str, object]:
     from lgrep_core.errors import IndexingError
-    from lgrep_core.models import IndexPhase, IndexProgress, IndexSummary
+    from lgrep_core.models import IndexPhase, IndexProgress, IndexProjectRequest, IndexSummary
 
     repo = args.repo.resolve()
     daemon = Daemon(args.models, args.cache)
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         daemon.start()
         t0 = time.monotonic()
         with daemon.client() as client:
-            stream = client.index(repo)
+            stream = client.index(IndexProjectRequest(str(repo)))
             last_sample = 0.0
             searchable_at: float | None = None
             summary: IndexSummary | None = None

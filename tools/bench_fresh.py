@@ -102,17 +102,17 @@ def bench_search(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
         request = SearchRequest(
             "feature_handler_3_2 handle request", project_root=str(repo), search_type=SearchType.BM25
         )
-        client.search(request)  # the snapshot loaded
+        client.call(request)  # the snapshot loaded
         quiet = []
         for _ in range(runs):
             t0 = time.perf_counter()
-            client.search(request)
+            client.call(request)
             quiet.append(time.perf_counter() - t0)
         switched = []
         for n in range(runs):
             _git(repo, "checkout", "-q", "feature" if n % 2 == 0 else "main")
             t0 = time.perf_counter()
-            response = client.search(request)
+            response = client.call(request)
             switched.append(time.perf_counter() - t0)
             top = response.results[0].path if response.results else ""
             if n % 2 == 0:  # on the feature branch: its version of the file answers
@@ -123,7 +123,7 @@ def bench_search(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
 
 
 def bench_lease(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
-    from lgrep_core.models import SearchRequest, SearchType
+    from lgrep_core.models import SearchRequest, SearchType, StatusRequest
 
     env = {**daemon.env, "LGREP_MCP_LEASE_TTL_S": "30"}
     proc = subprocess.Popen(
@@ -137,7 +137,7 @@ def bench_lease(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
     try:
         with daemon.client() as client:
             t0 = time.perf_counter()
-            while not client.status(repo).watched:
+            while not client.call(StatusRequest(str(repo))).watched:
                 if time.perf_counter() - t0 > 60:
                     raise SystemExit("the MCP server's lease never made the daemon watch the project")
                 time.sleep(0.02)
@@ -148,7 +148,7 @@ def bench_lease(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
                 (repo / f"edit_{n}.py").write_text(f"def {name}():\n    return {n}\n")
                 t0 = time.perf_counter()
                 request = SearchRequest(name, project_root=str(repo), search_type=SearchType.BM25, limit=3)
-                while not any(h.path == f"edit_{n}.py" for h in client.search(request).results):
+                while not any(h.path == f"edit_{n}.py" for h in client.call(request).results):
                     if time.perf_counter() - t0 > 30:
                         raise SystemExit(f"edit {n} was never searchable")
                     time.sleep(0.02)
@@ -172,8 +172,10 @@ def main() -> None:
     daemon = Daemon(args.models)
     try:
         daemon.start()
+        from lgrep_core.models import IndexProjectRequest
+
         with daemon.client() as client:
-            for _event in client.index(repo, wait_vectors=True):
+            for _event in client.index(IndexProjectRequest(str(repo), wait_for_vectors=True)):
                 pass
         out: dict[str, object] = {"files": args.files, "switch": args.switch}
         out["check"] = bench_check(repo, daemon.cache)

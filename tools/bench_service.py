@@ -136,12 +136,12 @@ class Daemon:
 
 
 def _index(daemon: Daemon, repo: Path) -> dict[str, float]:
-    from lgrep_core.models import IndexSummary
+    from lgrep_core.models import IndexProjectRequest, IndexSummary
 
     t0 = time.perf_counter()
     with daemon.client() as client:
         summary = None
-        for event in client.index(repo):
+        for event in client.index(IndexProjectRequest(str(repo))):
             if isinstance(event, IndexSummary):
                 summary = event
     assert summary is not None
@@ -196,7 +196,7 @@ def _client_worker(socket: str, root: str, queries: list[str], seconds: float, t
             query = rng.choice(queries)
             t0 = time.perf_counter()
             try:
-                client.search(SearchRequest(query, project_root=root, limit=10))
+                client.call(SearchRequest(query, project_root=root, limit=10))
                 latencies.append((time.perf_counter() - t0) * 1000)
             except LgrepError as exc:
                 errors.append(exc.message[:200])
@@ -206,7 +206,7 @@ def _client_worker(socket: str, root: str, queries: list[str], seconds: float, t
 
 
 def cmd_load(args: argparse.Namespace) -> dict[str, object]:
-    from lgrep_core.models import SearchRequest, SearchType
+    from lgrep_core.models import IndexProjectRequest, SearchRequest, SearchType, WatchProjectRequest
 
     repo = args.repo.resolve()
     # The editor writes into a copy, never into the source; with --cache the copy keeps its path, so
@@ -222,11 +222,11 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
         indexed = _index(daemon, work)
         queries = _queries(work, 300)
         with daemon.client() as client:
-            client.watch(work)
+            client.call(WatchProjectRequest(str(work)))
             # The clients measure a warm daemon: the project's first query loads its snapshot (timed
             # here, and by the memory and latency modes), which would otherwise be the p99.
             t0 = time.perf_counter()
-            client.search(SearchRequest(queries[0], project_root=str(work), limit=10))
+            client.call(SearchRequest(queries[0], project_root=str(work), limit=10))
             first_query_s = time.perf_counter() - t0
         edit_files = sorted(p for p in work.rglob("*") if p.suffix in {".kt", ".py", ".go", ".rs", ".ts", ".java"})[:50]
         if not edit_files:
@@ -250,7 +250,7 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
                     tmp.replace(target)  # an editor's atomic save
                     seen = None
                     while time.perf_counter() - saved < 30:
-                        r = checker.search(
+                        r = checker.call(
                             SearchRequest(token, project_root=str(work), search_type=SearchType.BM25, limit=1)
                         )
                         if seen is None and r.results and r.results[0].path.endswith(target.name):
@@ -275,7 +275,7 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
             events = 0
             t_stream = time.perf_counter()
             with daemon.client() as streamer:
-                stream = streamer.index(args.stream_index.resolve(), force=True)
+                stream = streamer.index(IndexProjectRequest(str(args.stream_index.resolve()), force=True))
                 for event in stream:
                     events += isinstance(event, IndexProgress)
                     if stop.is_set():
@@ -403,10 +403,10 @@ def cmd_latency(args: argparse.Namespace) -> dict[str, object]:
         server_ms: list[float] = []
         with daemon.client() as client:
             for q in queries[:20]:
-                client.search(SearchRequest(q, project_root=str(repo)))
+                client.call(SearchRequest(q, project_root=str(repo)))
             for q in queries:
                 t0 = time.perf_counter()
-                r = client.search(SearchRequest(q, project_root=str(repo)))
+                r = client.call(SearchRequest(q, project_root=str(repo)))
                 grpc_ms.append((time.perf_counter() - t0) * 1000)
                 server_ms.append(r.timings_ms.get("total_ms", 0.0))
         commands = {"lgrep": [str(BIN / "lgrep")]}
@@ -437,7 +437,7 @@ def cmd_latency(args: argparse.Namespace) -> dict[str, object]:
 
 
 def cmd_memory(args: argparse.Namespace) -> dict[str, object]:
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.models import ListProjectsRequest, SearchRequest
 
     repo = args.repo.resolve()
     daemon = Daemon(args.models, args.cache)
@@ -457,13 +457,13 @@ def cmd_memory(args: argparse.Namespace) -> dict[str, object]:
         with daemon.client() as client:
             asked = _queries(repo, 20 + args.long_use)
             for q in asked[:20]:
-                client.search(SearchRequest(q, project_root=str(repo)))
+                client.call(SearchRequest(q, project_root=str(repo)))
             warm = daemon.rss_mb()
             warm_parts = daemon.rss_parts_mb()
-            resident = client.list_projects()
+            resident = client.call(ListProjectsRequest())
             # An agent's day: many more questions, most naming things not asked about before.
             for q in asked[20:]:
-                client.search(SearchRequest(q, project_root=str(repo)))
+                client.call(SearchRequest(q, project_root=str(repo)))
             used = daemon.rss_mb()
             used_parts = daemon.rss_parts_mb()
         return {
@@ -504,7 +504,7 @@ def cmd_beside(args: argparse.Namespace) -> dict[str, object]:
             i = 0
             while time.monotonic() < deadline:
                 t0 = time.perf_counter()
-                client.search(SearchRequest(queries[i % len(queries)], project_root=str(repo)))
+                client.call(SearchRequest(queries[i % len(queries)], project_root=str(repo)))
                 out.append((time.perf_counter() - t0) * 1000)
                 i += 1
             return out
@@ -544,7 +544,7 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def cmd_soak(args: argparse.Namespace) -> dict[str, object]:
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.models import ListProjectsRequest, SearchRequest
 
     work = Path(tempfile.mkdtemp(prefix="lgsoak-", dir="/tmp"))
     projects: list[tuple[Path, list[str]]] = []
@@ -584,7 +584,7 @@ def cmd_soak(args: argparse.Namespace) -> dict[str, object]:
                     queries = queries or _queries(clone, 5)
                     with daemon.client() as client:
                         for q in queries:
-                            client.search(SearchRequest(q, project_root=str(clone)))
+                            client.call(SearchRequest(q, project_root=str(clone)))
                     end = time.monotonic() - t0
                     time.sleep(2.0)
                     during = [r for t, r in samples if start <= t <= end] or [daemon.rss_mb()[0]]
@@ -601,7 +601,7 @@ def cmd_soak(args: argparse.Namespace) -> dict[str, object]:
                     print(json.dumps(jobs[-1]), file=sys.stderr, flush=True)
         first_round = jobs[: len(jobs) // args.rounds]
         with daemon.client() as client:
-            resident = [p.project_root for p in client.list_projects() if p.resident]
+            resident = [p.project_root for p in client.call(ListProjectsRequest()) if p.resident]
         return {
             "projects": [c.name for c, _ in projects],
             "commits_each": args.commits,
@@ -624,7 +624,7 @@ def cmd_soak(args: argparse.Namespace) -> dict[str, object]:
 def cmd_resident(args: argparse.Namespace) -> dict[str, object]:
     """One daemon on a cache that already holds the projects' indexes (none is indexed here): each
     project in turn is searched, as an agent moving between projects does; RSS after each, settled."""
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.models import ListProjectsRequest, SearchRequest
 
     daemon = Daemon(args.models, args.cache)
     rows: list[dict[str, object]] = []
@@ -637,9 +637,9 @@ def cmd_resident(args: argparse.Namespace) -> dict[str, object]:
                 for repo in args.repo:
                     root = repo.resolve()
                     for q in _queries(root, 5):
-                        client.search(SearchRequest(q, project_root=str(root)))
+                        client.call(SearchRequest(q, project_root=str(root)))
                     time.sleep(2.0)
-                    resident = [p for p in client.list_projects() if p.resident]
+                    resident = [p for p in client.call(ListProjectsRequest()) if p.resident]
                     rows.append(
                         {
                             "project": root.name,

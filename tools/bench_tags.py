@@ -178,10 +178,10 @@ def _through_daemon(env: dict[str, str], repo: Path, tree: Path, component: str,
                 raise SystemExit("lgrep serve did not start")
             time.sleep(0.1)
         with LgrepClient.connect(socket_path=socket_dir / "s.sock") as client:
-            client.search(SearchRequest("warm the model", str(tree)))
+            client.call(SearchRequest("warm the model", str(tree)))
             return _compare(
-                lambda q: client.search(SearchRequest(q, str(repo), component=component, version=version)),
-                lambda q: client.search(SearchRequest(q, str(tree))),
+                lambda q: client.call(SearchRequest(q, str(repo), component=component, version=version)),
+                lambda q: client.call(SearchRequest(q, str(tree))),
                 rounds,
             )
     finally:

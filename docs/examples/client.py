@@ -34,7 +34,7 @@ def main() -> int:
         with LgrepClient.connect(socket_path=socket_path, timeout=30) as client:
             server = client.server_info()  # the handshake: same contract revision, or a clear error
             print(f"lgrep {server.version} (pid {server.pid}, model {server.embedding_model})", file=sys.stderr)
-            response = client.search(SearchRequest(query=args.query, project_root=args.root, limit=args.limit))
+            response = client.call(SearchRequest(query=args.query, project_root=args.root, limit=args.limit))
     except LgrepError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1

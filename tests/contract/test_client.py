@@ -14,15 +14,27 @@ from lgrep_core.client import LgrepClient
 from lgrep_core.models import (
     ChunkKind,
     FileChanges,
+    FindRelatedRequest,
+    FindSymbolRequest,
+    GetFileRequest,
     IndexPhase,
     IndexProgress,
+    IndexProjectRequest,
     IndexSummary,
     LineRange,
+    ListFilesRequest,
+    ListProjectsRequest,
     MatchType,
     ProjectState,
+    ReleaseWatchLeaseRequest,
+    RemoveProjectRequest,
     SearchRequest,
     SearchType,
     ServerRole,
+    StatusRequest,
+    UnwatchProjectRequest,
+    WatchLeaseRequest,
+    WatchProjectRequest,
 )
 from lgrep_core.testing.grpc_fakes import (
     BOOM_PATH,
@@ -83,7 +95,7 @@ def test_a_server_of_another_contract_revision_is_refused(
 
 
 def test_search_round_trip(lgrep_server: RunningServer, client: LgrepClient) -> None:
-    response = client.search(SearchRequest(query="where are tokens verified?", project_root="/p", limit=5))
+    response = client.call(SearchRequest(query="where are tokens verified?", project_root="/p", limit=5))
     assert [h.path for h in response.results] == ["src/auth.py", "src/session.py"]
     assert response.results[0].match == (MatchType.BM25, MatchType.VECTOR)
     assert response.timings_ms == {"total_ms": 3.5}
@@ -93,7 +105,7 @@ def test_search_round_trip(lgrep_server: RunningServer, client: LgrepClient) -> 
 
 
 def test_a_files_search_answers_with_files(lgrep_server: RunningServer, client: LgrepClient) -> None:
-    response = client.search(SearchRequest(query="verify", project_root="/p", limit=2, files=True))
+    response = client.call(SearchRequest(query="verify", project_root="/p", limit=2, files=True))
     assert not response.results
     assert [f.path for f in response.files] == ["src/auth.py", "src/session.py"]
     assert response.files[0].ranges[0] == LineRange(1, 4, "verify")
@@ -106,11 +118,11 @@ def test_a_server_that_ignores_files_is_named_not_believed(lgrep_server: Running
     the client says so, and what to do, rather than hand chunks on as if they were the files."""
     lgrep_server.fake.contract_revision = 7
     with pytest.raises(errors.ContractMismatchError) as caught:
-        client.search(SearchRequest(query="verify", project_root="/p", files=True))
+        client.call(SearchRequest(query="verify", project_root="/p", files=True))
     message = caught.value.message
     assert "answered a files search with chunks" in message and "contract revision 7" in message
     assert "need revision 8" in message and "start it again" in message
-    assert client.search(SearchRequest(query="verify", project_root="/p")).results  # chunk searches still work
+    assert client.call(SearchRequest(query="verify", project_root="/p")).results  # chunk searches still work
 
 
 def test_relative_roots_and_paths_are_resolved_by_the_client(
@@ -119,49 +131,51 @@ def test_relative_roots_and_paths_are_resolved_by_the_client(
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
-    client.search(SearchRequest(query="verify", project_root="project"))
-    client.get_file("project", project / "src" / "a.py")
+    client.call(SearchRequest(query="verify", project_root="project"))
+    client.call(GetFileRequest("project", str(project / "src" / "a.py")))
     (search,) = _seen(lgrep_server, "Search")
     (get_file,) = _seen(lgrep_server, "GetFile")
     assert search.project_root == str(project.resolve())  # type: ignore[attr-defined]
     assert (get_file.project_root, get_file.path) == (str(project.resolve()), "src/a.py")  # type: ignore[attr-defined]
     with pytest.raises(errors.InvalidRequestError, match="is not inside the project"):
-        client.get_file("project", tmp_path / "elsewhere.py")
+        client.call(GetFileRequest("project", str(tmp_path / "elsewhere.py")))
     with pytest.raises(errors.InvalidRequestError, match="project_root is empty"):
-        client.status("")
+        client.call(StatusRequest(""))
 
 
 def test_a_request_the_client_can_tell_is_wrong_never_leaves(lgrep_server: RunningServer, client: LgrepClient) -> None:
     with pytest.raises(errors.InvalidRequestError, match="query is empty"):
-        client.search(SearchRequest(query=" ", project_root="/p"))
+        client.call(SearchRequest(query=" ", project_root="/p"))
     with pytest.raises(errors.InvalidRequestError, match="inside the project root"):
-        client.get_file("/p", "../etc/passwd")
+        client.call(GetFileRequest("/p", "../etc/passwd"))
     with pytest.raises(errors.InvalidRequestError, match="line must be 1 or more"):
-        client.find_related("/p", "a.py", 0)
+        client.call(FindRelatedRequest("/p", "a.py", 0))
     with pytest.raises(errors.InvalidRequestError, match="debounce_ms"):
-        client.watch("/p", debounce_ms=-5)
+        client.call(WatchProjectRequest("/p", debounce_ms=-5))
     assert lgrep_server.fake.requests == []
 
 
 def test_get_file(client: LgrepClient) -> None:
-    whole = client.get_file("/p", "src/a.py")
+    whole = client.call(GetFileRequest("/p", "src/a.py"))
     assert (whole.start_line, whole.end_line, whole.total_lines, whole.stale) == (1, 10, 10, True)
-    part = client.get_file("/p", "src/a.py", 3, 4)
+    part = client.call(GetFileRequest("/p", "src/a.py", 3, 4))
     assert part.content == "line 3\nline 4\n"
     assert (part.path, part.language) == ("src/a.py", "python")
 
 
 def test_find_symbol(lgrep_server: RunningServer, client: LgrepClient) -> None:
-    matches = client.find_symbol("/p", "verify", kinds=[ChunkKind.FUNCTION], languages=["python"], path_glob="src/**")
+    matches = client.call(
+        FindSymbolRequest("/p", "verify", kinds=(ChunkKind.FUNCTION,), languages=("python",), path_glob="src/**")
+    )
     assert [(m.location.symbol, m.exact) for m in matches] == [("verify", True), ("verifys", False)]
     assert matches[0].location.signature == "def verify():"
-    assert len(client.find_symbol("/p", "verify", limit=1)) == 1
+    assert len(client.call(FindSymbolRequest("/p", "verify", limit=1))) == 1
     first = _seen(lgrep_server, "FindSymbol")[0]
     assert first.kinds == (ChunkKind.FUNCTION,) and first.path_glob == "src/**"  # type: ignore[attr-defined]
 
 
 def test_find_related(client: LgrepClient) -> None:
-    result = client.find_related("/p", "src/auth.py", 12, limit=3)
+    result = client.call(FindRelatedRequest("/p", "src/auth.py", 12, limit=3))
     assert (result.anchor.path, result.anchor.start_line, result.anchor.kind) == ("src/auth.py", 12, ChunkKind.FUNCTION)
     assert [h.path for h in result.related] == ["src/jwt.py"]
 
@@ -170,7 +184,7 @@ def test_find_related(client: LgrepClient) -> None:
 
 
 def test_index_streams_progress_then_the_summary(lgrep_server: RunningServer, client: LgrepClient) -> None:
-    events = list(client.index("/p", force=True, wait_vectors=False))
+    events = list(client.index(IndexProjectRequest("/p", force=True, wait_for_vectors=False)))
     assert [type(e) for e in events] == [IndexProgress, IndexProgress, IndexProgress, IndexSummary]
     assert [e.phase for e in events[:3]] == [IndexPhase.WALK, IndexPhase.CHUNK, IndexPhase.EMBED]  # type: ignore[union-attr]
     assert events[2] == IndexProgress(IndexPhase.EMBED, 2, 2, 5, 10, rate=2.5, eta_seconds=2.0)
@@ -182,7 +196,7 @@ def test_index_streams_progress_then_the_summary(lgrep_server: RunningServer, cl
 
 
 def test_an_error_during_indexing_is_raised_while_iterating(client: LgrepClient) -> None:
-    events = client.index(BUSY_ROOT)
+    events = client.index(IndexProjectRequest(BUSY_ROOT))
     assert next(events) == IndexProgress(IndexPhase.WALK)
     with pytest.raises(errors.IndexBusyError, match="another lgrep"):
         next(events)
@@ -190,11 +204,11 @@ def test_an_error_during_indexing_is_raised_while_iterating(client: LgrepClient)
 
 def test_a_stream_without_its_summary_is_an_error(client: LgrepClient) -> None:
     with pytest.raises(errors.LgrepError, match="without its summary"):
-        list(client.index(NO_SUMMARY_ROOT))
+        list(client.index(IndexProjectRequest(NO_SUMMARY_ROOT)))
 
 
 def test_stopping_early_cancels_the_run(lgrep_server: RunningServer, client: LgrepClient) -> None:
-    events = client.index(SLOW_ROOT)
+    events = client.index(IndexProjectRequest(SLOW_ROOT))
     assert next(events).phase is IndexPhase.WALK  # type: ignore[union-attr]
     events.close()  # type: ignore[attr-defined]
     assert lgrep_server.fake.cancelled.wait(10), "the server never saw the call end"
@@ -204,7 +218,7 @@ def test_stopping_early_cancels_the_run(lgrep_server: RunningServer, client: Lgr
 
 
 def test_status(client: LgrepClient) -> None:
-    status = client.status("/p")
+    status = client.call(StatusRequest("/p"))
     assert status.state is ProjectState.READY and status.indexed
     assert status.changes == FileChanges(added=1) and status.files_changed_since == 1
     assert (status.files, status.chunks, status.languages) == (2, 10, {"python": 2})
@@ -214,30 +228,30 @@ def test_status(client: LgrepClient) -> None:
 
 
 def test_watch_then_unwatch(client: LgrepClient) -> None:
-    first = client.watch("/p", debounce_ms=200)
-    again = client.watch("/p")
+    first = client.call(WatchProjectRequest("/p", debounce_ms=200))
+    again = client.call(WatchProjectRequest("/p"))
     assert (first.watched, first.already_watched, again.already_watched) == (True, False, True)
-    assert client.status("/p").watched
-    assert client.unwatch("/p") is True
-    assert client.unwatch("/p") is False
+    assert client.call(StatusRequest("/p")).watched
+    assert client.call(UnwatchProjectRequest("/p")) is True
+    assert client.call(UnwatchProjectRequest("/p")) is False
 
 
 def test_watch_lease_renew_and_release(client: LgrepClient) -> None:
-    lease = client.renew_watch_lease("/p", "holder-1", 9.0)
+    lease = client.call(WatchLeaseRequest("/p", "holder-1", 9.0))
     assert (lease.project_root, lease.watched, lease.ttl_s, lease.leases) == ("/p", True, 9.0, 1)
-    assert client.release_watch_lease("/p", "holder-1") is True
-    assert client.release_watch_lease("/p", "holder-1") is False
+    assert client.call(ReleaseWatchLeaseRequest("/p", "holder-1")) is True
+    assert client.call(ReleaseWatchLeaseRequest("/p", "holder-1")) is False
     with pytest.raises(errors.InvalidRequestError):
-        client.renew_watch_lease("/p", "not a holder id", 9.0)
+        client.call(WatchLeaseRequest("/p", "not a holder id", 9.0))
 
 
 def test_list_and_remove(client: LgrepClient) -> None:
-    projects = client.list_projects()
+    projects = client.call(ListProjectsRequest())
     assert [(p.project_root, p.state, p.resident) for p in projects] == [
         ("/a", ProjectState.READY, True),
         ("/b", ProjectState.INTERRUPTED, False),
     ]
-    removed = client.remove("/p")
+    removed = client.call(RemoveProjectRequest("/p"))
     assert (removed.removed, removed.bytes_freed) == (True, 4096)
 
 
@@ -247,11 +261,11 @@ def test_list_and_remove(client: LgrepClient) -> None:
 @pytest.mark.parametrize(
     "call",
     [
-        lambda c: c.search(SearchRequest(query="q", project_root=MISSING_ROOT)),
-        lambda c: c.status(MISSING_ROOT),
-        lambda c: c.get_file(MISSING_ROOT, "a.py"),
-        lambda c: list(c.index(MISSING_ROOT)),
-        lambda c: c.remove(MISSING_ROOT),
+        lambda c: c.call(SearchRequest(query="q", project_root=MISSING_ROOT)),
+        lambda c: c.call(StatusRequest(MISSING_ROOT)),
+        lambda c: c.call(GetFileRequest(MISSING_ROOT, "a.py")),
+        lambda c: list(c.index(IndexProjectRequest(MISSING_ROOT))),
+        lambda c: c.call(RemoveProjectRequest(MISSING_ROOT)),
     ],
 )
 def test_a_server_error_arrives_as_the_same_error(client: LgrepClient, call: object) -> None:
@@ -262,11 +276,11 @@ def test_a_server_error_arrives_as_the_same_error(client: LgrepClient, call: obj
 
 def test_server_side_validation_and_bugs(client: LgrepClient) -> None:
     with pytest.raises(errors.InvalidRequestError, match="not a valid glob"):
-        client.search(SearchRequest(query="q", project_root="/p", path_glob="["))
+        client.call(SearchRequest(query="q", project_root="/p", path_glob="["))
     with pytest.raises(errors.IndexBusyError):
-        client.search(SearchRequest(query="q", project_root=BUSY_ROOT))
+        client.call(SearchRequest(query="q", project_root=BUSY_ROOT))
     with pytest.raises(errors.LgrepError, match=r"^internal error in the lgrep server \(RuntimeError"):
-        client.get_file("/p", BOOM_PATH)
+        client.call(GetFileRequest("/p", BOOM_PATH))
 
 
 def test_a_call_past_its_deadline(lgrep_server: RunningServer) -> None:
@@ -274,7 +288,7 @@ def test_a_call_past_its_deadline(lgrep_server: RunningServer) -> None:
         LgrepClient.connect(socket_path=lgrep_server.socket_path, timeout=0.5) as quick,
         pytest.raises(errors.DeadlineExceededError, match="did not answer in time"),
     ):
-        quick.find_related("/p", "a.py", HANG_LINE)
+        quick.call(FindRelatedRequest("/p", "a.py", HANG_LINE))
     assert lgrep_server.fake.hanging.is_set()  # it reached the server, which did not answer in time
 
 
@@ -292,7 +306,7 @@ def test_a_closed_client_says_so(lgrep_server: RunningServer) -> None:
     client = LgrepClient.connect(socket_path=lgrep_server.socket_path)
     client.close()
     with pytest.raises(errors.LgrepError):
-        client.status("/p")
+        client.call(StatusRequest("/p"))
 
 
 # --- endpoints and auth ---------------------------------------------------------------------------
@@ -301,9 +315,9 @@ def test_a_closed_client_says_so(lgrep_server: RunningServer) -> None:
 def test_tcp_with_the_token(lgrep_server: RunningServer) -> None:
     with LgrepClient.connect(port=lgrep_server.port, token=lgrep_server.token) as client:
         assert client.server_info().pid == 1234
-        assert isinstance(list(client.index("/p"))[-1], IndexSummary)
+        assert isinstance(list(client.index(IndexProjectRequest("/p")))[-1], IndexSummary)
     with LgrepClient.connect(port=lgrep_server.port, token_file=lgrep_server.token_file) as client:
-        assert client.status("/p").indexed
+        assert client.call(StatusRequest("/p")).indexed
 
 
 def test_tcp_with_another_token_is_refused(lgrep_server: RunningServer) -> None:
@@ -311,7 +325,7 @@ def test_tcp_with_another_token_is_refused(lgrep_server: RunningServer) -> None:
         with pytest.raises(errors.AuthenticationError, match="not this lgrep server's token"):
             client.server_info()
         with pytest.raises(errors.AuthenticationError):
-            list(client.index("/p"))
+            list(client.index(IndexProjectRequest("/p")))
     assert lgrep_server.fake.requests == []
 
 
@@ -395,7 +409,7 @@ def test_the_documented_example_without_a_server_prints_one_line(short_dir: Path
 
 
 def test_list_files(lgrep_server: RunningServer, client: LgrepClient) -> None:
-    listed = client.list_files("/p", path_glob="src/**", languages=["python"], limit=1)
+    listed = client.call(ListFilesRequest("/p", path_glob="src/**", languages=("python",), limit=1))
     assert listed.total == 2 and [f.path for f in listed.files] == ["README.md"]
     first = _seen(lgrep_server, "ListFiles")[0]
     assert first.path_glob == "src/**" and first.languages == ("python",) and first.limit == 1  # type: ignore[attr-defined]

@@ -16,7 +16,7 @@ from lgrep.v1 import search_pb2
 from lgrep_core import errors, grpc_support, lite_client
 from lgrep_core.client import LgrepClient
 from lgrep_core.lite_client import LiteClient
-from lgrep_core.models import SearchRequest
+from lgrep_core.models import GetFileRequest, IndexProjectRequest, IndexSummary, SearchRequest
 from lgrep_core.testing.grpc_fakes import BUSY_ROOT, MISSING_ROOT, FakeLgrep, RunningServer, serve_fakes
 
 
@@ -45,16 +45,16 @@ def test_a_search_answers_or_fails_as_through_grpc(lgrep_server: RunningServer, 
         LgrepClient.connect(socket_path=lgrep_server.socket_path) as full,
     ):
         assert lite.server_info() == full.server_info()
-        assert _outcome(lambda: lite.search(request_)) == _outcome(lambda: full.search(request_))
+        assert _outcome(lambda: lite.call(request_)) == _outcome(lambda: full.call(request_))
 
 
 def test_the_fakes_failures_are_the_expected_classes(lgrep_server: RunningServer) -> None:
     with LiteClient.connect(lgrep_server.socket_path) as lite:
         with pytest.raises(errors.IndexBusyError, match="pid 77"):
-            lite.search(SearchRequest("q", project_root=BUSY_ROOT))
+            lite.call(SearchRequest("q", project_root=BUSY_ROOT))
         with pytest.raises(errors.NotFoundError, match="has no index yet"):
-            lite.search(SearchRequest("q", project_root=MISSING_ROOT))
-        assert lite.search(SearchRequest("q", project_root="/p")).results  # the connection is still good
+            lite.call(SearchRequest("q", project_root=MISSING_ROOT))
+        assert lite.call(SearchRequest("q", project_root="/p")).results  # the connection is still good
 
 
 def test_a_server_of_another_revision_is_refused_alike(short_dir: Path) -> None:
@@ -66,8 +66,8 @@ def test_a_server_of_another_revision_is_refused_alike(short_dir: Path) -> None:
         refused = _outcome(lite.server_info)
         assert refused == _outcome(full.server_info) and refused[0] is errors.ContractMismatchError
         files = SearchRequest("q", project_root="/p", files=True)
-        no_files = _outcome(lambda: lite.search(files))
-        assert no_files == _outcome(lambda: full.search(files))
+        no_files = _outcome(lambda: lite.call(files))
+        assert no_files == _outcome(lambda: full.call(files))
         assert no_files[0] is errors.ContractMismatchError and "revision 8" in no_files[1]
 
 
@@ -100,19 +100,27 @@ def test_a_closed_client_and_no_server(lgrep_server: RunningServer, short_dir: P
     lite.server_info()
     lite.close()
     with pytest.raises(errors.LgrepError, match="is closed"):
-        lite.search(SearchRequest("q", project_root="/p"))
+        lite.call(SearchRequest("q", project_root="/p"))
     with LiteClient.connect(short_dir / "none.sock") as nowhere, pytest.raises(errors.ServerUnavailableError):
         nowhere.server_info()
     with pytest.raises(errors.ConfigError, match="bytes long"):
         LiteClient.connect("/tmp/" + "x" * 200)
 
 
-def test_other_calls_go_through_the_grpc_client(lgrep_server: RunningServer) -> None:
+def test_every_use_case_is_a_light_call_and_only_indexing_goes_through_the_grpc_client(
+    lgrep_server: RunningServer,
+) -> None:
     with LiteClient.connect(lgrep_server.socket_path, timeout=5) as lite:
-        piece = lite.get_file("/p", "src/auth.py", 2, 3)
+        piece = lite.call(GetFileRequest("/p", "src/auth.py", 2, 3))
         assert piece.content == "line 2\nline 3\n"
+        assert lite._full is None  # answered over h2: no gRPC client made
+        with LgrepClient.connect(socket_path=lgrep_server.socket_path) as full:
+            assert piece == full.call(GetFileRequest("/p", "src/auth.py", 2, 3))
+        with pytest.raises(errors.InvalidRequestError, match="is not a use case of the lgrep server"):
+            lite.call(IndexProjectRequest("/p"))  # type: ignore[arg-type]
         lite.timeout = 7
         assert lite.grpc_client().timeout == 7
+        assert isinstance(list(lite.index(IndexProjectRequest("/p")))[-1], IndexSummary)
 
 
 @pytest.mark.parametrize(
@@ -133,6 +141,6 @@ def test_grpc_timeout_is_at_most_eight_digits_rounded_up(seconds: float, header:
 def test_a_search_request_keeps_its_fields(lgrep_server: RunningServer) -> None:
     request = SearchRequest("verify", project_root="/p", limit=3, languages=("python",), explain=True)
     with LiteClient.connect(lgrep_server.socket_path) as lite:
-        lite.search(request)
+        lite.call(request)
     name, seen = lgrep_server.fake.requests[-1]
     assert name == "Search" and seen == replace(request, project_root="/p")

@@ -11,6 +11,7 @@ from google.protobuf.message import Message
 from lgrep.v1 import common_pb2, index_pb2, search_pb2, server_pb2
 from lgrep_core import errors, wire
 from lgrep_core.models import (
+    CancelIndexRequest,
     CancelResult,
     ChunkKind,
     ContentType,
@@ -23,18 +24,23 @@ from lgrep_core.models import (
     IndexProgress,
     IndexProjectRequest,
     IndexSummary,
+    ListProjectsRequest,
     Location,
     MatchType,
     ProjectInfo,
     ProjectState,
     ProjectStatus,
     RelatedResult,
+    ReleaseWatchLeaseRequest,
+    RemoveProjectRequest,
     RemoveResult,
     SearchHit,
     ServerInfo,
     ServerRole,
     SpendTotals,
+    StatusRequest,
     SymbolMatch,
+    UnwatchProjectRequest,
     WatchLease,
     WatchLeaseRequest,
     WatchProjectRequest,
@@ -263,8 +269,11 @@ def test_an_index_event_of_a_newer_peer_is_skipped() -> None:
 
 
 def test_get_status_request_round_trip_and_validation() -> None:
-    message = _through_bytes(wire.get_status_request_to_proto("/home/dev/project"))
-    assert wire.get_status_request_from_proto(message) == "/home/dev/project"
+    message = _through_bytes(wire.get_status_request_to_proto(StatusRequest("/home/dev/project")))
+    assert wire.get_status_request_from_proto(message) == StatusRequest("/home/dev/project")
+    brief = _through_bytes(wire.get_status_request_to_proto(StatusRequest("/home/dev/project", brief=True)))
+    assert brief.brief is True
+    assert wire.get_status_request_from_proto(brief) == StatusRequest("/home/dev/project", brief=True)
     with pytest.raises(errors.InvalidRequestError, match="absolute"):
         wire.get_status_request_from_proto(index_pb2.GetStatusRequest(project_root="project"))
 
@@ -397,8 +406,10 @@ def test_watch_lease_round_trip(lease: WatchLease) -> None:
 
 @pytest.mark.parametrize("released", [True, False])
 def test_watch_lease_release_round_trip(released: bool) -> None:
-    message = _through_bytes(wire.watch_lease_release_to_proto("/home/dev/project", "holder-1"))
-    assert wire.watch_lease_release_from_proto(message) == ("/home/dev/project", "holder-1")
+    message = _through_bytes(
+        wire.watch_lease_release_to_proto(ReleaseWatchLeaseRequest("/home/dev/project", "holder-1"))
+    )
+    assert wire.watch_lease_release_from_proto(message) == ReleaseWatchLeaseRequest("/home/dev/project", "holder-1")
     back = wire.watch_lease_released_from_proto(_through_bytes(wire.watch_lease_released_to_proto(released)))
     assert back is released
     with pytest.raises(errors.InvalidRequestError):
@@ -407,8 +418,8 @@ def test_watch_lease_release_round_trip(released: bool) -> None:
 
 @pytest.mark.parametrize("was", [True, False])
 def test_unwatch_round_trip(was: bool) -> None:
-    request = _through_bytes(wire.unwatch_project_request_to_proto("/home/dev/project"))
-    assert wire.unwatch_project_request_from_proto(request) == "/home/dev/project"
+    request = _through_bytes(wire.unwatch_project_request_to_proto(UnwatchProjectRequest("/home/dev/project")))
+    assert wire.unwatch_project_request_from_proto(request) == UnwatchProjectRequest("/home/dev/project")
     assert wire.unwatch_result_from_proto(_through_bytes(wire.unwatch_result_to_proto(was))) is was
     with pytest.raises(errors.InvalidRequestError):
         wire.unwatch_project_request_from_proto(index_pb2.UnwatchProjectRequest())
@@ -430,6 +441,7 @@ def test_list_projects_round_trip_keeps_order_and_unknown_states() -> None:
         ProjectInfo(project_root="/b", state=ProjectState.BUILDING, index_dir="/c/bbbbbbbbbbbb"),
         ProjectInfo(project_root="/c", state=None),
     ]
+    assert _through_bytes(wire.list_projects_request_to_proto(ListProjectsRequest())) == index_pb2.ListProjectsRequest()
     message = _through_bytes(wire.list_projects_response_to_proto(projects))
     assert [p.project_root for p in message.projects] == ["/a", "/b", "/c"]
     assert not message.projects[1].HasField("last_indexed")
@@ -438,8 +450,8 @@ def test_list_projects_round_trip_keeps_order_and_unknown_states() -> None:
 
 
 def test_remove_round_trip() -> None:
-    request = _through_bytes(wire.remove_project_request_to_proto("/home/dev/project"))
-    assert wire.remove_project_request_from_proto(request) == "/home/dev/project"
+    request = _through_bytes(wire.remove_project_request_to_proto(RemoveProjectRequest("/home/dev/project")))
+    assert wire.remove_project_request_from_proto(request) == RemoveProjectRequest("/home/dev/project")
     for result in (RemoveResult(removed=True, bytes_freed=123_456_789_012), RemoveResult(False, 0)):
         assert wire.remove_result_from_proto(_through_bytes(wire.remove_result_to_proto(result))) == result
     with pytest.raises(errors.InvalidRequestError, match="absolute"):
@@ -447,8 +459,8 @@ def test_remove_round_trip() -> None:
 
 
 def test_cancel_index_round_trip() -> None:
-    request = _through_bytes(wire.cancel_index_request_to_proto("/home/dev/project"))
-    assert wire.cancel_index_request_from_proto(request) == "/home/dev/project"
+    request = _through_bytes(wire.cancel_index_request_to_proto(CancelIndexRequest("/home/dev/project")))
+    assert wire.cancel_index_request_from_proto(request) == CancelIndexRequest("/home/dev/project")
     for result in (CancelResult(cancelled=2, stopped=True), CancelResult(1, False), CancelResult(0, True)):
         assert wire.cancel_result_from_proto(_through_bytes(wire.cancel_result_to_proto(result))) == result
     with pytest.raises(errors.InvalidRequestError, match="absolute"):
@@ -669,7 +681,9 @@ def test_release_fields_round_trip_on_every_request_and_answer() -> None:
         FileList,
         FileSlice,
         GetFileRequest,
+        ListComponentsRequest,
         ListFilesRequest,
+        ListVersionsRequest,
         Release,
         SearchRequest,
         SearchResponse,
@@ -691,6 +705,13 @@ def test_release_fields_round_trip_on_every_request_and_answer() -> None:
     assert wire.list_files_request_from_proto(_through_bytes(wire.list_files_request_to_proto(listing))) == listing
     files = FileList((), 0, release=release)
     assert wire.list_files_response_from_proto(_through_bytes(wire.list_files_response_to_proto(files))) == files
+    components = ListComponentsRequest("/repo")
+    assert (
+        wire.list_components_request_from_proto(_through_bytes(wire.list_components_request_to_proto(components)))
+        == components
+    )
+    of = ListVersionsRequest("/repo", "agent")
+    assert wire.list_versions_request_from_proto(_through_bytes(wire.list_versions_request_to_proto(of))) == of
     comps = [ComponentInfo("agent", 152, "0.7.3"), ComponentInfo("lume", 134, "0.2.9")]
     assert (
         wire.list_components_response_from_proto(_through_bytes(wire.list_components_response_to_proto(comps))) == comps
@@ -709,3 +730,5 @@ def test_release_requests_are_checked() -> None:
         wire.list_versions_request_from_proto(search_pb2.ListVersionsRequest(project_root="/r"))
     with pytest.raises(errors.InvalidRequestError, match="absolute"):
         wire.list_versions_request_from_proto(search_pb2.ListVersionsRequest(project_root="r", component="a"))
+    with pytest.raises(errors.InvalidRequestError, match="absolute"):
+        wire.list_components_request_from_proto(search_pb2.ListComponentsRequest(project_root="r"))

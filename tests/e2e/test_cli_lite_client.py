@@ -106,7 +106,7 @@ def test_search_errors_from_the_daemon_read_as_they_did(served: Any, mini_repo: 
     got = served.lgrep("search", QUERY, str(mini_repo), "--component", "nosuch", check=False)
     request = SearchRequest(QUERY, project_root=str(mini_repo.resolve()), component="nosuch")
     with LgrepClient.connect(socket_path=served.socket) as client, pytest.raises(NotFoundError) as caught:
-        client.search(request)
+        client.call(request)
     assert got.code == 1 and got.out == "" and got.err == f"lgrep: error: {caught.value.message}\n", got.err
     # A query the command refuses before any call, as it always did.
     empty = served.lgrep("search", "", str(mini_repo), check=False)
@@ -203,7 +203,7 @@ def test_both_clients_answer_alike(served: Any, mini_repo: Path, tmp_path: Path)
     for name, client in _both(served.socket):
         with client:
             info = replace(client.server_info(), resident_projects=0)  # the first client loads it
-            answers[name] = [info, *(_outcome(lambda r=r, c=client: c.search(r)) for r in requests)]
+            answers[name] = [info, *(_outcome(lambda r=r, c=client: c.call(r)) for r in requests)]
     for lite, grpc in zip(answers["lite"], answers["grpc"], strict=True):
         assert lite == grpc
     kinds = [a if isinstance(a, tuple) else "answer" for a in answers["lite"][1:]]
@@ -226,7 +226,7 @@ def test_both_clients_fail_alike(served: Any, mini_repo: Path, tmp_path: Path) -
     for name, client in _both(served.socket):
         client.close()
         with pytest.raises(LgrepError) as caught:
-            client.search(request)
+            client.call(request)
         closed[name] = caught.value.message
     assert closed["lite"] == closed["grpc"]
     # A daemon that answers nothing within the deadline.
@@ -235,7 +235,7 @@ def test_both_clients_fail_alike(served: Any, mini_repo: Path, tmp_path: Path) -
     try:
         for name, client in _both(served.socket, timeout=0.5):
             with client, pytest.raises(DeadlineExceededError) as caught:
-                client.search(request)
+                client.call(request)
             late[name] = caught.value.message
     finally:
         os.kill(served.process.pid, signal.SIGCONT)
@@ -249,7 +249,7 @@ def test_both_clients_fail_alike(served: Any, mini_repo: Path, tmp_path: Path) -
 
             def search(c: Any = client, out: list[BaseException] = raised) -> None:
                 try:
-                    c.search(request)
+                    c.call(request)
                 except BaseException as exc:  # handed to the test's thread
                     out.append(exc)
 

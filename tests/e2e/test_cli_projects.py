@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from lgrep_cli.local import LocalEngine
-from lgrep_core.models import WatchResult
+from lgrep_core.models import UnwatchProjectRequest, WatchProjectRequest, WatchResult
 from lgrep_core.storage.layout import project_dir
 
 from tests.conftest import InProcessLgrep
@@ -27,15 +27,15 @@ class _DaemonWatches:
         self.watched: set[Path] = set()
         self.calls: list[tuple[str, Path]] = []
 
-    def watch(self, project_root: str | Path, *, debounce_ms: int | None = None) -> WatchResult:
-        root = Path(project_root)
+    def watch(self, request: WatchProjectRequest) -> WatchResult:
+        root = Path(request.project_root)
         self.calls.append(("watch", root))
         already = root in self.watched
         self.watched.add(root)
         return WatchResult(watched=True, already_watched=already)
 
-    def unwatch(self, project_root: str | Path) -> bool:
-        root = Path(project_root)
+    def unwatch(self, request: UnwatchProjectRequest) -> bool:
+        root = Path(request.project_root)
         self.calls.append(("unwatch", root))
         was = root in self.watched
         self.watched.discard(root)
@@ -45,9 +45,10 @@ class _DaemonWatches:
 @pytest.fixture
 def watches(monkeypatch: pytest.MonkeyPatch) -> _DaemonWatches:
     fake = _DaemonWatches()
-    # Bound to the stand-in: the engine's `self` is not passed on.
-    monkeypatch.setattr(LocalEngine, "watch", fake.watch)
-    monkeypatch.setattr(LocalEngine, "unwatch", fake.unwatch)
+    # The engine's handlers of WatchProjectRequest and UnwatchProjectRequest, bound to the stand-in:
+    # the engine's `self` is not passed on.
+    monkeypatch.setattr(LocalEngine, "_watch", fake.watch)
+    monkeypatch.setattr(LocalEngine, "_unwatch", fake.unwatch)
     return fake
 
 

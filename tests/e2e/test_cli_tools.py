@@ -108,6 +108,7 @@ def test_files_gone_or_moved_behind_a_symlink_since_indexing(daemon, mini_repo: 
     refused: clear messages, no traceback, nothing from outside the project."""
     from lgrep_core.client import LgrepClient
     from lgrep_core.errors import InvalidRequestError, NotFoundError
+    from lgrep_core.models import GetFileRequest, SkeletonRequest
 
     daemon.lgrep("index", "-q", str(mini_repo))
     outside = tmp_path / "outside"
@@ -119,12 +120,12 @@ def test_files_gone_or_moved_behind_a_symlink_since_indexing(daemon, mini_repo: 
 
     with LgrepClient.connect(socket_path=daemon.socket) as client:
         with pytest.raises(NotFoundError, match=r"auth/tokens\.py no longer exists"):
-            client.get_file(mini_repo, "auth/tokens.py")
+            client.call(GetFileRequest(str(mini_repo), "auth/tokens.py"))
         with pytest.raises(InvalidRequestError, match="symbolic link"):
-            client.get_file(mini_repo, "cmd/server.go")
+            client.call(GetFileRequest(str(mini_repo), "cmd/server.go"))
         with pytest.raises(InvalidRequestError, match="symbolic link"):
-            client.skeleton(mini_repo, "cmd/server.go")
-        assert "Token-bucket" in client.get_file(mini_repo, "web/rateLimiter.ts").content
+            client.call(SkeletonRequest(str(mini_repo), "cmd/server.go"))
+        assert "Token-bucket" in client.call(GetFileRequest(str(mini_repo), "web/rateLimiter.ts")).content
 
     gone = daemon.lgrep("file", "auth/tokens.py", cwd=mini_repo, check=False)
     assert gone.code == 1 and "auth/tokens.py no longer exists" in gone.err and "Traceback" not in gone.err

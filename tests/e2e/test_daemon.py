@@ -21,7 +21,7 @@ import pytest
 from lgrep_core.client import LgrepClient
 from lgrep_core.errors import AuthenticationError, ConfigError, ServerUnavailableError
 from lgrep_core.grpc_tokens import read_token_file
-from lgrep_core.models import SearchRequest
+from lgrep_core.models import SearchRequest, UnwatchProjectRequest, WatchProjectRequest
 from lgrep_core.priority import BACKGROUND_NICE
 from lgrep_core.storage.layout import project_dir, writer_pid
 from lgrep_core.testing.standins import EmbeddingStandIn
@@ -158,9 +158,9 @@ def test_tcp_needs_the_token(daemon, mini_repo: Path) -> None:
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     request = SearchRequest("verify token", project_root=str(mini_repo))
     with LgrepClient.connect(port=port, token=read_token_file(token_file)) as good:
-        assert good.search(request).results
+        assert good.call(request).results
     with LgrepClient.connect(port=port, token="x" * 43) as bad, pytest.raises(AuthenticationError):
-        bad.search(request)
+        bad.call(request)
     with pytest.raises(ConfigError, match="token"):
         LgrepClient.connect(port=port)
 
@@ -185,7 +185,7 @@ def test_a_stopped_daemon_gives_a_clear_error_to_a_waiting_client(daemon, mini_r
     client.server_info()
     daemon.lgrep("serve", "--stop")
     with pytest.raises(ServerUnavailableError):
-        client.search(SearchRequest("verify", project_root=str(mini_repo)))
+        client.call(SearchRequest("verify", project_root=str(mini_repo)))
     client.close()
 
 
@@ -396,7 +396,7 @@ def test_a_folder_inside_an_indexed_project_is_that_project(daemon, mini_repo: P
     assert daemon.lgrep("serve", "--status", "--json").json()["watched_projects"] == [str(mini_repo.resolve())]
     # Through gRPC too: a client naming a folder inside a watched project gets no second watcher.
     with LgrepClient.connect(socket_path=daemon.socket) as client:
-        assert client.watch(mini_repo / "cmd").already_watched
+        assert client.call(WatchProjectRequest(str(mini_repo / "cmd"))).already_watched
         assert [p for p in client.server_info().watched_projects] == [str(mini_repo.resolve())]
     # Unwatching the folder stops the watch that watching it started: the project's.
     unwatched = daemon.lgrep("unwatch", str(inside))
@@ -404,8 +404,10 @@ def test_a_folder_inside_an_indexed_project_is_that_project(daemon, mini_repo: P
     assert f"{mini_repo.resolve()} is no longer watched" in unwatched.err, unwatched.err
     with LgrepClient.connect(socket_path=daemon.socket) as client:
         assert not client.server_info().watched_projects
-        assert not client.watch(mini_repo / "cmd").already_watched
-        assert client.unwatch(mini_repo / "cmd")  # a gRPC client naming a folder in it: the project too
+        assert not client.call(WatchProjectRequest(str(mini_repo / "cmd"))).already_watched
+        assert client.call(
+            UnwatchProjectRequest(str(mini_repo / "cmd"))
+        )  # a gRPC client naming a folder in it: the project too
         assert not client.server_info().watched_projects
 
 
@@ -628,12 +630,12 @@ def test_a_flood_of_streams_never_starves_short_calls(wait_for, daemon, mini_rep
         opened, refused = _open_watches(flood, 100, distinct_ids=False)
         assert len(opened) == MAX_STREAMS_PER_CLIENT and len(refused) == 100 - MAX_STREAMS_PER_CLIENT
         assert all("limit per client" in text for text in refused), refused[:2]
-        assert other.search(request).results  # another client is answered
+        assert other.call(request).results  # another client is answered
         # Many clients (each its own id): the total limit holds, and short calls are still answered.
         more, refused = _open_watches(flood, 100, distinct_ids=True)
         assert len(more) == MAX_STREAMS - MAX_STREAMS_PER_CLIENT
         assert all("streaming calls (its limit" in text for text in refused), refused[:2]
-        assert other.search(request).results
+        assert other.call(request).results
         assert other.server_info().pid == daemon.process.pid
         for call in opened + more:
             call.cancel()

@@ -195,7 +195,7 @@ def test_a_whole_issue_through_grpc_and_mcp(daemon, mini_repo: Path) -> None:
     daemon.lgrep("index", "-q", str(root))
     with LgrepClient.connect(socket_path=daemon.socket) as client:
         client.server_info()
-        response = client.search(SearchRequest(ISSUE, project_root=str(root), files=True, limit=3))
+        response = client.call(SearchRequest(ISSUE, project_root=str(root), files=True, limit=3))
         assert response.results == [] and 1 <= len(response.files) <= 3
         assert response.files[0].path == NAMED and response.files[0].ranges
         assert "named in the traceback" in response.files[0].why

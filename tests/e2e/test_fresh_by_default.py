@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import pytest
 from lgrep_core.client import LgrepClient
-from lgrep_core.models import ProjectStatus
+from lgrep_core.models import ProjectStatus, StatusRequest
 from lgrep_core.storage.layout import project_dir
 from lgrep_core.testing.repos import git
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -45,7 +45,7 @@ def _env(daemon) -> dict[str, str]:  # type: ignore[no-untyped-def]
 
 def _status(daemon, project: Path) -> ProjectStatus:  # type: ignore[no-untyped-def]
     with LgrepClient.connect(socket_path=daemon.socket) as client:
-        return client.status(project)
+        return client.call(StatusRequest(str(project)))
 
 
 @contextmanager

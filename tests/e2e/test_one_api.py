@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from lgrep_core.client import LgrepClient
-from lgrep_core.models import SearchRequest
+from lgrep_core.models import SearchRequest, StatusRequest
 from mcp import ClientSession
 
 from tests.conftest import InProcessLgrep
@@ -50,10 +50,10 @@ def test_a_subfolder_is_answered_by_its_project_in_every_shell(daemon, mini_repo
 
     # A raw gRPC client naming the subfolder gets the project's answer too, and says which.
     with LgrepClient.connect(socket_path=daemon.socket) as client:
-        response = client.search(SearchRequest(QUERY, project_root=str(sub)))
+        response = client.call(SearchRequest(QUERY, project_root=str(sub)))
         assert (response.project_root, response.scope) == (str(root), "auth")
         assert [h.path for h in response.results] == [r["path"] for r in answer["results"]]
-        status = client.status(sub)
+        status = client.call(StatusRequest(str(sub)))
         assert status.project_root == str(root) and status.indexed
 
     # An MCP server started in the subfolder: its root is kept to, its project's index answers.

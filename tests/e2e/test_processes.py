@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from lgrep_core.client import LgrepClient
 from lgrep_core.errors import NotFoundError
-from lgrep_core.models import SearchRequest, SearchType
+from lgrep_core.models import FindSymbolRequest, ListProjectsRequest, SearchRequest, SearchType, StatusRequest
 from lgrep_core.testing.standins import EmbeddingStandIn
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
@@ -75,13 +75,13 @@ def servers(daemon) -> Iterator[Servers]:
 
 def _indexed(client: LgrepClient, root: Path) -> bool:
     try:
-        return client.status(root).indexed
+        return client.call(StatusRequest(str(root))).indexed
     except NotFoundError:  # the writer has not started its first index yet
         return False
 
 
 def _top_path(client: LgrepClient, root: Path, query: str) -> str | None:
-    results = client.search(SearchRequest(query, project_root=str(root), search_type=SearchType.BM25)).results
+    results = client.call(SearchRequest(query, project_root=str(root), search_type=SearchType.BM25)).results
     return results[0].path if results else None
 
 
@@ -94,7 +94,7 @@ def test_a_reader_started_before_an_update_sees_it_without_restarting(
     readers = [LgrepClient.connect(socket_path=daemon.cache / f"r{i}.sock") for i in (1, 2)]
     try:
         for reader in readers:
-            assert reader.server_info().roles and reader.search(SearchRequest("token", str(mini_repo))).results
+            assert reader.server_info().roles and reader.call(SearchRequest("token", str(mini_repo))).results
         (mini_repo / "billing.py").write_text(
             "def charge_customer_card(card, amount):\n    return card.charge(amount)\n"
         )
@@ -115,10 +115,10 @@ def test_the_writer_watches_and_readers_follow(wait_for, daemon, servers, mini_r
     servers.start("lgrep-index", "watch", str(mini_repo), "--socket", str(daemon.cache / "w.sock"))
     with LgrepClient.connect(socket_path=daemon.cache / "w.sock") as writer:
         wait_for(lambda: _indexed(writer, mini_repo), 120, "the first index of the watched project")
-        assert [p.project_root for p in writer.list_projects() if p.watched] == [str(mini_repo.resolve())]
+        assert [p.project_root for p in writer.call(ListProjectsRequest()) if p.watched] == [str(mini_repo.resolve())]
     servers.start("lgrep-search", "serve", "--socket", str(daemon.cache / "r.sock"))
     with LgrepClient.connect(socket_path=daemon.cache / "r.sock") as reader:
-        assert reader.search(SearchRequest("token", str(mini_repo))).results
+        assert reader.call(SearchRequest("token", str(mini_repo))).results
         # An editor's atomic save: a temp file renamed over the target.
         temp = mini_repo / ".billing.py.swp"
         temp.write_text("def refund_customer_payment(payment):\n    return payment.refund()\n")
@@ -129,7 +129,7 @@ def test_the_writer_watches_and_readers_follow(wait_for, daemon, servers, mini_r
 
         # Then by vector as well: its chunk gets its embedding (committed just after its text).
         def by_vector() -> bool:
-            vector = reader.search(
+            vector = reader.call(
                 SearchRequest("refund a customer's payment", str(mini_repo), search_type=SearchType.VECTOR)
             )
             return vector.vectors_pending == 0 and any(h.path == "billing.py" for h in vector.results)
@@ -167,27 +167,32 @@ def test_lgrep_watch_keeps_a_project_fresh_through_a_branch_switch_and_its_remov
         wait_for(lambda: _top_path(client, mini_repo, "only_on_the_new_branch") == "branch_only.py", 60, "the branch")
         wait_for(
             lambda: (
-                not client.find_symbol(mini_repo, "handler_0_1", limit=1000)
-                or all("pkg3" not in m.location.path for m in client.find_symbol(mini_repo, "handler_0_1", limit=1000))
+                not client.call(FindSymbolRequest(str(mini_repo), "handler_0_1", limit=1000))
+                or all(
+                    "pkg3" not in m.location.path
+                    for m in client.call(FindSymbolRequest(str(mini_repo), "handler_0_1", limit=1000))
+                )
             ),
             60,
             "the removed folder to leave the index",
         )
         # The project's own settings change: what they now ignore leaves the index.
-        before = client.find_symbol(mini_repo, "switched_handler_1", limit=1000)
+        before = client.call(FindSymbolRequest(str(mini_repo), "switched_handler_1", limit=1000))
         assert any(m.location.path.startswith("generated/") for m in before)
         (mini_repo / ".lgrep.yaml").write_text("index:\n  ignore_patterns: ['generated/']\n")
         wait_for(
             lambda: all(
                 not m.location.path.startswith("generated/")
-                for m in client.find_symbol(mini_repo, "switched_handler_1", limit=1000)
+                for m in client.call(FindSymbolRequest(str(mini_repo), "switched_handler_1", limit=1000))
             ),
             60,
             "the newly ignored folder to leave the index",
         )
         # The project folder disappears: the daemon stops watching it and keeps serving.
         shutil.rmtree(mini_repo)
-        wait_for(lambda: not any(p.watched for p in client.list_projects()), 30, "the daemon to stop watching")
+        wait_for(
+            lambda: not any(p.watched for p in client.call(ListProjectsRequest())), 30, "the daemon to stop watching"
+        )
         assert client.server_info().pid > 0
 
 

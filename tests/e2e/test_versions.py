@@ -15,7 +15,13 @@ import anyio
 import pytest
 from lgrep_core.client import LgrepClient
 from lgrep_core.errors import NotFoundError
-from lgrep_core.models import SearchRequest
+from lgrep_core.models import (
+    GetFileRequest,
+    ListComponentsRequest,
+    ListFilesRequest,
+    ListVersionsRequest,
+    SearchRequest,
+)
 from lgrep_core.testing.repos import TaggedRepo, git, write_tagged_repo
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
@@ -107,17 +113,19 @@ def test_the_daemon_serves_versions_over_grpc_and_across_a_restart(daemon, tmp_p
     daemon.lgrep("index", "--tags", root, "--json")
     pid = daemon.start()
     with LgrepClient.connect(socket_path=daemon.socket) as client:
-        assert [c.name for c in client.list_components(root)] == ["agent", "mono", "server"]
-        assert [r.version for r in client.list_versions(root, "server")] == ["1.3.0", "1.2.0", "1.1.0"]
-        found = client.search(SearchRequest("capture the screen", root, component="server", version="~1.1"))
+        assert [c.name for c in client.call(ListComponentsRequest(root))] == ["agent", "mono", "server"]
+        assert [r.version for r in client.call(ListVersionsRequest(root, "server"))] == ["1.3.0", "1.2.0", "1.1.0"]
+        found = client.call(SearchRequest("capture the screen", root, component="server", version="~1.1"))
         assert found.release is not None and found.release.tag == "server-v1.1.0"
         assert found.results[0].symbol == "screenshot"
-        listed = client.list_files(root, component="agent", version="0.1.0")
+        listed = client.call(ListFilesRequest(root, component="agent", version="0.1.0"))
         assert listed.release is not None and {f.path for f in listed.files} >= {"agent/core.py", "agent/tools.py"}
-        piece = client.get_file(root, "agent/tools.py", component="agent", version="0.4.0", start_line=1, end_line=2)
+        piece = client.call(
+            GetFileRequest(root, "agent/tools.py", start_line=1, end_line=2, component="agent", version="0.4.0")
+        )
         assert piece.start_line == 1 and piece.end_line == 2 and "call_tool" in piece.content
         with pytest.raises(NotFoundError, match="agent, mono, server"):
-            client.list_versions(root, "nope")
+            client.call(ListVersionsRequest(root, "nope"))
 
     # A new tag arrives while the daemon runs: its next query sees it.
     (repo.root / "agent" / "core.py").write_text("def run(task):\n    '''Run one task: the 0.5 rewrite.'''\n")
@@ -125,7 +133,7 @@ def test_the_daemon_serves_versions_over_grpc_and_across_a_restart(daemon, tmp_p
     git(repo.root, "tag", "agent-v0.5.0")
     daemon.lgrep("index", "--tags", root, "--json")
     with LgrepClient.connect(socket_path=daemon.socket) as client:
-        assert client.list_versions(root, "agent")[0].version == "0.5.0"
+        assert client.call(ListVersionsRequest(root, "agent"))[0].version == "0.5.0"
 
     os.kill(pid, signal.SIGKILL)
     daemon.process.wait(timeout=30)  # type: ignore[union-attr]

@@ -4,11 +4,13 @@ asks for and whether it holds any (ADR 0024), and how it takes a lease the daemo
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lgrep_core.errors import InvalidRequestError
-from lgrep_core.models import WatchLease
+from lgrep_core.models import ReleaseWatchLeaseRequest, WatchLease, WatchLeaseRequest
 from lgrep_mcp.leases import DEFAULT_TTL_S, TTL_ENV, WATCH_ENV, WatchLeases, lease_ttl_s, leases_wanted
 
 
@@ -32,14 +34,22 @@ class _Refusing:
     def __init__(self, refused: Path) -> None:
         self.refused = refused
         self.calls: list[Path] = []
+        self._handlers: dict[type[Any], Callable[[Any], Any]] = {
+            WatchLeaseRequest: self._renew,
+            ReleaseWatchLeaseRequest: self._release,
+        }
 
-    def renew_watch_lease(self, folder: Path, holder: str, ttl_s: float) -> WatchLease:
+    def call(self, request: Any) -> Any:
+        return self._handlers[type(request)](request)
+
+    def _renew(self, request: WatchLeaseRequest) -> WatchLease:
+        folder = Path(request.project_root)
         self.calls.append(folder)
         if folder == self.refused:
             raise InvalidRequestError("this server already holds watch leases on 64 folders, the limit (64 ...)")
-        return WatchLease(str(folder), watched=True, ttl_s=ttl_s, leases=1)
+        return WatchLease(str(folder), watched=True, ttl_s=request.ttl_s, leases=1)
 
-    def release_watch_lease(self, folder: Path, holder: str) -> bool:
+    def _release(self, request: ReleaseWatchLeaseRequest) -> bool:
         return True
 
     def close(self) -> None:

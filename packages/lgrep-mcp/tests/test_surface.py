@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import anyio
 from lgrep_core.errors import NotFoundError
+from lgrep_core.models import IndexProjectRequest, StatusRequest, UnwatchProjectRequest
 from lgrep_mcp.roots import AllowedRoots
 from lgrep_mcp.server import build_server
 from mcp.client.client import Client
@@ -25,13 +26,25 @@ T = TypeVar("T")
 
 
 class FakeEngine:
-    """The engine calls the tools make (lgrep_core.api.Engine): unwatch answers, status finds no index."""
+    """The engine calls the tools make (lgrep_core.engine.Engine): unwatch answers, status finds no index."""
 
-    def unwatch(self, project: Path) -> bool:
+    def __init__(self) -> None:
+        self._handlers: dict[type[Any], Callable[[Any], Any]] = {
+            UnwatchProjectRequest: self._unwatch,
+            StatusRequest: self._status,
+        }
+
+    def call(self, request: Any) -> Any:
+        return self._handlers[type(request)](request)
+
+    def index(self, request: IndexProjectRequest, *, timeout: float | None = None) -> Any:
+        raise AssertionError("no tool of these tests indexes")
+
+    def _unwatch(self, request: UnwatchProjectRequest) -> bool:
         return True
 
-    def status(self, project: Path) -> Any:
-        raise NotFoundError(f"{project} has no index \x1b[31m")
+    def _status(self, request: StatusRequest) -> Any:
+        raise NotFoundError(f"{request.project_root} has no index \x1b[31m")
 
     def close(self) -> None:
         return None

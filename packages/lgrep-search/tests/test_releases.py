@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from lgrep_core.config import LgrepSettings
 from lgrep_core.errors import NotFoundError
-from lgrep_core.models import SearchRequest
+from lgrep_core.models import ListVersionsRequest, SearchRequest
 from lgrep_core.storage.versions import VersionStore, store_location
 from lgrep_core.testing.fakes import FakeEmbedder
 from lgrep_core.testing.repos import git, write_tagged_repo
@@ -40,7 +40,7 @@ def test_latest_skips_prereleases_and_ranges_take_them_only_when_named(indexed: 
     assert index.resolve("agent", "")[0].version == "0.3.0"
     assert index.resolve("agent", ">=0.4.0-rc.0")[0].version == "0.4.0-rc.1"
     assert index.resolve("agent", "0.4.0-rc.1")[0].prerelease is True
-    assert searchers.list_versions(str(root), "agent")[0].version == "0.4.0-rc.1"
+    assert searchers.list_versions(ListVersionsRequest(str(root), "agent"))[0].version == "0.4.0-rc.1"
     with pytest.raises(NotFoundError, match=re.escape("0.4.0-rc.1, 0.3.0, 0.2.0, 0.1.0")):
         index.resolve("agent", "^2")
 

@@ -4,11 +4,13 @@
     engine = LocalEngine(...)                       # this process (lgrep_cli.local)
     app = Lgrep(engine, cache_dir)
     outcome = app.search(SearchRequest("where are tokens verified?", project_root="/repo/src"))
+    piece = app.engine.call(GetFileRequest(root, "src/auth.py"))   # a use case with no policy
 
-`Engine` is what serves the calls: the daemon's client and the in-process engine both implement it,
-with the same signatures, domain types in and out, and the same answers (both read through
+An engine (lgrep_core.engine.Engine) serves the use cases, one request type each: the daemon's
+clients and the in-process engine give the same answers (both read through
 lgrep_search.projects.ProjectSearchers, which fills a request's defaults from the project's settings
-and makes the one identity check). `Lgrep` holds the policy every shell shares, written once:
+and makes the one identity check), and say where a project's index stands (`StatusRequest`), so
+this layer reads no index file. `Lgrep` holds the policy every shell shares, written once:
 
 - project resolution (lgrep_core.scope.project_for): a folder inside an indexed project is that
   project, kept to the folder; else its git root; else the folder;
@@ -22,127 +24,30 @@ The CLI and the MCP server parse, call this, and render; they choose the engine,
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
 
-from lgrep_core.errors import DeadlineExceededError, InvalidRequestError, LgrepError
+from lgrep_core.engine import Engine, IndexRun
+from lgrep_core.errors import DeadlineExceededError, InvalidRequestError, LgrepError, NotFoundError
 from lgrep_core.merge import ProjectAnswer, merge_files, merge_hits
 from lgrep_core.models import (
-    CancelResult,
-    ChunkKind,
-    ComponentInfo,
     FileHit,
-    FileList,
-    FileSlice,
     IndexProgress,
+    IndexProjectRequest,
     IndexSummary,
     ProjectState,
     ProjectStatus,
-    RelatedResult,
-    Release,
-    RemoveResult,
     SearchHit,
     SearchRequest,
     SearchResponse,
-    Skeleton,
-    SymbolMatch,
-    TraceDirection,
-    TraceResult,
-    WatchResult,
+    StatusRequest,
 )
 from lgrep_core.scope import Purpose, Scope, project_for, scoped_glob
-from lgrep_core.storage.layout import META_FILE, index_state, project_dir, read_meta_file, read_pointer
 
-__all__ = ["Engine", "IndexRun", "Lgrep", "ProjectsOutcome", "SearchOutcome", "SpendDeclinedError", "SpendGate"]
-
-PathText = str | os.PathLike[str]
-
-
-class IndexRun(Protocol):
-    """The events of one index run, the summary last; `cancel()` (from any thread) ends it for
-    this caller: the run stops unless someone else waits for it."""
-
-    def __iter__(self) -> Iterator[IndexProgress | IndexSummary]: ...
-    def __next__(self) -> IndexProgress | IndexSummary: ...
-    def cancel(self) -> None: ...
-
-
-class Engine(Protocol):
-    """What serves lgrep's use cases: the daemon's client (lgrep_core.client.LgrepClient) or this
-    process (lgrep_cli.local.LocalEngine). Paths are absolute, or relative to the working directory."""
-
-    def search(self, request: SearchRequest) -> SearchResponse: ...
-
-    def index(
-        self, project_root: PathText, *, force: bool = False, wait_vectors: bool = True, timeout: float | None = None
-    ) -> IndexRun: ...
-
-    def status(self, project_root: PathText) -> ProjectStatus: ...
-    def watch(self, project_root: PathText, *, debounce_ms: int | None = None) -> WatchResult: ...
-    def unwatch(self, project_root: PathText) -> bool: ...
-    def remove(self, project_root: PathText) -> RemoveResult: ...
-    def cancel_index(self, project_root: PathText) -> CancelResult: ...
-
-    def get_file(
-        self,
-        project_root: PathText,
-        path: PathText,
-        start_line: int = 0,
-        end_line: int = 0,
-        *,
-        component: str = "",
-        version: str = "",
-    ) -> FileSlice: ...
-
-    def find_symbol(
-        self,
-        project_root: PathText,
-        name: str,
-        *,
-        limit: int | None = None,
-        kinds: Sequence[ChunkKind] = (),
-        languages: Sequence[str] = (),
-        path_glob: str | None = None,
-    ) -> list[SymbolMatch]: ...
-
-    def find_related(
-        self, project_root: PathText, path: PathText, line: int, *, limit: int | None = None
-    ) -> RelatedResult: ...
-
-    def skeleton(self, project_root: PathText, path: PathText) -> Skeleton: ...
-
-    def trace(
-        self,
-        project_root: PathText,
-        symbol: str,
-        *,
-        path: PathText = "",
-        depth: int = 1,
-        direction: TraceDirection = TraceDirection.BOTH,
-        limit: int | None = None,
-        offset: int = 0,
-        resolve_imports: bool = True,
-    ) -> TraceResult: ...
-
-    def list_files(
-        self,
-        project_root: PathText,
-        *,
-        path_glob: str | None = None,
-        languages: Sequence[str] = (),
-        limit: int | None = None,
-        component: str = "",
-        version: str = "",
-    ) -> FileList: ...
-
-    def list_components(self, project_root: PathText) -> list[ComponentInfo]: ...
-    def list_versions(self, project_root: PathText, component: str) -> list[Release]: ...
-    def close(self) -> None: ...
+__all__ = ["Lgrep", "ProjectsOutcome", "SearchOutcome", "SpendDeclinedError", "SpendGate"]
 
 
 class SpendDeclinedError(LgrepError):
@@ -176,7 +81,7 @@ class ProjectsOutcome:
 
 class Lgrep:
     """The use cases with the policy every shell shares, over one engine (see the module docstring).
-    Reads that need no policy are the engine's own: `app.engine.find_symbol(...)`."""
+    Use cases that need no policy are the engine's own: `app.engine.call(FindSymbolRequest(...))`."""
 
     def __init__(
         self,
@@ -210,7 +115,15 @@ class Lgrep:
         return project_for(self.cache_dir, folder, purpose)
 
     def state(self, project: Path) -> ProjectState:
-        return index_state(project_dir(self.cache_dir, project))
+        """Where a project's index stands, as its engine says (ABSENT: it has none)."""
+        status = self._brief(project)
+        return ProjectState.ABSENT if status is None or status.state is None else status.state
+
+    def _brief(self, project: Path) -> ProjectStatus | None:
+        try:
+            return self.engine.call(StatusRequest(str(project), brief=True))
+        except NotFoundError:
+            return None
 
     # ------------------------------------------------------------------ use cases with policy
 
@@ -231,7 +144,7 @@ class Lgrep:
         waited for only with a `wait_s`; without one, the engine's error says it is being built."""
         request.validate()
         if request.component:
-            return SearchOutcome(Scope(Path(request.project_root)), self.engine.search(request))
+            return SearchOutcome(Scope(Path(request.project_root)), self.engine.call(request))
         folder = Path(request.project_root)
         scope = self.scope(folder)
         if scope.note:
@@ -239,29 +152,30 @@ class Lgrep:
         request = replace(
             request, project_root=str(scope.project), path_glob=scoped_glob(scope.within, request.path_glob)
         )
-        built: IndexSummary | None = None
-        state = self.state(scope.project)
-        # A first index another caller is building is joined only by a caller that bounds its wait
-        # (an agent's tool call); a command without a bound says so at once and names the builder
-        # (the engine's NotFoundError) rather than wait on it without progress.
-        joins = state is not ProjectState.BUILDING or wait_s is not None
-        if state is not ProjectState.READY and joins:
-            self._approve(scope.project, force=False)
-            self.notice(f"{scope.project} {_BUILDING_FIRST.get(state, 'has no index yet; building it first')}")
-            last: list[IndexProgress] = []
+        try:
+            response = self.engine.call(request)
+            return SearchOutcome(scope, replace(response, scope=scope.within or response.scope))
+        except NotFoundError:
+            state = self.state(scope.project)
+            # A first index another caller is building is joined only by a caller that bounds its
+            # wait (an agent's tool call); a command without a bound says so at once and names the
+            # builder (the engine's NotFoundError) rather than wait on it without progress.
+            if state is ProjectState.READY or (state is ProjectState.BUILDING and wait_s is None):
+                raise
+        self._approve(scope.project, force=False)
+        self.notice(f"{scope.project} {_BUILDING_FIRST.get(state, 'has no index yet; building it first')}")
+        last: list[IndexProgress] = []
 
-            def seen(event: IndexProgress) -> None:
-                last[:] = [event]
-                if progress is not None:
-                    progress(event)
+        def seen(event: IndexProgress) -> None:
+            last[:] = [event]
+            if progress is not None:
+                progress(event)
 
-            try:
-                built = self.index(
-                    scope.project, wait_vectors=wait_vectors, progress=seen, timeout=wait_s, approved=True
-                )
-            except DeadlineExceededError:
-                return SearchOutcome(scope, None, progress=last[0] if last else None)
-        response = self.engine.search(request)
+        try:
+            built = self.index(scope.project, wait_vectors=wait_vectors, progress=seen, timeout=wait_s, approved=True)
+        except DeadlineExceededError:
+            return SearchOutcome(scope, None, progress=last[0] if last else None)
+        response = self.engine.call(request)
         return SearchOutcome(scope, replace(response, scope=scope.within or response.scope), built)
 
     def search_projects(
@@ -319,7 +233,7 @@ class Lgrep:
         chunks = [
             replace(
                 a,
-                response=self.engine.search(
+                response=self.engine.call(
                     replace(
                         request,
                         project_root=str(o.scope.project),
@@ -335,16 +249,14 @@ class Lgrep:
         return ProjectsOutcome(outcomes, [], merge_files(answers, chunks, limit))
 
     def _model(self, project: Path) -> str:
-        """The embedding model of a project's index (provider/model/dimension), "" if unreadable."""
-        index_dir = project_dir(self.cache_dir, project)
+        """The embedding model of a project's index (provider/model/dimension), "" if unknown."""
         try:
-            name = read_pointer(index_dir, project)
-            if name is None:
-                return ""
-            identity = read_meta_file(index_dir / name / META_FILE, project, index_dir)["identity"]
+            status = self._brief(project)
         except LgrepError:
             return ""
-        return "/".join(str(identity.get(k, "")) for k in ("provider", "model", "dimension"))
+        if status is None or not status.provider:
+            return ""
+        return f"{status.provider}/{status.model}/{status.dimension}"
 
     def index(
         self,
@@ -366,7 +278,8 @@ class Lgrep:
         run's own errors."""
         if not approved:
             self._approve(project, force=force)
-        run = self.engine.index(project, force=force, wait_vectors=wait_vectors, timeout=timeout)
+        request = IndexProjectRequest(str(project), force=force, wait_for_vectors=wait_vectors)
+        run = self.engine.index(request, timeout=timeout)
         summary: IndexSummary | None = None
         try:
             for event in _off_this_thread(run):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -196,6 +196,22 @@ def contract_mismatch_message(info: ServerInfo, target: str, revision: int) -> s
         f"{server} speaks contract revision {info.contract_revision}, {ours}: the server is newer. "
         "Upgrade lgrep where this client runs, or run the server of this version"
     )
+
+
+def check_files_answer(request: object, answer: object, server_info: Callable[[], ServerInfo], target: str) -> None:
+    """Raise ContractMismatchError when a files search was answered with chunks: only a server that
+    does not know `files` (before revision 8) does that."""
+    from lgrep_core.models import SearchRequest, SearchResponse
+
+    chunks_for_files = (
+        isinstance(request, SearchRequest)
+        and isinstance(answer, SearchResponse)
+        and request.files
+        and not answer.files
+        and answer.results
+    )
+    if chunks_for_files:
+        raise errors.ContractMismatchError(no_files_message(server_info(), target))
 
 
 def no_files_message(info: ServerInfo, target: str) -> str:

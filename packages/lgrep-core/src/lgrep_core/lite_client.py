@@ -1,15 +1,15 @@
-"""The CLI's light client of the daemon: the handshake and Search as gRPC unary calls, spoken over
-HTTP/2 with the pure-Python `h2` on the daemon's unix socket, without importing grpcio (ADR 0027).
+"""The CLI's light client of the daemon: every unary call as gRPC over HTTP/2, spoken with the
+pure-Python `h2` on the daemon's unix socket, without importing grpcio (ADR 0027).
 
 A `lgrep search` through the warm daemon is a process that starts, imports, makes two short calls
 and exits; `import grpc` (with the asyncio it pulls in) was a fifth of its time (docs/benchmarks.md).
 This client speaks the same gRPC wire protocol to the same server (the same paths, protobuf
 messages, `grpc-timeout`, the `lgrep-client-id` metadata, `grpc-status` / `grpc-message` /
 `lgrep-error-bin` trailers) and raises the same LgrepError for the same failure, through
-lgrep_core.grpc_common, which lgrep_core.client shares. It implements lgrep_core.api.Engine: the
-handshake (`server_info`) and `search` are its own; every other call, and the IndexProject stream
-a search makes when a project has no index yet, goes through an lgrep_core.client.LgrepClient on the
-same socket, made (and grpc imported) on its first use.
+lgrep_core.grpc_common, which lgrep_core.client shares. It is an lgrep_core.engine.Engine: the
+handshake (`server_info`) and every use case (`call`, on the routes of lgrep_core.wire.ROUTES) are
+its own; only the IndexProject stream, which a search makes when a project has no index yet, goes
+through an lgrep_core.client.LgrepClient on the same socket, made (and grpc imported) on first use.
 
 It connects over a unix socket only (no bearer token: that is for TCP, ADR 0007), one connection,
 one call at a time (a lock), the connection opened by the first call and kept for the next.
@@ -25,46 +25,29 @@ import struct
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import unquote
 
 from lgrep_core import grpc_common
-from lgrep_core.errors import ContractMismatchError, LgrepError
-from lgrep_core.grpc_common import STATUS_NAMES, error_from_status, resolve_root, unix_target
+from lgrep_core.engine import anchored
+from lgrep_core.errors import ContractMismatchError, InvalidRequestError, LgrepError
+from lgrep_core.grpc_common import STATUS_NAMES, error_from_status, unix_target
 
 if TYPE_CHECKING:
     from h2.connection import H2Connection
 
     from lgrep_core.client import IndexStream, LgrepClient
-    from lgrep_core.models import (
-        CancelResult,
-        ChunkKind,
-        ComponentInfo,
-        FileList,
-        FileSlice,
-        ProjectStatus,
-        RelatedResult,
-        Release,
-        RemoveResult,
-        SearchRequest,
-        SearchResponse,
-        ServerInfo,
-        Skeleton,
-        SymbolMatch,
-        TraceDirection,
-        TraceResult,
-        WatchResult,
-    )
+    from lgrep_core.models import IndexProjectRequest, Request, ServerInfo
 
 __all__ = ["LiteClient"]
+
+A = TypeVar("A")
 
 DEFAULT_TIMEOUT_S = 30.0
 """Deadline of each call (as lgrep_core.client.DEFAULT_TIMEOUT_S); None: no deadline."""
 
 _SERVER_INFO_PATH = "/lgrep.v1.ServerService/GetServerInfo"
-_SEARCH_PATH = "/lgrep.v1.SearchService/Search"
 _READ_BYTES = 65536
 # Receive windows as large as HTTP/2 allows, so the server never waits on this client for credit
 # (an answer is at most MAX_MESSAGE_BYTES; the whole answer is read before it is parsed).
@@ -372,8 +355,8 @@ class LiteClient:
             time.sleep(0.05)
 
     def grpc_client(self) -> LgrepClient:
-        """The gRPC client on the same socket, for every call but the handshake and search (made,
-        and grpc imported, on first use)."""
+        """The gRPC client on the same socket, for the one stream, IndexProject (made, and grpc
+        imported, on first use)."""
         self._open()
         if self._full is None:
             from lgrep_core.client import LgrepClient
@@ -415,124 +398,21 @@ class LiteClient:
             )
         return info
 
-    def search(self, request: SearchRequest) -> SearchResponse:
-        """Run one query; as lgrep_core.client.LgrepClient.search."""
-        from lgrep.v1 import search_pb2
-
+    def call(self, request: Request[A]) -> A:
+        """The answer to one request (lgrep_core.engine.Engine.call), as a unary call over h2 on the
+        route lgrep_core.wire.ROUTES names; as lgrep_core.client.LgrepClient.call."""
         from lgrep_core import wire
 
-        request = replace(request, project_root=resolve_root(request.project_root)).validate()
-        answer = self._call(_SEARCH_PATH, wire.search_request_to_proto(request).SerializeToString())
-        response = wire.search_response_from_proto(search_pb2.SearchResponse.FromString(answer))
-        if request.files and not response.files and response.results:
-            info = self.server_info(check_contract=False)
-            raise ContractMismatchError(grpc_common.no_files_message(info, self.target))
-        return response
+        route = wire.ROUTES.get(type(request))
+        if route is None:
+            raise InvalidRequestError(f"{type(request).__name__} is not a use case of the lgrep server")
+        request = anchored(request).validate()
+        answer: A = route.answer(self._call(route.path, route.to_proto(request).SerializeToString()))
+        grpc_common.check_files_answer(request, answer, lambda: self.server_info(check_contract=False), self.target)
+        return answer
 
     # ------------------------------------------------------------------ through the gRPC client
 
-    def index(
-        self,
-        project_root: str | os.PathLike[str],
-        *,
-        force: bool = False,
-        wait_vectors: bool = True,
-        timeout: float | None = None,
-    ) -> IndexStream:
-        return self.grpc_client().index(project_root, force=force, wait_vectors=wait_vectors, timeout=timeout)
-
-    def status(self, project_root: str | os.PathLike[str]) -> ProjectStatus:
-        return self.grpc_client().status(project_root)
-
-    def watch(self, project_root: str | os.PathLike[str], *, debounce_ms: int | None = None) -> WatchResult:
-        return self.grpc_client().watch(project_root, debounce_ms=debounce_ms)
-
-    def unwatch(self, project_root: str | os.PathLike[str]) -> bool:
-        return self.grpc_client().unwatch(project_root)
-
-    def remove(self, project_root: str | os.PathLike[str]) -> RemoveResult:
-        return self.grpc_client().remove(project_root)
-
-    def cancel_index(self, project_root: str | os.PathLike[str]) -> CancelResult:
-        return self.grpc_client().cancel_index(project_root)
-
-    def get_file(
-        self,
-        project_root: str | os.PathLike[str],
-        path: str | os.PathLike[str],
-        start_line: int = 0,
-        end_line: int = 0,
-        *,
-        component: str = "",
-        version: str = "",
-    ) -> FileSlice:
-        return self.grpc_client().get_file(
-            project_root, path, start_line, end_line, component=component, version=version
-        )
-
-    def find_symbol(
-        self,
-        project_root: str | os.PathLike[str],
-        name: str,
-        *,
-        limit: int | None = None,
-        kinds: Sequence[ChunkKind] = (),
-        languages: Sequence[str] = (),
-        path_glob: str | None = None,
-    ) -> list[SymbolMatch]:
-        return self.grpc_client().find_symbol(
-            project_root, name, limit=limit, kinds=kinds, languages=languages, path_glob=path_glob
-        )
-
-    def find_related(
-        self, project_root: str | os.PathLike[str], path: str | os.PathLike[str], line: int, *, limit: int | None = None
-    ) -> RelatedResult:
-        return self.grpc_client().find_related(project_root, path, line, limit=limit)
-
-    def skeleton(self, project_root: str | os.PathLike[str], path: str | os.PathLike[str]) -> Skeleton:
-        return self.grpc_client().skeleton(project_root, path)
-
-    def trace(
-        self,
-        project_root: str | os.PathLike[str],
-        symbol: str,
-        *,
-        path: str | os.PathLike[str] = "",
-        depth: int = 1,
-        direction: TraceDirection | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-        resolve_imports: bool = True,
-    ) -> TraceResult:
-        from lgrep_core.models import TraceDirection
-
-        return self.grpc_client().trace(
-            project_root,
-            symbol,
-            path=path,
-            depth=depth,
-            direction=TraceDirection.BOTH if direction is None else direction,
-            limit=limit,
-            offset=offset,
-            resolve_imports=resolve_imports,
-        )
-
-    def list_files(
-        self,
-        project_root: str | os.PathLike[str],
-        *,
-        path_glob: str | None = None,
-        languages: Sequence[str] = (),
-        limit: int | None = None,
-        component: str = "",
-        version: str = "",
-    ) -> FileList:
-        return self.grpc_client().list_files(
-            project_root, path_glob=path_glob, languages=languages, limit=limit, component=component, version=version
-        )
-
-    def list_components(self, project_root: str | os.PathLike[str]) -> list[ComponentInfo]:
-        return self.grpc_client().list_components(project_root)
-
-    def list_versions(self, project_root: str | os.PathLike[str], component: str) -> list[Release]:
-        return self.grpc_client().list_versions(project_root, component)
+    def index(self, request: IndexProjectRequest, *, timeout: float | None = None) -> IndexStream:
+        """Index a project (a server stream: through the gRPC client); as LgrepClient.index."""
+        return self.grpc_client().index(request, timeout=timeout)

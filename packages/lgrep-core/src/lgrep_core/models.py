@@ -3,6 +3,12 @@
 lgrep_core.wire converts each of them to and from its lgrep.v1 message; field names follow the proto
 except where noted. Requests validate themselves (`validate()` raises InvalidRequestError), so the CLI,
 the gRPC servers and the MCP server reject the same things with the same words.
+
+Each use case is one request type, a `Request[Answer]`: `GetFileRequest` is a `Request[FileSlice]`.
+An engine serves them all through one method (`lgrep_core.engine.Engine.call(request) -> answer`),
+so a client, the in-process engine and the MCP server's daemon engine forward a request as one value;
+a new use case is a new request type here and a line in each engine's table, never a new method in
+each of them.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from pathlib import PurePath
+from typing import Any, Generic, Self, TypeVar
 
 from lgrep_core.errors import InvalidRequestError
 from lgrep_core.text import identifier_parts
@@ -26,6 +33,9 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_SYMBOL_CHARS",
     "MAX_TRACE_DEPTH",
+    "MAX_WIRE_INT",
+    "USE_CASES",
+    "CancelIndexRequest",
     "CancelResult",
     "Chunk",
     "ChunkKind",
@@ -44,7 +54,10 @@ __all__ = [
     "IndexSummary",
     "IndexedFile",
     "LineRange",
+    "ListComponentsRequest",
     "ListFilesRequest",
+    "ListProjectsRequest",
+    "ListVersionsRequest",
     "Location",
     "MatchType",
     "ProjectInfo",
@@ -52,7 +65,10 @@ __all__ = [
     "ProjectStatus",
     "RelatedResult",
     "Release",
+    "ReleaseWatchLeaseRequest",
+    "RemoveProjectRequest",
     "RemoveResult",
+    "Request",
     "Resolution",
     "SearchHit",
     "SearchRequest",
@@ -63,12 +79,14 @@ __all__ = [
     "Skeleton",
     "SkeletonRequest",
     "SpendTotals",
+    "StatusRequest",
     "SymbolMatch",
     "TagsSummary",
     "TraceDirection",
     "TraceEdge",
     "TraceRequest",
     "TraceResult",
+    "UnwatchProjectRequest",
     "WatchLease",
     "WatchLeaseRequest",
     "WatchProjectRequest",
@@ -174,6 +192,20 @@ def embedding_text(path: str, scope: Sequence[str], content: str) -> str:
     return f"{header}\n{words}\n{content}"
 
 
+Answer = TypeVar("Answer")
+
+
+class Request(Generic[Answer]):
+    """A use case's input; `Answer` is the type of its answer. Every request is a frozen dataclass
+    that names its project (`project_root`, absolute once it is sent) and checks itself."""
+
+    __slots__ = ()
+
+    def validate(self) -> Self:
+        """The request itself, or InvalidRequestError naming what is wrong with it."""
+        raise NotImplementedError
+
+
 # What a request may ask for. The CLI, gRPC and MCP all check through SearchRequest.validate().
 MAX_LIMIT = 1000
 # A task pasted whole (an issue with its tracebacks and logs) fits: 99% of SWE-bench Lite's issues are
@@ -182,7 +214,7 @@ MAX_QUERY_CHARS = 32_768
 
 
 @dataclass(frozen=True, slots=True)
-class SearchRequest:
+class SearchRequest(Request["SearchResponse"]):
     """One query against one project, as every front end (CLI, gRPC, MCP) states it.
 
     Filters are lists, as on the wire: a hit must match one of `languages` (when any are given) and
@@ -352,6 +384,32 @@ class ComponentInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ListComponentsRequest(Request["list[ComponentInfo]"]):
+    """The components of a repository's released versions (`lgrep index --tags`), by name."""
+
+    project_root: str
+
+    def validate(self) -> ListComponentsRequest:
+        check_project_root(self.project_root)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class ListVersionsRequest(Request["list[Release]"]):
+    """The indexed versions of one component, newest first."""
+
+    project_root: str
+    component: str
+
+    def validate(self) -> ListVersionsRequest:
+        check_project_root(self.project_root)
+        if not self.component.strip():
+            raise InvalidRequestError("the component is empty: name one (ListComponents lists them)")
+        check_release(self.component, "")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
 class TagsSummary:
     """What `lgrep index --tags` did. Pairs and blobs show the content addressing at work: a file
     identical across tags is read, chunked and embedded once."""
@@ -386,6 +444,16 @@ def _check_symbol(name: str) -> None:
 def _check_limit(limit: int | None) -> None:
     if limit is not None and not 1 <= limit <= MAX_LIMIT:
         raise InvalidRequestError(f"limit must be 1 to {MAX_LIMIT}, got {limit}")
+
+
+# Line numbers, offsets and counts travel as int32 (lgrep.v1): a larger one is refused as a bad
+# request here, not found unsendable by the wire code.
+MAX_WIRE_INT = 2**31 - 1
+
+
+def _check_wire_int(what: str, value: int) -> None:
+    if value > MAX_WIRE_INT:
+        raise InvalidRequestError(f"{what} must be at most {MAX_WIRE_INT:,}, got {value:,}")
 
 
 # --- where chunks are -------------------------------------------------------------------------------
@@ -433,7 +501,9 @@ class IndexPhase(StrEnum):
 @dataclass(frozen=True, slots=True)
 class IndexProjectRequest:
     """Index one project: incrementally, or from scratch with `force`. With `wait_for_vectors` False
-    the run ends once the project is BM25-searchable and embedding goes on in the background."""
+    the run ends once the project is BM25-searchable and embedding goes on in the background.
+
+    Not a `Request`: its answer is a stream of events (`Engine.index`), not one value."""
 
     project_root: str
     force: bool = False
@@ -550,7 +620,21 @@ class ProjectStatus:
 
 
 @dataclass(frozen=True, slots=True)
-class WatchProjectRequest:
+class StatusRequest(Request["ProjectStatus"]):
+    """Where one project's index stands (GetStatus). `brief`: only its state, its index's identity
+    (provider, model, dimension) and whether it is watched, with no counts and no walk of the tree
+    for changes: what a search asks before it runs."""
+
+    project_root: str
+    brief: bool = False
+
+    def validate(self) -> StatusRequest:
+        check_project_root(self.project_root)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class WatchProjectRequest(Request["WatchResult"]):
     """Keep one project's index fresh; `debounce_ms` None takes the server's setting."""
 
     project_root: str
@@ -569,12 +653,23 @@ class WatchResult:
     already_watched: bool  # it was before the call
 
 
+@dataclass(frozen=True, slots=True)
+class UnwatchProjectRequest(Request["bool"]):
+    """Stop watching a project; the answer says whether it was watched."""
+
+    project_root: str
+
+    def validate(self) -> UnwatchProjectRequest:
+        check_project_root(self.project_root)
+        return self
+
+
 # A watch lease's holder: an id its client chooses once (a random one per MCP server process).
 _HOLDER = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 
 @dataclass(frozen=True, slots=True)
-class WatchLeaseRequest:
+class WatchLeaseRequest(Request["WatchLease"]):
     """Take or renew a lease that keeps a project watched while its holder lives (RenewWatchLease)."""
 
     project_root: str
@@ -604,9 +699,43 @@ class WatchLease:
 
 
 @dataclass(frozen=True, slots=True)
+class ReleaseWatchLeaseRequest(Request["bool"]):
+    """End `holder`'s lease on a project now; the answer says whether it had one."""
+
+    project_root: str
+    holder: str
+
+    def validate(self) -> ReleaseWatchLeaseRequest:
+        WatchLeaseRequest(self.project_root, self.holder, 1.0).validate()
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveProjectRequest(Request["RemoveResult"]):
+    """Delete a project's index (its index runs are cancelled first)."""
+
+    project_root: str
+
+    def validate(self) -> RemoveProjectRequest:
+        check_project_root(self.project_root)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
 class RemoveResult:
     removed: bool  # an index existed and was removed
     bytes_freed: int
+
+
+@dataclass(frozen=True, slots=True)
+class CancelIndexRequest(Request["CancelResult"]):
+    """Cancel a project's index runs (what they committed stays)."""
+
+    project_root: str
+
+    def validate(self) -> CancelIndexRequest:
+        check_project_root(self.project_root)
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -616,6 +745,14 @@ class CancelResult:
 
     cancelled: int
     stopped: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ListProjectsRequest(Request["list[ProjectInfo]"]):
+    """The projects a server has indexes for or watches, by root."""
+
+    def validate(self) -> ListProjectsRequest:
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -637,7 +774,7 @@ class ProjectInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class GetFileRequest:
+class GetFileRequest(Request["FileSlice"]):
     """Read a file of a project, or lines of it. Lines are 1-based and inclusive; 0 means the first
     line (`start_line`) or the end of the file (`end_line`)."""
 
@@ -656,6 +793,8 @@ class GetFileRequest:
             raise InvalidRequestError(
                 f"lines are 1-based (0 for the whole file), got {self.start_line}-{self.end_line}"
             )
+        _check_wire_int("start_line", self.start_line)
+        _check_wire_int("end_line", self.end_line)
         if self.start_line and self.end_line and self.end_line < self.start_line:
             raise InvalidRequestError(f"end_line {self.end_line} is before start_line {self.start_line}")
         return self
@@ -677,7 +816,7 @@ class FileSlice:
 
 
 @dataclass(frozen=True, slots=True)
-class FindSymbolRequest:
+class FindSymbolRequest(Request["list[SymbolMatch]"]):
     """Find definitions by name; filters as in SearchRequest (`kinds` empty means all)."""
 
     project_root: str
@@ -704,7 +843,7 @@ class SymbolMatch:
 
 
 @dataclass(frozen=True, slots=True)
-class ListFilesRequest:
+class ListFilesRequest(Request["FileList"]):
     """The files of a project's index; filters as in SearchRequest, `limit` None for all."""
 
     project_root: str
@@ -719,6 +858,8 @@ class ListFilesRequest:
         check_release(self.component, self.version)
         if self.limit is not None and self.limit < 1:
             raise InvalidRequestError(f"limit must be 1 or more (None for all), got {self.limit}")
+        if self.limit is not None:
+            _check_wire_int("limit", self.limit)
         return self
 
 
@@ -741,7 +882,7 @@ class FileList:
 
 
 @dataclass(frozen=True, slots=True)
-class FindRelatedRequest:
+class FindRelatedRequest(Request["RelatedResult"]):
     """Find the chunks most related to the chunk that spans `line` of `path`."""
 
     project_root: str
@@ -754,6 +895,7 @@ class FindRelatedRequest:
         check_project_path(self.path)
         if self.line < 1:
             raise InvalidRequestError(f"line must be 1 or more, got {self.line}")
+        _check_wire_int("line", self.line)
         _check_limit(self.limit)
         return self
 
@@ -785,7 +927,7 @@ class Resolution(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class SkeletonRequest:
+class SkeletonRequest(Request["Skeleton"]):
     project_root: str
     path: str  # relative to the project root, '/'-separated
 
@@ -815,7 +957,7 @@ class Skeleton:
 
 
 @dataclass(frozen=True, slots=True)
-class TraceRequest:
+class TraceRequest(Request["TraceResult"]):
     """Callers and/or callees of the definitions named `symbol` ("verify", "Auth.verify"), `depth`
     hops out (1-3). `path` picks one file's definition when the name has several. `limit` edges
     from `offset` (ask again with the answer's `next_offset` for more). `resolve_imports=False`
@@ -839,6 +981,7 @@ class TraceRequest:
             raise InvalidRequestError(f"depth must be 1 to {MAX_TRACE_DEPTH}, got {self.depth}")
         if self.offset < 0:
             raise InvalidRequestError(f"offset must be 0 or more, got {self.offset}")
+        _check_wire_int("offset", self.offset)
         _check_limit(self.limit)
         return self
 
@@ -902,3 +1045,26 @@ class ServerInfo:
     tcp_port: int = 0
     models_loaded: int = 0  # embedding models (inference sessions) in its memory now
     watched_projects: tuple[str, ...] = ()  # absolute roots it watches, sorted; one watcher each
+
+
+USE_CASES: tuple[type[Request[Any]], ...] = (
+    SearchRequest,
+    GetFileRequest,
+    FindSymbolRequest,
+    FindRelatedRequest,
+    SkeletonRequest,
+    TraceRequest,
+    ListFilesRequest,
+    ListComponentsRequest,
+    ListVersionsRequest,
+    StatusRequest,
+    WatchProjectRequest,
+    UnwatchProjectRequest,
+    WatchLeaseRequest,
+    ReleaseWatchLeaseRequest,
+    ListProjectsRequest,
+    RemoveProjectRequest,
+    CancelIndexRequest,
+)
+"""Every use case an engine serves through `call` (indexing streams: `Engine.index`). An engine's
+table that misses one fails its tests (tests/contract/test_engines.py)."""

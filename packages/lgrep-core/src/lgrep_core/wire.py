@@ -22,13 +22,16 @@ Conventions:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from google.protobuf import duration_pb2, timestamp_pb2
 from lgrep.v1 import common_pb2, index_pb2, search_pb2, server_pb2
 
 from lgrep_core import errors
 from lgrep_core.models import (
+    CancelIndexRequest,
     CancelResult,
     Chunk,
     ChunkKind,
@@ -47,7 +50,10 @@ from lgrep_core.models import (
     IndexProjectRequest,
     IndexSummary,
     LineRange,
+    ListComponentsRequest,
     ListFilesRequest,
+    ListProjectsRequest,
+    ListVersionsRequest,
     Location,
     MatchType,
     ProjectInfo,
@@ -55,7 +61,10 @@ from lgrep_core.models import (
     ProjectStatus,
     RelatedResult,
     Release,
+    ReleaseWatchLeaseRequest,
+    RemoveProjectRequest,
     RemoveResult,
+    Request,
     Resolution,
     SearchHit,
     SearchRequest,
@@ -66,23 +75,26 @@ from lgrep_core.models import (
     Skeleton,
     SkeletonRequest,
     SpendTotals,
+    StatusRequest,
     SymbolMatch,
     TraceDirection,
     TraceEdge,
     TraceRequest,
     TraceResult,
+    UnwatchProjectRequest,
     WatchLease,
     WatchLeaseRequest,
     WatchProjectRequest,
     WatchResult,
     check_project_root,
-    check_release,
 )
 
 __all__ = [
     "CONTRACT_REVISION",
     "ERROR_METADATA_KEY",
+    "ROUTES",
     "TIMING_KEYS",
+    "Route",
     "cancel_index_request_from_proto",
     "cancel_index_request_to_proto",
     "cancel_result_from_proto",
@@ -119,15 +131,19 @@ __all__ = [
     "index_project_request_to_proto",
     "index_summary_from_proto",
     "index_summary_to_proto",
+    "list_components_request_from_proto",
+    "list_components_request_to_proto",
     "list_components_response_from_proto",
     "list_components_response_to_proto",
     "list_files_request_from_proto",
     "list_files_request_to_proto",
     "list_files_response_from_proto",
     "list_files_response_to_proto",
+    "list_projects_request_to_proto",
     "list_projects_response_from_proto",
     "list_projects_response_to_proto",
     "list_versions_request_from_proto",
+    "list_versions_request_to_proto",
     "list_versions_response_from_proto",
     "list_versions_response_to_proto",
     "location_from_proto",
@@ -188,7 +204,7 @@ __all__ = [
     "watch_result_to_proto",
 ]
 
-CONTRACT_REVISION = 9
+CONTRACT_REVISION = 10
 """The revision of the lgrep.v1 contract this code was generated from and speaks.
 
 Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.client` refuses a server
@@ -742,14 +758,14 @@ def index_event_from_proto(message: index_pb2.IndexProjectResponse) -> IndexProg
     return None
 
 
-def get_status_request_to_proto(project_root: str) -> index_pb2.GetStatusRequest:
-    """The GetStatus request for one project root."""
-    return index_pb2.GetStatusRequest(project_root=project_root)
+def get_status_request_to_proto(request: StatusRequest) -> index_pb2.GetStatusRequest:
+    """A StatusRequest as its GetStatus request."""
+    return index_pb2.GetStatusRequest(project_root=request.project_root, brief=request.brief)
 
 
-def get_status_request_from_proto(message: index_pb2.GetStatusRequest) -> str:
-    """The validated project root of a GetStatus request (InvalidRequestError if not absolute)."""
-    return check_project_root(message.project_root)
+def get_status_request_from_proto(message: index_pb2.GetStatusRequest) -> StatusRequest:
+    """A GetStatus request, validated (InvalidRequestError if its root is not absolute)."""
+    return StatusRequest(message.project_root, message.brief).validate()
 
 
 def project_status_to_proto(status: ProjectStatus) -> index_pb2.GetStatusResponse:
@@ -896,15 +912,14 @@ def watch_lease_from_proto(message: index_pb2.RenewWatchLeaseResponse) -> WatchL
     )
 
 
-def watch_lease_release_to_proto(project_root: str, holder: str) -> index_pb2.ReleaseWatchLeaseRequest:
+def watch_lease_release_to_proto(request: ReleaseWatchLeaseRequest) -> index_pb2.ReleaseWatchLeaseRequest:
     """The ReleaseWatchLease request of one holder on one project."""
-    return index_pb2.ReleaseWatchLeaseRequest(project_root=project_root, holder=holder)
+    return index_pb2.ReleaseWatchLeaseRequest(project_root=request.project_root, holder=request.holder)
 
 
-def watch_lease_release_from_proto(message: index_pb2.ReleaseWatchLeaseRequest) -> tuple[str, str]:
-    """The validated (project root, holder) of a ReleaseWatchLease request (InvalidRequestError if not)."""
-    request = WatchLeaseRequest(project_root=message.project_root, holder=message.holder, ttl_s=1.0).validate()
-    return request.project_root, request.holder
+def watch_lease_release_from_proto(message: index_pb2.ReleaseWatchLeaseRequest) -> ReleaseWatchLeaseRequest:
+    """A ReleaseWatchLease request, validated (InvalidRequestError if not usable)."""
+    return ReleaseWatchLeaseRequest(message.project_root, message.holder).validate()
 
 
 def watch_lease_released_to_proto(released: bool) -> index_pb2.ReleaseWatchLeaseResponse:
@@ -917,14 +932,14 @@ def watch_lease_released_from_proto(message: index_pb2.ReleaseWatchLeaseResponse
     return message.released
 
 
-def unwatch_project_request_to_proto(project_root: str) -> index_pb2.UnwatchProjectRequest:
+def unwatch_project_request_to_proto(request: UnwatchProjectRequest) -> index_pb2.UnwatchProjectRequest:
     """The UnwatchProject request for one project root."""
-    return index_pb2.UnwatchProjectRequest(project_root=project_root)
+    return index_pb2.UnwatchProjectRequest(project_root=request.project_root)
 
 
-def unwatch_project_request_from_proto(message: index_pb2.UnwatchProjectRequest) -> str:
-    """The validated project root of an UnwatchProject request (InvalidRequestError if not absolute)."""
-    return check_project_root(message.project_root)
+def unwatch_project_request_from_proto(message: index_pb2.UnwatchProjectRequest) -> UnwatchProjectRequest:
+    """A UnwatchProject request, validated (InvalidRequestError if its root is not absolute)."""
+    return UnwatchProjectRequest(message.project_root).validate()
 
 
 def unwatch_result_to_proto(was_watched: bool) -> index_pb2.UnwatchProjectResponse:
@@ -979,14 +994,14 @@ def list_projects_response_from_proto(message: index_pb2.ListProjectsResponse) -
     return [project_info_from_proto(p) for p in message.projects]
 
 
-def remove_project_request_to_proto(project_root: str) -> index_pb2.RemoveProjectRequest:
+def remove_project_request_to_proto(request: RemoveProjectRequest) -> index_pb2.RemoveProjectRequest:
     """The RemoveProject request for one project root."""
-    return index_pb2.RemoveProjectRequest(project_root=project_root)
+    return index_pb2.RemoveProjectRequest(project_root=request.project_root)
 
 
-def remove_project_request_from_proto(message: index_pb2.RemoveProjectRequest) -> str:
-    """The validated project root of a RemoveProject request (InvalidRequestError if not absolute)."""
-    return check_project_root(message.project_root)
+def remove_project_request_from_proto(message: index_pb2.RemoveProjectRequest) -> RemoveProjectRequest:
+    """A RemoveProject request, validated (InvalidRequestError if its root is not absolute)."""
+    return RemoveProjectRequest(message.project_root).validate()
 
 
 def remove_result_to_proto(result: RemoveResult) -> index_pb2.RemoveProjectResponse:
@@ -999,14 +1014,14 @@ def remove_result_from_proto(message: index_pb2.RemoveProjectResponse) -> Remove
     return RemoveResult(removed=message.removed, bytes_freed=message.bytes_freed)
 
 
-def cancel_index_request_to_proto(project_root: str) -> index_pb2.CancelIndexRequest:
+def cancel_index_request_to_proto(request: CancelIndexRequest) -> index_pb2.CancelIndexRequest:
     """The CancelIndex request for one project root."""
-    return index_pb2.CancelIndexRequest(project_root=project_root)
+    return index_pb2.CancelIndexRequest(project_root=request.project_root)
 
 
-def cancel_index_request_from_proto(message: index_pb2.CancelIndexRequest) -> str:
-    """The validated project root of a CancelIndex request (InvalidRequestError if not absolute)."""
-    return check_project_root(message.project_root)
+def cancel_index_request_from_proto(message: index_pb2.CancelIndexRequest) -> CancelIndexRequest:
+    """A CancelIndex request, validated (InvalidRequestError if its root is not absolute)."""
+    return CancelIndexRequest(message.project_root).validate()
 
 
 def cancel_result_to_proto(result: CancelResult) -> index_pb2.CancelIndexResponse:
@@ -1446,13 +1461,24 @@ def list_components_response_from_proto(message: search_pb2.ListComponentsRespon
     return [ComponentInfo(c.name, c.versions, c.latest) for c in message.components]
 
 
-def list_versions_request_from_proto(message: search_pb2.ListVersionsRequest) -> tuple[str, str]:
-    """(project root, component) of a ListVersions request (InvalidRequestError if unusable)."""
-    check_project_root(message.project_root)
-    if not message.component.strip():
-        raise errors.InvalidRequestError("the component is empty: name one (ListComponents lists them)")
-    check_release(message.component, "")
-    return message.project_root, message.component
+def list_versions_request_to_proto(request: ListVersionsRequest) -> search_pb2.ListVersionsRequest:
+    """The ListVersions request of one component."""
+    return search_pb2.ListVersionsRequest(project_root=request.project_root, component=request.component)
+
+
+def list_versions_request_from_proto(message: search_pb2.ListVersionsRequest) -> ListVersionsRequest:
+    """A ListVersions request, validated (InvalidRequestError if unusable)."""
+    return ListVersionsRequest(message.project_root, message.component).validate()
+
+
+def list_components_request_to_proto(request: ListComponentsRequest) -> search_pb2.ListComponentsRequest:
+    """The ListComponents request of one repository."""
+    return search_pb2.ListComponentsRequest(project_root=request.project_root)
+
+
+def list_components_request_from_proto(message: search_pb2.ListComponentsRequest) -> ListComponentsRequest:
+    """A ListComponents request, validated (InvalidRequestError if its root is not absolute)."""
+    return ListComponentsRequest(message.project_root).validate()
 
 
 def list_versions_response_to_proto(releases: Iterable[Release]) -> search_pb2.ListVersionsResponse:
@@ -1463,3 +1489,135 @@ def list_versions_response_to_proto(releases: Iterable[Release]) -> search_pb2.L
 def list_versions_response_from_proto(message: search_pb2.ListVersionsResponse) -> list[Release]:
     """The versions of a ListVersions response, newest first."""
     return [release_from_proto(r) for r in message.versions]
+
+
+def list_projects_request_to_proto(_request: ListProjectsRequest) -> index_pb2.ListProjectsRequest:
+    """The ListProjects request (it has no fields)."""
+    return index_pb2.ListProjectsRequest()
+
+
+# --- the routes: each use case's RPC ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """How one use case (a `Request` type) travels: its unary RPC's path, the request message made
+    from the domain request, and the answer read back from the response message's bytes."""
+
+    path: str  # "/lgrep.v1.SearchService/GetFile"
+    to_proto: Any  # Callable[[the Request], a request message]
+    response: Any  # the response message class (its FromString parses the bytes)
+    from_proto: Any  # Callable[[a response message], the answer]
+
+    def answer(self, data: bytes) -> Any:
+        """The domain answer in a response's bytes."""
+        return self.from_proto(self.response.FromString(data))
+
+
+def _route(service: str, method: str, to_proto: Any, response: Any, from_proto: Any) -> Route:
+    return Route(f"/lgrep.v1.{service}/{method}", to_proto, response, from_proto)
+
+
+ROUTES: dict[type[Request[Any]], Route] = {
+    SearchRequest: _route(
+        "SearchService", "Search", search_request_to_proto, search_pb2.SearchResponse, search_response_from_proto
+    ),
+    GetFileRequest: _route(
+        "SearchService", "GetFile", get_file_request_to_proto, search_pb2.GetFileResponse, file_slice_from_proto
+    ),
+    FindSymbolRequest: _route(
+        "SearchService",
+        "FindSymbol",
+        find_symbol_request_to_proto,
+        search_pb2.FindSymbolResponse,
+        find_symbol_response_from_proto,
+    ),
+    FindRelatedRequest: _route(
+        "SearchService",
+        "FindRelated",
+        find_related_request_to_proto,
+        search_pb2.FindRelatedResponse,
+        related_result_from_proto,
+    ),
+    SkeletonRequest: _route(
+        "SearchService", "GetSkeleton", skeleton_request_to_proto, search_pb2.GetSkeletonResponse, skeleton_from_proto
+    ),
+    TraceRequest: _route(
+        "SearchService", "Trace", trace_request_to_proto, search_pb2.TraceResponse, trace_result_from_proto
+    ),
+    ListFilesRequest: _route(
+        "SearchService",
+        "ListFiles",
+        list_files_request_to_proto,
+        search_pb2.ListFilesResponse,
+        list_files_response_from_proto,
+    ),
+    ListComponentsRequest: _route(
+        "SearchService",
+        "ListComponents",
+        list_components_request_to_proto,
+        search_pb2.ListComponentsResponse,
+        list_components_response_from_proto,
+    ),
+    ListVersionsRequest: _route(
+        "SearchService",
+        "ListVersions",
+        list_versions_request_to_proto,
+        search_pb2.ListVersionsResponse,
+        list_versions_response_from_proto,
+    ),
+    StatusRequest: _route(
+        "IndexService", "GetStatus", get_status_request_to_proto, index_pb2.GetStatusResponse, project_status_from_proto
+    ),
+    WatchProjectRequest: _route(
+        "IndexService",
+        "WatchProject",
+        watch_project_request_to_proto,
+        index_pb2.WatchProjectResponse,
+        watch_result_from_proto,
+    ),
+    UnwatchProjectRequest: _route(
+        "IndexService",
+        "UnwatchProject",
+        unwatch_project_request_to_proto,
+        index_pb2.UnwatchProjectResponse,
+        unwatch_result_from_proto,
+    ),
+    WatchLeaseRequest: _route(
+        "IndexService",
+        "RenewWatchLease",
+        watch_lease_request_to_proto,
+        index_pb2.RenewWatchLeaseResponse,
+        watch_lease_from_proto,
+    ),
+    ReleaseWatchLeaseRequest: _route(
+        "IndexService",
+        "ReleaseWatchLease",
+        watch_lease_release_to_proto,
+        index_pb2.ReleaseWatchLeaseResponse,
+        watch_lease_released_from_proto,
+    ),
+    ListProjectsRequest: _route(
+        "IndexService",
+        "ListProjects",
+        list_projects_request_to_proto,
+        index_pb2.ListProjectsResponse,
+        list_projects_response_from_proto,
+    ),
+    RemoveProjectRequest: _route(
+        "IndexService",
+        "RemoveProject",
+        remove_project_request_to_proto,
+        index_pb2.RemoveProjectResponse,
+        remove_result_from_proto,
+    ),
+    CancelIndexRequest: _route(
+        "IndexService",
+        "CancelIndex",
+        cancel_index_request_to_proto,
+        index_pb2.CancelIndexResponse,
+        cancel_result_from_proto,
+    ),
+}
+"""Every use case's unary RPC (lgrep_core.models.USE_CASES), read by both clients: the daemon's
+gRPC client (lgrep_core.client) and the light one (lgrep_core.lite_client)."""

@@ -38,13 +38,18 @@ log = logging.getLogger(__name__)
 _PROJECT_DIR = re.compile(r"[0-9a-f]{12}")
 
 
-def project_status(settings: LgrepSettings, root: Path, *, count_changes: bool = True) -> ProjectStatus:
+def project_status(
+    settings: LgrepSettings, root: Path, *, count_changes: bool = True, brief: bool = False
+) -> ProjectStatus:
     """Where a project's index stands and what it holds. A project that is not searchable gets its
-    state and, in `detail`, why and what to run; one without any index is a NotFoundError."""
+    state and, in `detail`, why and what to run; one without any index is a NotFoundError. `brief`:
+    the state and the index's identity only (no counts, no spend, no walk of the tree)."""
     reader = ProjectReader(settings.cache_dir, root)
     state = reader.state()
     if state is ProjectState.ABSENT:
         raise not_ready_error(reader.dir, reader.root)
+    if brief:
+        return _brief_status(reader, state)
     spend = SpendLedger(settings.cache_dir).report(settings.spend, str(reader.root))
     if state is not ProjectState.READY:
         return ProjectStatus(
@@ -81,6 +86,22 @@ def project_status(settings: LgrepSettings, root: Path, *, count_changes: bool =
         project_spend=spend.project,
         total_spend=spend.total,
         spend_warnings=spend.warnings,
+    )
+
+
+def _brief_status(reader: ProjectReader, state: ProjectState) -> ProjectStatus:
+    if state is not ProjectState.READY:
+        detail = not_ready_error(reader.dir, reader.root).message
+        return ProjectStatus(project_root=str(reader.root), state=state, index_dir=str(reader.dir), detail=detail)
+    identity = reader.meta(reader.version()).get("identity", {})
+    return ProjectStatus(
+        project_root=str(reader.root),
+        state=state,
+        index_dir=str(reader.dir),
+        provider=str(identity.get("provider", "")),
+        model=str(identity.get("model", "")),
+        dimension=int(identity.get("dimension") or 0),
+        chunker_version=str(identity.get("chunker_version", "")),
     )
 
 

@@ -89,9 +89,10 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
             yield wire.index_event_to_proto(event)
 
     def GetStatus(self, request: index_pb2.GetStatusRequest, context: Any) -> index_pb2.GetStatusResponse:
-        root = self._project(wire.get_status_request_from_proto(request), Purpose.STATUS)
+        req = wire.get_status_request_from_proto(request)
+        root = self._project(req.project_root, Purpose.STATUS)
         try:
-            status = project_status(self.settings, root)
+            status = project_status(self.settings, root, brief=req.brief)
         except NotFoundError:
             if not self.jobs.busy(root):
                 raise
@@ -116,10 +117,10 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
     def UnwatchProject(
         self, request: index_pb2.UnwatchProjectRequest, context: Any
     ) -> index_pb2.UnwatchProjectResponse:
-        text = wire.unwatch_project_request_from_proto(request)
+        req = wire.unwatch_project_request_from_proto(request)
         self._check_writer()
         # As WatchProject resolves it: a folder inside a watched project stops that project's watch.
-        was = self.watches.unwatch(self._project(text, Purpose.UNWATCH))
+        was = self.watches.unwatch(self._project(req.project_root, Purpose.UNWATCH))
         return wire.unwatch_result_to_proto(was)
 
     def RenewWatchLease(
@@ -139,8 +140,9 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
     def ReleaseWatchLease(
         self, request: index_pb2.ReleaseWatchLeaseRequest, context: Any
     ) -> index_pb2.ReleaseWatchLeaseResponse:
-        text, holder = wire.watch_lease_release_from_proto(request)
-        return wire.watch_lease_released_to_proto(self.watches.release(self._project(text, Purpose.WATCH), holder))
+        req = wire.watch_lease_release_from_proto(request)
+        released = self.watches.release(self._project(req.project_root, Purpose.WATCH), req.holder)
+        return wire.watch_lease_released_to_proto(released)
 
     def ListProjects(self, request: index_pb2.ListProjectsRequest, context: Any) -> index_pb2.ListProjectsResponse:
         watched = {str(p) for p in self.watches.watched()}
@@ -152,7 +154,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         return wire.list_projects_response_to_proto(projects)
 
     def RemoveProject(self, request: index_pb2.RemoveProjectRequest, context: Any) -> index_pb2.RemoveProjectResponse:
-        root = self._project(wire.remove_project_request_from_proto(request), Purpose.CLEAN)
+        root = self._project(wire.remove_project_request_from_proto(request).project_root, Purpose.CLEAN)
         self._check_writer()
         self.watches.forget(root)
         # This server's own runs of the project would hold its lock: they stop at their next commit.
@@ -161,7 +163,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         return wire.remove_result_to_proto(remove_project(self.settings, root, lock_timeout_s=REMOVE_LOCK_WAIT_S))
 
     def CancelIndex(self, request: index_pb2.CancelIndexRequest, context: Any) -> index_pb2.CancelIndexResponse:
-        root = self._project(wire.cancel_index_request_from_proto(request), Purpose.CANCEL)
+        root = self._project(wire.cancel_index_request_from_proto(request).project_root, Purpose.CANCEL)
         cancelled, stopped = self.jobs.cancel(root, "asked to stop by `lgrep index --cancel`", wait_s=CANCEL_WAIT_S)
         return wire.cancel_result_to_proto(CancelResult(cancelled=cancelled, stopped=stopped))
 

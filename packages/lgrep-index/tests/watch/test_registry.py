@@ -21,6 +21,7 @@ from lgrep_core.config import LgrepSettings
 from lgrep_core.errors import InvalidRequestError
 from lgrep_core.grpc_server_setup import add_unix_port
 from lgrep_core.grpc_support import server_options
+from lgrep_core.models import WatchLeaseRequest
 from lgrep_core.server import ActivityInterceptor, server_interceptors
 from lgrep_index.service import IndexServicer, add_index_service
 from lgrep_index.watch import registry
@@ -312,8 +313,8 @@ def test_a_refused_lease_is_a_clear_error_over_grpc(index_server: Path, indexed:
         folder.mkdir()
     with LgrepClient.connect(socket_path=index_server) as client:
         for folder in folders[:-1]:
-            client.renew_watch_lease(folder, "agent", 30)
+            client.call(WatchLeaseRequest(str(folder), "agent", 30))
         with pytest.raises(InvalidRequestError, match=rf"on {MAX_LEASED_FOLDERS} folders, the limit") as refused:
-            client.renew_watch_lease(folders[-1], "agent", 30)
+            client.call(WatchLeaseRequest(str(folders[-1]), "agent", 30))
         assert "lgrep watch" in refused.value.message
-        assert client.renew_watch_lease(folders[0], "agent", 30).leases == 1  # renewals go on
+        assert client.call(WatchLeaseRequest(str(folders[0]), "agent", 30)).leases == 1  # renewals go on

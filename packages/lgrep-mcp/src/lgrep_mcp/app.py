@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from lgrep_core.api import Engine, Lgrep
+from lgrep_core.api import Lgrep
+from lgrep_core.engine import Engine
 from lgrep_core.models import FileHit, SearchHit
 from lgrep_core.scope import Purpose, Scope, scoped_glob
 from lgrep_core.serialize import file_hit_json, search_hit_json

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lgrep_core.errors import LgrepError, ServerUnavailableError
-from lgrep_core.models import WatchLease
+from lgrep_core.models import ReleaseWatchLeaseRequest, WatchLease, WatchLeaseRequest
 
 if TYPE_CHECKING:
     from lgrep_core.client import LgrepClient
@@ -111,7 +111,7 @@ class WatchLeases:
             if client is not None and self._granted:
                 for folder in self.folders:
                     try:
-                        client.release_watch_lease(folder, self.holder)
+                        client.call(ReleaseWatchLeaseRequest(str(folder), self.holder))
                     except LgrepError as exc:
                         log.debug("releasing the watch lease on %s: %s", folder, exc.message)
             self._granted.clear()
@@ -138,7 +138,7 @@ class WatchLeases:
                 return
             for folder in self.folders:
                 try:
-                    lease = client.renew_watch_lease(folder, self.holder, self.ttl_s)
+                    lease = client.call(WatchLeaseRequest(str(folder), self.holder, self.ttl_s))
                 except ServerUnavailableError:
                     self._granted.clear()
                     self._close()  # the daemon went away: the next round finds the next one

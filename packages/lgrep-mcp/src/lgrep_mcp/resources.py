@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lgrep_core.errors import LgrepError
+from lgrep_core.errors import LgrepError, NotFoundError
+from lgrep_core.models import GetFileRequest, ListFilesRequest, StatusRequest
 from lgrep_core.receipts import ReceiptLedger
 from lgrep_core.serialize import receipts_json
 from mcp.server.mcpserver import MCPServer
@@ -55,15 +56,17 @@ class Resources(Unit):
 
     def status_resource(self) -> str:
         try:
-            status = status_answer(self.app.engine.status(self.app.default_project))
-        except LgrepError as exc:  # no index yet: say so, and what to run
+            status = status_answer(self.app.engine.call(StatusRequest(str(self.app.default_project))))
+        except NotFoundError as exc:  # no index yet: say so, and what to run
             status = {"project_root": str(self.app.default_project), "state": "absent", "detail": exc.message}
+        except LgrepError as exc:  # the daemon is down, the index unreadable: not "absent"
+            raise ResourceError(inert(exc.message)) from None
         return json.dumps(inert(status), indent=1)
 
     def files_resource(self) -> str:
         try:
             project, glob, _ = self.app.scope(None)
-            listed = self.app.engine.list_files(project, path_glob=glob, limit=FILES_LISTED)
+            listed = self.app.engine.call(ListFilesRequest(str(project), path_glob=glob, limit=FILES_LISTED))
         except LgrepError as exc:
             raise ResourceError(inert(exc.message)) from None
         data: dict[str, Any] = {
@@ -86,7 +89,7 @@ class Resources(Unit):
         # file_uris' quote. Decoding again would turn a folder named `%2e%2e` into `..`.
         try:
             project, rel = self.app.locate(path)
-            return inert(self.app.engine.get_file(project, rel).content)
+            return inert(self.app.engine.call(GetFileRequest(str(project), rel)).content)
         except LgrepError as exc:
             raise ResourceError(inert(exc.message)) from None
 

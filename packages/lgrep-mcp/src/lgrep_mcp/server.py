@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.api import Engine, Lgrep
+from lgrep_core.api import Lgrep
 from lgrep_core.cli_support import terminal_safe
+from lgrep_core.engine import Engine
 from lgrep_core.errors import LgrepError
 from lgrep_core.receipts import ReceiptLedger
 from mcp.server.mcpserver import MCPServer

@@ -28,7 +28,9 @@ from lgrep_core.models import (
     FindRelatedRequest,
     FindSymbolRequest,
     GetFileRequest,
+    ListComponentsRequest,
     ListFilesRequest,
+    ListVersionsRequest,
     RelatedResult,
     Release,
     SearchRequest,
@@ -274,13 +276,15 @@ class ProjectSearchers:
         path = self._inside(scope, relative_to_root(request.path, scope.folder)) if request.path else ""
         return structure.trace(corpus, structure.graph_of(corpus), replace(request, path=path))
 
-    def list_components(self, project_root_text: str) -> list[ComponentInfo]:
+    def list_components(self, request: ListComponentsRequest) -> list[ComponentInfo]:
         """The components of a repository's released versions."""
-        return self.releases(self._release_root(project_root_text)).components()
+        request.validate()
+        return self.releases(self._release_root(request.project_root)).components()
 
-    def list_versions(self, project_root_text: str, component: str) -> list[Release]:
+    def list_versions(self, request: ListVersionsRequest) -> list[Release]:
         """A component's versions, newest first."""
-        return self.releases(self._release_root(project_root_text)).releases(component)
+        request.validate()
+        return self.releases(self._release_root(request.project_root)).releases(request.component)
 
     def _release_search_settings(self, root: Path) -> SearchSettings:
         """A repository's search settings for release queries: its own file's, read again only when

@@ -43,11 +43,12 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
     def ListComponents(
         self, request: search_pb2.ListComponentsRequest, context: Any
     ) -> search_pb2.ListComponentsResponse:
-        return wire.list_components_response_to_proto(self.searchers.list_components(request.project_root))
+        components = self.searchers.list_components(wire.list_components_request_from_proto(request))
+        return wire.list_components_response_to_proto(components)
 
     def ListVersions(self, request: search_pb2.ListVersionsRequest, context: Any) -> search_pb2.ListVersionsResponse:
-        root, component = wire.list_versions_request_from_proto(request)
-        return wire.list_versions_response_to_proto(self.searchers.list_versions(root, component))
+        releases = self.searchers.list_versions(wire.list_versions_request_from_proto(request))
+        return wire.list_versions_response_to_proto(releases)
 
     def GetSkeleton(self, request: search_pb2.GetSkeletonRequest, context: Any) -> search_pb2.GetSkeletonResponse:
         return wire.skeleton_to_proto(self.searchers.skeleton(wire.skeleton_request_from_proto(request)))

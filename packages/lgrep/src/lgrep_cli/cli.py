@@ -17,12 +17,29 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from lgrep_core.cli_support import EXIT_OK, group, run_command, setup_logging
 from lgrep_core.endpoints import ClientSettings
+from lgrep_core.engine import anchored
 from lgrep_core.errors import IndexBusyError, LgrepError
+from lgrep_core.models import (
+    CancelIndexRequest,
+    FindRelatedRequest,
+    FindSymbolRequest,
+    GetFileRequest,
+    ListComponentsRequest,
+    ListFilesRequest,
+    ListVersionsRequest,
+    RemoveProjectRequest,
+    Request,
+    SkeletonRequest,
+    StatusRequest,
+    TraceRequest,
+    UnwatchProjectRequest,
+    WatchProjectRequest,
+)
 
 from .shell import ask_to_spend, connect, make_app, note, settings_for
 
@@ -32,6 +49,8 @@ if TYPE_CHECKING:
     from lgrep_core.scope import Purpose, Scope
 
 __all__ = ["main"]
+
+A = TypeVar("A")
 
 SEARCH_TYPES = ("hybrid", "vector", "bm25", "fuzzy")
 CONTENT_TYPES = ("code", "docs", "config", "text")
@@ -68,6 +87,14 @@ def _finite(what: str) -> Any:
 
 _SECONDS = _finite("a number of seconds (0 or more)")
 _WEIGHT = _finite("a weight (a finite number, 0 or more)")
+
+
+def _ask(cs: ClientSettings, request: Request[A], *, no_daemon: bool, start: bool) -> A:
+    """One use case's answer from the engine this command uses (lgrep_core.engine.Engine.call). The
+    request is checked first: a bad one is refused before a daemon is started or the model loaded."""
+    request = anchored(request).validate()
+    with make_app(cs, no_daemon=no_daemon, start=start) as app:
+        return app.engine.call(request)
 
 
 def _project(cs: ClientSettings, path: Path, purpose: Purpose, *, say: bool = True) -> Scope:
@@ -336,7 +363,7 @@ def _cancel_index(cs: ClientSettings, root: Path, *, no_daemon: bool) -> int:
     if client is not None:
         with client:
             daemon_pid = str(client.server_info().pid)
-            result = client.cancel_index(root)
+            result = client.call(CancelIndexRequest(str(root)))
     if result is not None and result.cancelled:
         if result.stopped:
             _note(
@@ -515,15 +542,16 @@ def file_command(
     start, end = _lines(lines)
     if component:
         root = _project(cs, project or Path(), Purpose.RELEASES).project
-        with make_app(cs, no_daemon=no_daemon, start=True) as app:
-            piece = app.engine.get_file(
-                root, file.as_posix(), start, end, component=component, version=version_spec or ""
-            )
+        piece = _ask(
+            cs,
+            GetFileRequest(str(root), file.as_posix(), start, end, component=component, version=version_spec or ""),
+            no_daemon=no_daemon,
+            start=True,
+        )
     else:
         target = file.expanduser().absolute()
         root = _project(cs, target if project is None else project, Purpose.FILE).project
-        with make_app(cs, no_daemon=no_daemon, start=True) as app:
-            piece = app.engine.get_file(root, target, start, end)
+        piece = _ask(cs, GetFileRequest(str(root), str(target), start, end), no_daemon=no_daemon, start=True)
     if as_json:
         print(json.dumps({"project_root": str(root), **file_slice_json(piece)}, indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -569,15 +597,19 @@ def files(
         raise click.UsageError("--version needs --component (lgrep components lists them)")
     scope = _project(cs, path, Purpose.RELEASES if component else Purpose.FILES)
     root = scope.project
-    with make_app(cs, no_daemon=no_daemon, start=True) as app:
-        listed = app.engine.list_files(
-            scope.folder,  # the engine keeps the list to the folder named
+    listed = _ask(
+        cs,
+        ListFilesRequest(
+            str(scope.folder),  # the engine keeps the list to the folder named
             path_glob=path_glob,
-            languages=lang,
+            languages=tuple(lang),
             limit=limit,
             component=component or "",
             version=version_spec or "",
-        )
+        ),
+        no_daemon=no_daemon,
+        start=True,
+    )
     if as_json:
         print(json.dumps(file_list_json(listed, root=str(root)), indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -603,8 +635,7 @@ def components(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -
     from .output import printable
 
     root = _project(cs, path, Purpose.RELEASES).project
-    with make_app(cs, no_daemon=no_daemon, start=True) as app:
-        found = app.engine.list_components(root)
+    found = _ask(cs, ListComponentsRequest(str(root)), no_daemon=no_daemon, start=True)
     if as_json:
         payload = {"project_root": str(root), "components": [component_json(c) for c in found]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -628,8 +659,7 @@ def versions(cs: ClientSettings, component: str, path: Path, as_json: bool, no_d
     from .output import printable
 
     root = _project(cs, path, Purpose.RELEASES).project
-    with make_app(cs, no_daemon=no_daemon, start=True) as app:
-        found = app.engine.list_versions(root, component)
+    found = _ask(cs, ListVersionsRequest(str(root), component), no_daemon=no_daemon, start=True)
     if as_json:
         payload = {"project_root": str(root), "component": component, "versions": [release_json(r) for r in found]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -665,9 +695,10 @@ def symbol(
         raise InvalidRequestError(f"unknown kind {kind!r}; one of {', '.join(k.value for k in ChunkKind)}") from None
     scope = _project(cs, path, Purpose.SYMBOL)
     root = scope.project
-    with make_app(cs, no_daemon=no_daemon, start=True) as app:
-        # The engine keeps the lookup to the folder named (the project's index answers it).
-        matches = app.engine.find_symbol(scope.folder, name, kinds=kinds, limit=limit)
+    # The engine keeps the lookup to the folder named (the project's index answers it).
+    matches = _ask(
+        cs, FindSymbolRequest(str(scope.folder), name, limit, kinds=tuple(kinds)), no_daemon=no_daemon, start=True
+    )
     if as_json:
         payload = {"project_root": str(root), "query": name, "matches": [symbol_match_json(m) for m in matches]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -705,8 +736,7 @@ def related(
 
     target = file.expanduser().absolute()
     root = _project(cs, target if project is None else project, Purpose.FILE).project
-    with make_app(cs, no_daemon=no_daemon, start=True) as app:
-        result = app.engine.find_related(root, target, line, limit=limit)
+    result = _ask(cs, FindRelatedRequest(str(root), str(target), line, limit), no_daemon=no_daemon, start=True)
     if as_json:
         print(json.dumps(related_json(result, root=str(root)), indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -733,8 +763,7 @@ def skeleton(cs: ClientSettings, file: Path, project: Path | None, as_json: bool
 
     target = file.expanduser().absolute()
     root = _project(cs, target if project is None else project, Purpose.FILE).project
-    with make_app(cs, no_daemon=no_daemon, start=True) as app:
-        result = app.engine.skeleton(root, target)
+    result = _ask(cs, SkeletonRequest(str(root), str(target)), no_daemon=no_daemon, start=True)
     if as_json:
         print(json.dumps({"project_root": str(root), **skeleton_json(result)}, indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -791,9 +820,10 @@ def trace(
     if in_file:
         where = Path(in_file).expanduser()
         target = str(where.absolute()) if where.is_absolute() or where.exists() else in_file
-    with make_app(cs, no_daemon=no_daemon, start=True) as app:
-        result = app.engine.trace(
-            scope.folder,  # a relative --in is relative to the folder named, as before
+    result = _ask(
+        cs,
+        TraceRequest(
+            str(scope.folder),  # a relative --in is relative to the folder named, as before
             symbol,
             path=target,
             depth=depth,
@@ -801,7 +831,10 @@ def trace(
             limit=limit,
             offset=offset,
             resolve_imports=not names_only,
-        )
+        ),
+        no_daemon=no_daemon,
+        start=True,
+    )
     if as_json:
         print(json.dumps(trace_json(result, root=str(root)), indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -824,8 +857,7 @@ def status(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -> in
     from . import output
 
     root = _project(cs, path, Purpose.STATUS).project
-    with make_app(cs, no_daemon=no_daemon, start=False) as app:
-        result = app.engine.status(root)
+    result = _ask(cs, StatusRequest(str(root)), no_daemon=no_daemon, start=False)
     output.print_status(result, as_json=as_json)
     return EXIT_OK
 
@@ -871,8 +903,7 @@ def clean(cs: ClientSettings, path: Path, no_daemon: bool) -> int:
     if not folder.exists():
         print(f"no index for {printable(str(root))}", file=sys.stderr)
         return EXIT_OK
-    with make_app(cs, no_daemon=no_daemon, start=False) as app:
-        app.engine.remove(root)
+    _ask(cs, RemoveProjectRequest(str(root)), no_daemon=no_daemon, start=False)
     print(f"removed the index of {printable(str(root))} ({printable(str(folder))})", file=sys.stderr)
     return EXIT_OK
 
@@ -893,8 +924,7 @@ def watch(cs: ClientSettings, path: Path, as_json: bool) -> int:
     from .output import printable
 
     root = _project(cs, path, Purpose.WATCH).project
-    with make_app(cs, no_daemon=False, start=True) as app:
-        result = app.engine.watch(root)
+    result = _ask(cs, WatchProjectRequest(str(root)), no_daemon=False, start=True)
     if as_json:
         print(json.dumps(watch_json(result, root=str(root))))
         return EXIT_OK
@@ -916,8 +946,7 @@ def unwatch(cs: ClientSettings, path: Path, as_json: bool) -> int:
     from .output import printable
 
     root = _project(cs, path, Purpose.UNWATCH).project
-    with make_app(cs, no_daemon=False, start=False) as app:
-        was = app.engine.unwatch(root)
+    was = _ask(cs, UnwatchProjectRequest(str(root)), no_daemon=False, start=False)
     if as_json:
         print(json.dumps(unwatch_json(was, root=str(root))))
         return EXIT_OK

@@ -11,40 +11,41 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from lgrep_core.config import LgrepSettings, load_settings
+from lgrep_core.engine import Handlers, anchored
 from lgrep_core.errors import DeadlineExceededError, ServerUnavailableError
 from lgrep_core.memory import limit_heap_arenas
 from lgrep_core.models import (
+    CancelIndexRequest,
     CancelResult,
-    ChunkKind,
-    ComponentInfo,
-    FileList,
-    FileSlice,
     FindRelatedRequest,
     FindSymbolRequest,
     GetFileRequest,
     IndexProgress,
+    IndexProjectRequest,
     IndexSummary,
+    ListComponentsRequest,
     ListFilesRequest,
+    ListProjectsRequest,
+    ListVersionsRequest,
+    ProjectInfo,
     ProjectStatus,
-    RelatedResult,
-    Release,
+    ReleaseWatchLeaseRequest,
+    RemoveProjectRequest,
     RemoveResult,
+    Request,
     SearchRequest,
-    SearchResponse,
-    Skeleton,
     SkeletonRequest,
-    SymbolMatch,
+    StatusRequest,
     TagsSummary,
-    TraceDirection,
     TraceRequest,
-    TraceResult,
-    WatchResult,
+    UnwatchProjectRequest,
+    WatchLeaseRequest,
+    WatchProjectRequest,
 )
 
 if TYPE_CHECKING:
@@ -163,9 +164,9 @@ def spawn_vector_filler(settings: LgrepSettings, root: Path) -> None:
 
 
 class LocalEngine:
-    """lgrep's use cases in this process (lgrep_core.api.Engine), with the daemon client's
-    signatures and answers: reads go through the same ProjectSearchers the daemon uses (defaults,
-    identity check and project resolution included), an index run through the same Indexer.
+    """lgrep's use cases in this process (lgrep_core.engine.Engine), with the daemon client's
+    answers: reads go through the same ProjectSearchers the daemon uses (defaults, identity check
+    and project resolution included), an index run through the same Indexer.
 
     Each project is read with its own settings (its `.lgrep.yaml`); `lock_timeout_s` is how long an
     index run queues behind another writer of the project (None: it fails at once, IndexBusyError)."""
@@ -177,6 +178,44 @@ class LocalEngine:
         self.lock_timeout_s = lock_timeout_s
         self.fill_behind = fill_behind
         self._searchers: ProjectSearchers | None = None
+        reads: dict[type[Request[Any]], Callable[[Any], Any]] = {
+            kind: self._read(name)
+            for kind, name in (
+                (SearchRequest, "search"),
+                (GetFileRequest, "get_file"),
+                (FindSymbolRequest, "find_symbol"),
+                (FindRelatedRequest, "find_related"),
+                (SkeletonRequest, "skeleton"),
+                (TraceRequest, "trace"),
+                (ListFilesRequest, "list_files"),
+                (ListComponentsRequest, "list_components"),
+                (ListVersionsRequest, "list_versions"),
+            )
+        }
+        self.call: Handlers = Handlers(
+            {
+                **reads,
+                StatusRequest: self._status,
+                WatchProjectRequest: self._watch,
+                WatchLeaseRequest: self._watch,
+                UnwatchProjectRequest: self._unwatch,
+                ReleaseWatchLeaseRequest: self._no_lease,
+                ListProjectsRequest: self._list_projects,
+                RemoveProjectRequest: self._remove,
+                CancelIndexRequest: self._cancel,
+            },
+            engine="this process",
+        )
+        """The answer to one request (lgrep_core.engine.Engine.call)."""
+
+    def _read(self, name: str) -> Callable[[Any], Any]:
+        """A handler that anchors the request and hands it to the ProjectSearchers method `name`."""
+
+        def handle(request: Request[Any]) -> Any:
+            request = anchored(request).validate()  # a bad request loads nothing
+            return getattr(self._reads(), name)(request)
+
+        return handle
 
     def _reads(self) -> ProjectSearchers:
         if self._searchers is None:
@@ -209,19 +248,19 @@ class LocalEngine:
 
     # ------------------------------------------------------------------ index side
 
-    def index(
-        self, project_root: PathText, *, force: bool = False, wait_vectors: bool = True, timeout: float | None = None
-    ) -> LocalIndexRun:
-        root = _absolute(project_root)
+    def index(self, request: IndexProjectRequest, *, timeout: float | None = None) -> LocalIndexRun:
+        request = anchored(request).validate()
+        root = Path(request.project_root)
         settings = load_settings(root).settings
         lock_timeout_s = self.lock_timeout_s
+        wait_vectors = request.wait_for_vectors
         fill_behind = self.fill_behind and not wait_vectors
 
         def work(progress: Callable[[IndexProgress], None], cancel: threading.Event) -> IndexSummary:
             summary = index(
                 settings,
                 root,
-                force=force,
+                force=request.force,
                 wait_vectors=wait_vectors,
                 lock_timeout_s=lock_timeout_s,
                 progress=progress,
@@ -233,114 +272,43 @@ class LocalEngine:
 
         return LocalIndexRun(work, timeout=timeout, name=f"lgrep-index {root.name}")
 
-    def status(self, project_root: PathText) -> ProjectStatus:
-        root = _absolute(project_root)
-        return status(load_settings(root).settings, root)
+    def _status(self, request: StatusRequest) -> ProjectStatus:
+        from lgrep_index.projects import project_status
 
-    def watch(self, project_root: PathText, *, debounce_ms: int | None = None) -> WatchResult:
+        root = Path(anchored(request).validate().project_root)
+        return project_status(load_settings(root).settings, root, brief=request.brief)
+
+    def _watch(self, request: WatchProjectRequest | WatchLeaseRequest) -> Any:
         raise ServerUnavailableError(
             "watching needs the lgrep daemon, and it is not in use here (--no-daemon, server.autostart "
             f"off, or it could not be started: see {self.settings.cache_dir / 'serve.log'})"
         )
 
-    def unwatch(self, project_root: PathText) -> bool:
+    def _unwatch(self, request: UnwatchProjectRequest) -> bool:
         # No daemon: the list it would watch again when it starts is the truth to edit.
-        return unwatch_saved(self.settings.cache_dir, _absolute(project_root))
+        return unwatch_saved(self.settings.cache_dir, Path(anchored(request).validate().project_root))
 
-    def remove(self, project_root: PathText) -> RemoveResult:
+    def _no_lease(self, request: ReleaseWatchLeaseRequest) -> bool:
+        anchored(request).validate()
+        return False  # leases live in a daemon; none runs here
+
+    def _list_projects(self, request: ListProjectsRequest) -> list[ProjectInfo]:
+        from lgrep_index.projects import list_projects
+
+        return list_projects(self.settings.cache_dir)
+
+    def _remove(self, request: RemoveProjectRequest) -> RemoveResult:
         from lgrep_index.projects import remove_project
 
-        return remove_project(self.settings, _absolute(project_root))
+        return remove_project(self.settings, Path(anchored(request).validate().project_root))
 
-    def cancel_index(self, project_root: PathText) -> CancelResult:
+    def _cancel(self, request: CancelIndexRequest) -> CancelResult:
+        anchored(request).validate()
         return CancelResult(cancelled=0, stopped=True)  # no run of this process is going on
-
-    # ------------------------------------------------------------------ search side
-
-    def search(self, request: SearchRequest) -> SearchResponse:
-        request = replace(request, project_root=str(_absolute(request.project_root))).validate()
-        return self._reads().search(request)
-
-    def get_file(
-        self,
-        project_root: PathText,
-        path: PathText,
-        start_line: int = 0,
-        end_line: int = 0,
-        *,
-        component: str = "",
-        version: str = "",
-    ) -> FileSlice:
-        root = _absolute(project_root)
-        request = GetFileRequest(str(root), _relative(root, path), start_line, end_line, component, version)
-        return self._reads().get_file(request.validate())
-
-    def list_components(self, project_root: PathText) -> list[ComponentInfo]:
-        return self._reads().list_components(str(_absolute(project_root)))
-
-    def list_versions(self, project_root: PathText, component: str) -> list[Release]:
-        return self._reads().list_versions(str(_absolute(project_root)), component)
-
-    def find_symbol(
-        self,
-        project_root: PathText,
-        name: str,
-        *,
-        limit: int | None = None,
-        kinds: Sequence[ChunkKind] = (),
-        languages: Sequence[str] = (),
-        path_glob: str | None = None,
-    ) -> list[SymbolMatch]:
-        request = FindSymbolRequest(
-            str(_absolute(project_root)), name, limit, tuple(kinds), tuple(languages), path_glob
-        ).validate()
-        return self._reads().find_symbol(request)
-
-    def list_files(
-        self,
-        project_root: PathText,
-        *,
-        path_glob: str | None = None,
-        languages: Sequence[str] = (),
-        limit: int | None = None,
-        component: str = "",
-        version: str = "",
-    ) -> FileList:
-        request = ListFilesRequest(
-            str(_absolute(project_root)), path_glob, tuple(languages), limit, component, version
-        ).validate()
-        return self._reads().list_files(request)
-
-    def find_related(
-        self, project_root: PathText, path: PathText, line: int, *, limit: int | None = None
-    ) -> RelatedResult:
-        root = _absolute(project_root)
-        return self._reads().find_related(FindRelatedRequest(str(root), _relative(root, path), line, limit).validate())
-
-    def skeleton(self, project_root: PathText, path: PathText) -> Skeleton:
-        root = _absolute(project_root)
-        return self._reads().skeleton(SkeletonRequest(str(root), _relative(root, path)).validate())
-
-    def trace(
-        self,
-        project_root: PathText,
-        symbol: str,
-        *,
-        path: PathText = "",
-        depth: int = 1,
-        direction: TraceDirection = TraceDirection.BOTH,
-        limit: int | None = None,
-        offset: int = 0,
-        resolve_imports: bool = True,
-    ) -> TraceResult:
-        root = _absolute(project_root)
-        rel = _relative(root, path) if path else ""
-        request = TraceRequest(str(root), symbol, rel, depth, direction, limit, offset, resolve_imports)
-        return self._reads().trace(request.validate())
 
 
 class LocalIndexRun:
-    """An index run of this process (lgrep_core.api.IndexRun): the Indexer works on a thread of its
+    """An index run of this process (lgrep_core.engine.IndexRun): the Indexer works on a thread of its
     own and hands its events over a queue. `cancel()` stops it at its next commit boundary (what it
     committed stays); the process waits for that before it exits, so no write is cut in half."""
 
@@ -397,20 +365,3 @@ class LocalIndexRun:
     def wait(self) -> None:
         """Wait until the run's thread has ended (after `cancel`, at its next commit boundary)."""
         self._thread.join()
-
-
-def _absolute(path: PathText) -> Path:
-    return Path(path).expanduser().resolve()
-
-
-def _relative(root: Path, path: PathText) -> str:
-    """A project-relative path, as the client makes it (absolute paths must lie inside the root)."""
-    from lgrep_core.errors import InvalidRequestError
-
-    target = Path(path)
-    if not target.is_absolute():
-        return target.as_posix()
-    try:
-        return target.resolve().relative_to(root).as_posix()
-    except ValueError:
-        raise InvalidRequestError(f"{path} is not inside the project {root}") from None

@@ -58,7 +58,8 @@ def make_app(
     `fill_behind` configure an index run here: see lgrep_cli.local.LocalEngine). With `lite`, the
     daemon's client is lgrep_core.lite_client's, whose handshake and search import no grpcio
     (`lgrep search`, ADR 0027)."""
-    from lgrep_core.api import Engine, Lgrep
+    from lgrep_core.api import Lgrep
+    from lgrep_core.engine import Engine
 
     engine: Engine | None = None
     if not no_daemon:

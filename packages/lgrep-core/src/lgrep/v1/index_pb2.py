@@ -27,7 +27,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14lgrep/v1/index.proto\x12\x08lgrep.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"T\n\x13IndexProjectRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\r\n\x05\x66orce\x18\x02 \x01(\x08\x12\x18\n\x10wait_for_vectors\x18\x03 \x01(\x08\"\xbe\x01\n\rIndexProgress\x12#\n\x05phase\x18\x01 \x01(\x0e\x32\x14.lgrep.v1.IndexPhase\x12\x12\n\nfiles_done\x18\x02 \x01(\x03\x12\x13\n\x0b\x66iles_total\x18\x03 \x01(\x03\x12\x13\n\x0b\x63hunks_done\x18\x04 \x01(\x03\x12\x14\n\x0c\x63hunks_total\x18\x05 \x01(\x03\x12\x0c\n\x04rate\x18\x06 \x01(\x01\x12&\n\x03\x65ta\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xe3\x03\n\x0cIndexSummary\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x12\n\nfiles_seen\x18\x02 \x01(\x03\x12\x15\n\rfiles_indexed\x18\x03 \x01(\x03\x12\x17\n\x0f\x66iles_unchanged\x18\x04 \x01(\x03\x12\x15\n\rfiles_deleted\x18\x05 \x01(\x03\x12?\n\rfiles_skipped\x18\x06 \x03(\x0b\x32(.lgrep.v1.IndexSummary.FilesSkippedEntry\x12\x16\n\x0e\x63hunks_written\x18\x07 \x01(\x03\x12\x14\n\x0c\x63hunks_total\x18\x08 \x01(\x03\x12\x18\n\x10vectors_embedded\x18\t \x01(\x03\x12\x17\n\x0fvectors_pending\x18\n \x01(\x03\x12/\n\x0c\x62m25_elapsed\x18\x0b \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x32\n\x0fvectors_elapsed\x18\x0c \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0f\n\x07\x63reated\x18\r \x01(\x08\x12\x15\n\rtokens_billed\x18\x0e \x01(\x03\x1a\x33\n\x11\x46ilesSkippedEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"w\n\x14IndexProjectResponse\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.lgrep.v1.IndexProgressH\x00\x12)\n\x07summary\x18\x02 \x01(\x0b\x32\x16.lgrep.v1.IndexSummaryH\x00\x42\x07\n\x05\x65vent\"(\n\x10GetStatusRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\"?\n\x0b\x46ileChanges\x12\r\n\x05\x61\x64\x64\x65\x64\x18\x01 \x01(\x03\x12\x10\n\x08modified\x18\x02 \x01(\x03\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x03\"\x8a\x05\n\x11GetStatusResponse\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0f\n\x07indexed\x18\x02 \x01(\x08\x12\r\n\x05\x66iles\x18\x03 \x01(\x03\x12\x0e\n\x06\x63hunks\x18\x04 \x01(\x03\x12\x17\n\x0fvectors_pending\x18\x05 \x01(\x03\x12=\n\tlanguages\x18\x06 \x03(\x0b\x32*.lgrep.v1.GetStatusResponse.LanguagesEntry\x12\x10\n\x08provider\x18\x07 \x01(\t\x12\r\n\x05model\x18\x08 \x01(\t\x12\x11\n\tdimension\x18\t \x01(\x05\x12\x30\n\x0clast_indexed\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1b\n\x13\x66iles_changed_since\x18\x0b \x01(\x03\x12%\n\x05state\x18\x0c \x01(\x0e\x32\x16.lgrep.v1.ProjectState\x12\x11\n\tindex_dir\x18\r \x01(\t\x12\x0f\n\x07watched\x18\x0e \x01(\x08\x12\x17\n\x0f\x63hunker_version\x18\x0f \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x10 \x01(\t\x12&\n\x07\x63hanges\x18\x11 \x01(\x0b\x32\x15.lgrep.v1.FileChanges\x12,\n\rproject_spend\x18\x12 \x01(\x0b\x32\x15.lgrep.v1.SpendTotals\x12*\n\x0btotal_spend\x18\x13 \x01(\x0b\x32\x15.lgrep.v1.SpendTotals\x12\x16\n\x0espend_warnings\x18\x14 \x03(\t\x12\x14\n\x0cwatch_leases\x18\x15 \x01(\x05\x1a\x30\n\x0eLanguagesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"Z\n\x0bSpendTotals\x12\x0e\n\x06tokens\x18\x01 \x01(\x03\x12\x10\n\x08requests\x18\x02 \x01(\x03\x12\x10\n\x08\x63ost_usd\x18\x03 \x01(\x01\x12\x17\n\x0funpriced_models\x18\x04 \x03(\t\"U\n\x13WatchProjectRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x18\n\x0b\x64\x65\x62ounce_ms\x18\x02 \x01(\x05H\x00\x88\x01\x01\x42\x0e\n\x0c_debounce_ms\"@\n\x14WatchProjectResponse\x12\x0f\n\x07watched\x18\x01 \x01(\x08\x12\x17\n\x0f\x61lready_watched\x18\x02 \x01(\x08\"-\n\x15UnwatchProjectRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\"-\n\x16UnwatchProjectResponse\x12\x13\n\x0bwas_watched\x18\x01 \x01(\x08\"\x15\n\x13ListProjectsRequest\"\xea\x01\n\x0bProjectInfo\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.lgrep.v1.ProjectState\x12\r\n\x05\x66iles\x18\x03 \x01(\x03\x12\x0e\n\x06\x63hunks\x18\x04 \x01(\x03\x12\x17\n\x0fvectors_pending\x18\x05 \x01(\x03\x12\x0f\n\x07watched\x18\x06 \x01(\x08\x12\x10\n\x08resident\x18\x07 \x01(\x08\x12\x30\n\x0clast_indexed\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tindex_dir\x18\t \x01(\t\"?\n\x14ListProjectsResponse\x12\'\n\x08projects\x18\x01 \x03(\x0b\x32\x15.lgrep.v1.ProjectInfo\",\n\x14RemoveProjectRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\"=\n\x15RemoveProjectResponse\x12\x0f\n\x07removed\x18\x01 \x01(\x08\x12\x13\n\x0b\x62ytes_freed\x18\x02 \x01(\x03\"*\n\x12\x43\x61ncelIndexRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\"9\n\x13\x43\x61ncelIndexResponse\x12\x11\n\tcancelled\x18\x01 \x01(\x05\x12\x0f\n\x07stopped\x18\x02 \x01(\x08\"f\n\x16RenewWatchLeaseRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0e\n\x06holder\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"\x88\x01\n\x17RenewWatchLeaseResponse\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0f\n\x07watched\x18\x02 \x01(\x08\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12&\n\x03ttl\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0e\n\x06leases\x18\x05 \x01(\x05\"@\n\x18ReleaseWatchLeaseRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0e\n\x06holder\x18\x02 \x01(\t\"-\n\x19ReleaseWatchLeaseResponse\x12\x10\n\x08released\x18\x01 \x01(\x08*\xb7\x01\n\x0cProjectState\x12\x1d\n\x19PROJECT_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13PROJECT_STATE_READY\x10\x01\x12\x1a\n\x16PROJECT_STATE_BUILDING\x10\x02\x12\x1d\n\x19PROJECT_STATE_INTERRUPTED\x10\x03\x12\x1a\n\x16PROJECT_STATE_OUTDATED\x10\x04\x12\x18\n\x14PROJECT_STATE_ABSENT\x10\x05*\x83\x01\n\nIndexPhase\x12\x1b\n\x17INDEX_PHASE_UNSPECIFIED\x10\x00\x12\x14\n\x10INDEX_PHASE_WALK\x10\x01\x12\x15\n\x11INDEX_PHASE_CHUNK\x10\x02\x12\x15\n\x11INDEX_PHASE_EMBED\x10\x03\x12\x14\n\x10INDEX_PHASE_DONE\x10\x04\x32\xec\x05\n\x0cIndexService\x12O\n\x0cIndexProject\x12\x1d.lgrep.v1.IndexProjectRequest\x1a\x1e.lgrep.v1.IndexProjectResponse0\x01\x12\x44\n\tGetStatus\x12\x1a.lgrep.v1.GetStatusRequest\x1a\x1b.lgrep.v1.GetStatusResponse\x12M\n\x0cWatchProject\x12\x1d.lgrep.v1.WatchProjectRequest\x1a\x1e.lgrep.v1.WatchProjectResponse\x12S\n\x0eUnwatchProject\x12\x1f.lgrep.v1.UnwatchProjectRequest\x1a .lgrep.v1.UnwatchProjectResponse\x12M\n\x0cListProjects\x12\x1d.lgrep.v1.ListProjectsRequest\x1a\x1e.lgrep.v1.ListProjectsResponse\x12P\n\rRemoveProject\x12\x1e.lgrep.v1.RemoveProjectRequest\x1a\x1f.lgrep.v1.RemoveProjectResponse\x12J\n\x0b\x43\x61ncelIndex\x12\x1c.lgrep.v1.CancelIndexRequest\x1a\x1d.lgrep.v1.CancelIndexResponse\x12V\n\x0fRenewWatchLease\x12 .lgrep.v1.RenewWatchLeaseRequest\x1a!.lgrep.v1.RenewWatchLeaseResponse\x12\\\n\x11ReleaseWatchLease\x12\".lgrep.v1.ReleaseWatchLeaseRequest\x1a#.lgrep.v1.ReleaseWatchLeaseResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14lgrep/v1/index.proto\x12\x08lgrep.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"T\n\x13IndexProjectRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\r\n\x05\x66orce\x18\x02 \x01(\x08\x12\x18\n\x10wait_for_vectors\x18\x03 \x01(\x08\"\xbe\x01\n\rIndexProgress\x12#\n\x05phase\x18\x01 \x01(\x0e\x32\x14.lgrep.v1.IndexPhase\x12\x12\n\nfiles_done\x18\x02 \x01(\x03\x12\x13\n\x0b\x66iles_total\x18\x03 \x01(\x03\x12\x13\n\x0b\x63hunks_done\x18\x04 \x01(\x03\x12\x14\n\x0c\x63hunks_total\x18\x05 \x01(\x03\x12\x0c\n\x04rate\x18\x06 \x01(\x01\x12&\n\x03\x65ta\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xe3\x03\n\x0cIndexSummary\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x12\n\nfiles_seen\x18\x02 \x01(\x03\x12\x15\n\rfiles_indexed\x18\x03 \x01(\x03\x12\x17\n\x0f\x66iles_unchanged\x18\x04 \x01(\x03\x12\x15\n\rfiles_deleted\x18\x05 \x01(\x03\x12?\n\rfiles_skipped\x18\x06 \x03(\x0b\x32(.lgrep.v1.IndexSummary.FilesSkippedEntry\x12\x16\n\x0e\x63hunks_written\x18\x07 \x01(\x03\x12\x14\n\x0c\x63hunks_total\x18\x08 \x01(\x03\x12\x18\n\x10vectors_embedded\x18\t \x01(\x03\x12\x17\n\x0fvectors_pending\x18\n \x01(\x03\x12/\n\x0c\x62m25_elapsed\x18\x0b \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x32\n\x0fvectors_elapsed\x18\x0c \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0f\n\x07\x63reated\x18\r \x01(\x08\x12\x15\n\rtokens_billed\x18\x0e \x01(\x03\x1a\x33\n\x11\x46ilesSkippedEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"w\n\x14IndexProjectResponse\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.lgrep.v1.IndexProgressH\x00\x12)\n\x07summary\x18\x02 \x01(\x0b\x32\x16.lgrep.v1.IndexSummaryH\x00\x42\x07\n\x05\x65vent\"7\n\x10GetStatusRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\r\n\x05\x62rief\x18\x02 \x01(\x08\"?\n\x0b\x46ileChanges\x12\r\n\x05\x61\x64\x64\x65\x64\x18\x01 \x01(\x03\x12\x10\n\x08modified\x18\x02 \x01(\x03\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x03\"\x8a\x05\n\x11GetStatusResponse\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0f\n\x07indexed\x18\x02 \x01(\x08\x12\r\n\x05\x66iles\x18\x03 \x01(\x03\x12\x0e\n\x06\x63hunks\x18\x04 \x01(\x03\x12\x17\n\x0fvectors_pending\x18\x05 \x01(\x03\x12=\n\tlanguages\x18\x06 \x03(\x0b\x32*.lgrep.v1.GetStatusResponse.LanguagesEntry\x12\x10\n\x08provider\x18\x07 \x01(\t\x12\r\n\x05model\x18\x08 \x01(\t\x12\x11\n\tdimension\x18\t \x01(\x05\x12\x30\n\x0clast_indexed\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1b\n\x13\x66iles_changed_since\x18\x0b \x01(\x03\x12%\n\x05state\x18\x0c \x01(\x0e\x32\x16.lgrep.v1.ProjectState\x12\x11\n\tindex_dir\x18\r \x01(\t\x12\x0f\n\x07watched\x18\x0e \x01(\x08\x12\x17\n\x0f\x63hunker_version\x18\x0f \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x10 \x01(\t\x12&\n\x07\x63hanges\x18\x11 \x01(\x0b\x32\x15.lgrep.v1.FileChanges\x12,\n\rproject_spend\x18\x12 \x01(\x0b\x32\x15.lgrep.v1.SpendTotals\x12*\n\x0btotal_spend\x18\x13 \x01(\x0b\x32\x15.lgrep.v1.SpendTotals\x12\x16\n\x0espend_warnings\x18\x14 \x03(\t\x12\x14\n\x0cwatch_leases\x18\x15 \x01(\x05\x1a\x30\n\x0eLanguagesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"Z\n\x0bSpendTotals\x12\x0e\n\x06tokens\x18\x01 \x01(\x03\x12\x10\n\x08requests\x18\x02 \x01(\x03\x12\x10\n\x08\x63ost_usd\x18\x03 \x01(\x01\x12\x17\n\x0funpriced_models\x18\x04 \x03(\t\"U\n\x13WatchProjectRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x18\n\x0b\x64\x65\x62ounce_ms\x18\x02 \x01(\x05H\x00\x88\x01\x01\x42\x0e\n\x0c_debounce_ms\"@\n\x14WatchProjectResponse\x12\x0f\n\x07watched\x18\x01 \x01(\x08\x12\x17\n\x0f\x61lready_watched\x18\x02 \x01(\x08\"-\n\x15UnwatchProjectRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\"-\n\x16UnwatchProjectResponse\x12\x13\n\x0bwas_watched\x18\x01 \x01(\x08\"\x15\n\x13ListProjectsRequest\"\xea\x01\n\x0bProjectInfo\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.lgrep.v1.ProjectState\x12\r\n\x05\x66iles\x18\x03 \x01(\x03\x12\x0e\n\x06\x63hunks\x18\x04 \x01(\x03\x12\x17\n\x0fvectors_pending\x18\x05 \x01(\x03\x12\x0f\n\x07watched\x18\x06 \x01(\x08\x12\x10\n\x08resident\x18\x07 \x01(\x08\x12\x30\n\x0clast_indexed\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tindex_dir\x18\t \x01(\t\"?\n\x14ListProjectsResponse\x12\'\n\x08projects\x18\x01 \x03(\x0b\x32\x15.lgrep.v1.ProjectInfo\",\n\x14RemoveProjectRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\"=\n\x15RemoveProjectResponse\x12\x0f\n\x07removed\x18\x01 \x01(\x08\x12\x13\n\x0b\x62ytes_freed\x18\x02 \x01(\x03\"*\n\x12\x43\x61ncelIndexRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\"9\n\x13\x43\x61ncelIndexResponse\x12\x11\n\tcancelled\x18\x01 \x01(\x05\x12\x0f\n\x07stopped\x18\x02 \x01(\x08\"f\n\x16RenewWatchLeaseRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0e\n\x06holder\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"\x88\x01\n\x17RenewWatchLeaseResponse\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0f\n\x07watched\x18\x02 \x01(\x08\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12&\n\x03ttl\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0e\n\x06leases\x18\x05 \x01(\x05\"@\n\x18ReleaseWatchLeaseRequest\x12\x14\n\x0cproject_root\x18\x01 \x01(\t\x12\x0e\n\x06holder\x18\x02 \x01(\t\"-\n\x19ReleaseWatchLeaseResponse\x12\x10\n\x08released\x18\x01 \x01(\x08*\xb7\x01\n\x0cProjectState\x12\x1d\n\x19PROJECT_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13PROJECT_STATE_READY\x10\x01\x12\x1a\n\x16PROJECT_STATE_BUILDING\x10\x02\x12\x1d\n\x19PROJECT_STATE_INTERRUPTED\x10\x03\x12\x1a\n\x16PROJECT_STATE_OUTDATED\x10\x04\x12\x18\n\x14PROJECT_STATE_ABSENT\x10\x05*\x83\x01\n\nIndexPhase\x12\x1b\n\x17INDEX_PHASE_UNSPECIFIED\x10\x00\x12\x14\n\x10INDEX_PHASE_WALK\x10\x01\x12\x15\n\x11INDEX_PHASE_CHUNK\x10\x02\x12\x15\n\x11INDEX_PHASE_EMBED\x10\x03\x12\x14\n\x10INDEX_PHASE_DONE\x10\x04\x32\xec\x05\n\x0cIndexService\x12O\n\x0cIndexProject\x12\x1d.lgrep.v1.IndexProjectRequest\x1a\x1e.lgrep.v1.IndexProjectResponse0\x01\x12\x44\n\tGetStatus\x12\x1a.lgrep.v1.GetStatusRequest\x1a\x1b.lgrep.v1.GetStatusResponse\x12M\n\x0cWatchProject\x12\x1d.lgrep.v1.WatchProjectRequest\x1a\x1e.lgrep.v1.WatchProjectResponse\x12S\n\x0eUnwatchProject\x12\x1f.lgrep.v1.UnwatchProjectRequest\x1a .lgrep.v1.UnwatchProjectResponse\x12M\n\x0cListProjects\x12\x1d.lgrep.v1.ListProjectsRequest\x1a\x1e.lgrep.v1.ListProjectsResponse\x12P\n\rRemoveProject\x12\x1e.lgrep.v1.RemoveProjectRequest\x1a\x1f.lgrep.v1.RemoveProjectResponse\x12J\n\x0b\x43\x61ncelIndex\x12\x1c.lgrep.v1.CancelIndexRequest\x1a\x1d.lgrep.v1.CancelIndexResponse\x12V\n\x0fRenewWatchLease\x12 .lgrep.v1.RenewWatchLeaseRequest\x1a!.lgrep.v1.RenewWatchLeaseResponse\x12\\\n\x11ReleaseWatchLease\x12\".lgrep.v1.ReleaseWatchLeaseRequest\x1a#.lgrep.v1.ReleaseWatchLeaseResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,10 +38,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_INDEXSUMMARY_FILESSKIPPEDENTRY']._serialized_options = b'8\001'
   _globals['_GETSTATUSRESPONSE_LANGUAGESENTRY']._loaded_options = None
   _globals['_GETSTATUSRESPONSE_LANGUAGESENTRY']._serialized_options = b'8\001'
-  _globals['_PROJECTSTATE']._serialized_start=2978
-  _globals['_PROJECTSTATE']._serialized_end=3161
-  _globals['_INDEXPHASE']._serialized_start=3164
-  _globals['_INDEXPHASE']._serialized_end=3295
+  _globals['_PROJECTSTATE']._serialized_start=2993
+  _globals['_PROJECTSTATE']._serialized_end=3176
+  _globals['_INDEXPHASE']._serialized_start=3179
+  _globals['_INDEXPHASE']._serialized_end=3310
   _globals['_INDEXPROJECTREQUEST']._serialized_start=99
   _globals['_INDEXPROJECTREQUEST']._serialized_end=183
   _globals['_INDEXPROGRESS']._serialized_start=186
@@ -53,45 +53,45 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_INDEXPROJECTRESPONSE']._serialized_start=864
   _globals['_INDEXPROJECTRESPONSE']._serialized_end=983
   _globals['_GETSTATUSREQUEST']._serialized_start=985
-  _globals['_GETSTATUSREQUEST']._serialized_end=1025
-  _globals['_FILECHANGES']._serialized_start=1027
-  _globals['_FILECHANGES']._serialized_end=1090
-  _globals['_GETSTATUSRESPONSE']._serialized_start=1093
-  _globals['_GETSTATUSRESPONSE']._serialized_end=1743
-  _globals['_GETSTATUSRESPONSE_LANGUAGESENTRY']._serialized_start=1695
-  _globals['_GETSTATUSRESPONSE_LANGUAGESENTRY']._serialized_end=1743
-  _globals['_SPENDTOTALS']._serialized_start=1745
-  _globals['_SPENDTOTALS']._serialized_end=1835
-  _globals['_WATCHPROJECTREQUEST']._serialized_start=1837
-  _globals['_WATCHPROJECTREQUEST']._serialized_end=1922
-  _globals['_WATCHPROJECTRESPONSE']._serialized_start=1924
-  _globals['_WATCHPROJECTRESPONSE']._serialized_end=1988
-  _globals['_UNWATCHPROJECTREQUEST']._serialized_start=1990
-  _globals['_UNWATCHPROJECTREQUEST']._serialized_end=2035
-  _globals['_UNWATCHPROJECTRESPONSE']._serialized_start=2037
-  _globals['_UNWATCHPROJECTRESPONSE']._serialized_end=2082
-  _globals['_LISTPROJECTSREQUEST']._serialized_start=2084
-  _globals['_LISTPROJECTSREQUEST']._serialized_end=2105
-  _globals['_PROJECTINFO']._serialized_start=2108
-  _globals['_PROJECTINFO']._serialized_end=2342
-  _globals['_LISTPROJECTSRESPONSE']._serialized_start=2344
-  _globals['_LISTPROJECTSRESPONSE']._serialized_end=2407
-  _globals['_REMOVEPROJECTREQUEST']._serialized_start=2409
-  _globals['_REMOVEPROJECTREQUEST']._serialized_end=2453
-  _globals['_REMOVEPROJECTRESPONSE']._serialized_start=2455
-  _globals['_REMOVEPROJECTRESPONSE']._serialized_end=2516
-  _globals['_CANCELINDEXREQUEST']._serialized_start=2518
-  _globals['_CANCELINDEXREQUEST']._serialized_end=2560
-  _globals['_CANCELINDEXRESPONSE']._serialized_start=2562
-  _globals['_CANCELINDEXRESPONSE']._serialized_end=2619
-  _globals['_RENEWWATCHLEASEREQUEST']._serialized_start=2621
-  _globals['_RENEWWATCHLEASEREQUEST']._serialized_end=2723
-  _globals['_RENEWWATCHLEASERESPONSE']._serialized_start=2726
-  _globals['_RENEWWATCHLEASERESPONSE']._serialized_end=2862
-  _globals['_RELEASEWATCHLEASEREQUEST']._serialized_start=2864
-  _globals['_RELEASEWATCHLEASEREQUEST']._serialized_end=2928
-  _globals['_RELEASEWATCHLEASERESPONSE']._serialized_start=2930
-  _globals['_RELEASEWATCHLEASERESPONSE']._serialized_end=2975
-  _globals['_INDEXSERVICE']._serialized_start=3298
-  _globals['_INDEXSERVICE']._serialized_end=4046
+  _globals['_GETSTATUSREQUEST']._serialized_end=1040
+  _globals['_FILECHANGES']._serialized_start=1042
+  _globals['_FILECHANGES']._serialized_end=1105
+  _globals['_GETSTATUSRESPONSE']._serialized_start=1108
+  _globals['_GETSTATUSRESPONSE']._serialized_end=1758
+  _globals['_GETSTATUSRESPONSE_LANGUAGESENTRY']._serialized_start=1710
+  _globals['_GETSTATUSRESPONSE_LANGUAGESENTRY']._serialized_end=1758
+  _globals['_SPENDTOTALS']._serialized_start=1760
+  _globals['_SPENDTOTALS']._serialized_end=1850
+  _globals['_WATCHPROJECTREQUEST']._serialized_start=1852
+  _globals['_WATCHPROJECTREQUEST']._serialized_end=1937
+  _globals['_WATCHPROJECTRESPONSE']._serialized_start=1939
+  _globals['_WATCHPROJECTRESPONSE']._serialized_end=2003
+  _globals['_UNWATCHPROJECTREQUEST']._serialized_start=2005
+  _globals['_UNWATCHPROJECTREQUEST']._serialized_end=2050
+  _globals['_UNWATCHPROJECTRESPONSE']._serialized_start=2052
+  _globals['_UNWATCHPROJECTRESPONSE']._serialized_end=2097
+  _globals['_LISTPROJECTSREQUEST']._serialized_start=2099
+  _globals['_LISTPROJECTSREQUEST']._serialized_end=2120
+  _globals['_PROJECTINFO']._serialized_start=2123
+  _globals['_PROJECTINFO']._serialized_end=2357
+  _globals['_LISTPROJECTSRESPONSE']._serialized_start=2359
+  _globals['_LISTPROJECTSRESPONSE']._serialized_end=2422
+  _globals['_REMOVEPROJECTREQUEST']._serialized_start=2424
+  _globals['_REMOVEPROJECTREQUEST']._serialized_end=2468
+  _globals['_REMOVEPROJECTRESPONSE']._serialized_start=2470
+  _globals['_REMOVEPROJECTRESPONSE']._serialized_end=2531
+  _globals['_CANCELINDEXREQUEST']._serialized_start=2533
+  _globals['_CANCELINDEXREQUEST']._serialized_end=2575
+  _globals['_CANCELINDEXRESPONSE']._serialized_start=2577
+  _globals['_CANCELINDEXRESPONSE']._serialized_end=2634
+  _globals['_RENEWWATCHLEASEREQUEST']._serialized_start=2636
+  _globals['_RENEWWATCHLEASEREQUEST']._serialized_end=2738
+  _globals['_RENEWWATCHLEASERESPONSE']._serialized_start=2741
+  _globals['_RENEWWATCHLEASERESPONSE']._serialized_end=2877
+  _globals['_RELEASEWATCHLEASEREQUEST']._serialized_start=2879
+  _globals['_RELEASEWATCHLEASEREQUEST']._serialized_end=2943
+  _globals['_RELEASEWATCHLEASERESPONSE']._serialized_start=2945
+  _globals['_RELEASEWATCHLEASERESPONSE']._serialized_end=2990
+  _globals['_INDEXSERVICE']._serialized_start=3313
+  _globals['_INDEXSERVICE']._serialized_end=4061
 # @@protoc_insertion_point(module_scope)

@@ -311,16 +311,23 @@ class GetStatusRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PROJECT_ROOT_FIELD_NUMBER: _builtins.int
+    BRIEF_FIELD_NUMBER: _builtins.int
     project_root: _builtins.str
     """Absolute path of the project's root directory."""
+    brief: _builtins.bool
+    """Only the state, the index's identity (provider, model, dimension) and whether the project is
+    watched: no counts and no walk of the tree for changes. What a search asks before it runs
+    (since revision 10; an older server answers in full).
+    """
     def __init__(
         self,
         *,
         project_root: _builtins.str = ...,
+        brief: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["project_root", b"project_root"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["brief", b"brief", "project_root", b"project_root"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -8,12 +8,11 @@ import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from lgrep_core.embeddings.base import Attempt, AttemptObserver, Vectors
-from lgrep_core.models import FileSlice
+from lgrep_core.models import FileSlice, GetFileRequest
 from lgrep_core.text import identifier_parts
 
 __all__ = ["DiskEngine", "FakeEmbedder", "FakeRemoteEmbedder"]
@@ -150,10 +149,11 @@ class DiskEngine:
     """The one engine call `lgrep_get_file` makes, answered from disk with no index: a file's lines as
     they are now (for tests of what the MCP server does around a call, such as receipts)."""
 
-    def get_file(self, project: Path, path: str, start_line: int = 0, end_line: int = 0, **_: Any) -> FileSlice:
-        text = (Path(project) / path).read_text()
+    def call(self, request: GetFileRequest) -> FileSlice:
+        assert isinstance(request, GetFileRequest), request
+        text = (Path(request.project_root) / request.path).read_text()
         lines = len(text.splitlines())
-        return FileSlice(str(path), "python", text, 1, lines, lines)
+        return FileSlice(request.path, "python", text, 1, lines, lines)
 
     def close(self) -> None:
         return None

@@ -197,8 +197,9 @@ class FakeLgrep:
         return wire.list_components_response_to_proto([ComponentInfo("agent", 2, "0.7.3")])
 
     def ListVersions(self, request: Any, context: grpc.ServicerContext) -> Any:
-        root, component = wire.list_versions_request_from_proto(request)
-        self._seen("ListVersions", root)
+        req = wire.list_versions_request_from_proto(request)
+        component = req.component
+        self._seen("ListVersions", req.project_root)
         releases = [Release(component, v, f"{component}-v{v}", files=3) for v in ("0.7.3", "0.7.2")]
         return wire.list_versions_response_to_proto(releases)
 
@@ -256,7 +257,7 @@ class FakeLgrep:
         )
 
     def GetStatus(self, request: Any, context: grpc.ServicerContext) -> Any:
-        root = self._seen("GetStatus", wire.get_status_request_from_proto(request))
+        root = self._seen("GetStatus", wire.get_status_request_from_proto(request).project_root)
         status = ProjectStatus(
             project_root=root,
             state=ProjectState.READY,
@@ -285,7 +286,7 @@ class FakeLgrep:
 
     def UnwatchProject(self, request: Any, context: grpc.ServicerContext) -> Any:
         try:
-            root = self._seen("UnwatchProject", wire.unwatch_project_request_from_proto(request))
+            root = self._seen("UnwatchProject", wire.unwatch_project_request_from_proto(request).project_root)
         except errors.LgrepError as exc:
             grpc_interceptors.abort_with_error(context, exc)
         was = root in self.watched
@@ -300,7 +301,7 @@ class FakeLgrep:
         return wire.list_projects_response_to_proto(projects)
 
     def RemoveProject(self, request: Any, context: grpc.ServicerContext) -> Any:
-        root = self._seen("RemoveProject", wire.remove_project_request_from_proto(request))
+        root = self._seen("RemoveProject", wire.remove_project_request_from_proto(request).project_root)
         return wire.remove_result_to_proto(RemoveResult(removed=True, bytes_freed=4096 if root else 0))
 
     def RenewWatchLease(self, request: Any, context: grpc.ServicerContext) -> Any:
@@ -309,13 +310,14 @@ class FakeLgrep:
         return wire.watch_lease_to_proto(WatchLease(req.project_root, watched=True, ttl_s=req.ttl_s, leases=1))
 
     def ReleaseWatchLease(self, request: Any, context: grpc.ServicerContext) -> Any:
-        root, _holder = self._seen("ReleaseWatchLease", wire.watch_lease_release_from_proto(request))
+        req = wire.watch_lease_release_from_proto(request)
+        root, _holder = self._seen("ReleaseWatchLease", (req.project_root, req.holder))
         was = root in self.watched
         self.watched.discard(root)
         return wire.watch_lease_released_to_proto(was)
 
     def CancelIndex(self, request: Any, context: grpc.ServicerContext) -> Any:
-        root = self._seen("CancelIndex", wire.cancel_index_request_from_proto(request))
+        root = self._seen("CancelIndex", wire.cancel_index_request_from_proto(request).project_root)
         return wire.cancel_result_to_proto(CancelResult(cancelled=1 if root == SLOW_ROOT else 0, stopped=True))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
+from lgrep_core.models import GetFileRequest, SkeletonRequest, check_release
 from lgrep_core.serialize import file_slice_json, skeleton_json
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
@@ -45,19 +46,20 @@ class FileTools(Unit):
         repository; `total_lines` is its line count). A long range is cut to max_tokens at a line
         end; `note` names the next start_line. With `skeleton`, the file's structure, which costs a
         fraction of its tokens (`tokens_saved`); then read only the lines you need."""
+        check_release(component or "", version or "")  # a version alone is refused, not dropped
         if component:
             if skeleton:
                 raise ToolError("skeletons are of the working tree; read a released file without skeleton")
             project, rel = self.app.default_project, release_path(path)
             if not rel:
                 raise ToolError("name the file to read (lgrep_releases lists a version's files)")
-            piece = self.app.engine.get_file(
-                project, rel, start_line, end_line, component=component, version=version or ""
+            piece = self.app.engine.call(
+                GetFileRequest(str(project), rel, start_line, end_line, component=component, version=version or "")
             )
             return _fit_file(file_slice_json(piece), self.app.counter, max_tokens, self.app.answer)
         project, rel = self.app.locate(path)
         if skeleton:
-            shape = skeleton_json(self.app.engine.skeleton(project, rel))
+            shape = skeleton_json(self.app.engine.call(SkeletonRequest(str(project), rel)))
             shape["skeleton_tokens"] = shape.pop("tokens")
             # its lines already say where every definition is (`⋯ N lines (La-b)`): listing them
             # again would cost more than it saves (`lgrep skeleton --json` has them)
@@ -67,7 +69,7 @@ class FileTools(Unit):
             shape.update(skeleton=True, start_line=1, end_line=shape["total_lines"], stale=False, truncated=False)
             fitted = _fit_skeleton(shape, self.app.counter, max_tokens - RECEIPT_TOKENS, _unanswered)
         else:
-            data = file_slice_json(self.app.engine.get_file(project, rel, start_line, end_line))
+            data = file_slice_json(self.app.engine.call(GetFileRequest(str(project), rel, start_line, end_line)))
             fitted = _fit_file(data, self.app.counter, max_tokens - RECEIPT_TOKENS, _unanswered)
         answer = fitted.structured_content or {}
         return self.app.answer(FileAnswer, answer, self.app.with_receipt(answer, project, [rel], max_tokens))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from lgrep_core.models import IndexSummary, ProjectStatus
+from lgrep_core.models import IndexSummary, ProjectStatus, StatusRequest, UnwatchProjectRequest, WatchProjectRequest
 from lgrep_core.scope import Purpose
 from lgrep_core.serialize import (
     index_progress_json,
@@ -67,7 +67,7 @@ class IndexTools(Unit):
         was last indexed, whether it is watched, and how many files changed since (stale); with a
         cloud embedding provider, what it has cost and any spend warnings (tell the user)."""
         project = self.app.project(path, Purpose.STATUS)
-        return self.app.plain(StatusAnswer, status_answer(self.app.engine.status(project)))
+        return self.app.plain(StatusAnswer, status_answer(self.app.engine.call(StatusRequest(str(project)))))
 
     @tool_errors
     def lgrep_watch_start(self, path: ProjectPath = None) -> Annotated[CallToolResult, WatchAnswer]:
@@ -76,7 +76,7 @@ class IndexTools(Unit):
         file is searchable within ~2 s; lgrep_status says `watched`). One watcher per project
         however many agents ask."""
         project = self.app.project(path, Purpose.WATCH)
-        result = self.app.engine.watch(project)
+        result = self.app.engine.call(WatchProjectRequest(str(project)))
         return self.app.plain(WatchAnswer, watch_json(result, root=str(project)))
 
     @tool_errors
@@ -85,7 +85,9 @@ class IndexTools(Unit):
         watched again (lgrep_watch_start, `lgrep watch`): as `lgrep unwatch` does. Searches still
         catch a branch switch; files saved meanwhile show as `stale` in results."""
         project = self.app.project(path, Purpose.UNWATCH)
-        return self.app.plain(UnwatchAnswer, unwatch_json(self.app.engine.unwatch(project), root=str(project)))
+        return self.app.plain(
+            UnwatchAnswer, unwatch_json(self.app.engine.call(UnwatchProjectRequest(str(project))), root=str(project))
+        )
 
 
 def status_answer(status: ProjectStatus) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from lgrep_core.models import ListComponentsRequest, ListFilesRequest, ListVersionsRequest
 from lgrep_core.serialize import component_json, file_list_json, release_json
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
@@ -42,21 +43,23 @@ class ReleaseTools(Unit):
         if not component:
             if version:
                 raise ToolError("version needs a component: call lgrep_releases() to list them")
-            found = self.app.engine.list_components(project)
+            found = self.app.engine.call(ListComponentsRequest(str(project)))
             data["components"] = [component_json(x) for x in found]
             data["total"] = len(found)
             return self.app.budgeted(ReleasesAnswer, data, "components", max_tokens, snippet_field=None)
         if not version:
-            releases = self.app.engine.list_versions(project, component)
+            releases = self.app.engine.call(ListVersionsRequest(str(project), component))
             data["versions"] = [release_json(r) for r in releases]
             data["total"] = len(releases)
             return self.app.budgeted(ReleasesAnswer, data, "versions", max_tokens, snippet_field=None)
-        listed = self.app.engine.list_files(
-            project,
-            path_glob=release_path(path) or None,
-            languages=(language,) if language else (),
-            component=component,
-            version=version,
+        listed = self.app.engine.call(
+            ListFilesRequest(
+                str(project),
+                path_glob=release_path(path) or None,
+                languages=(language,) if language else (),
+                component=component,
+                version=version,
+            )
         )
         full = file_list_json(listed, root=str(project))
         data["files"] = full["files"]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
-from lgrep_core.models import ContentType, SearchRequest, SearchResponse, SearchType
+from lgrep_core.models import ContentType, SearchRequest, SearchResponse, SearchType, check_release
 from lgrep_core.serialize import index_progress_json, projects_search_json, release_json
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -82,6 +82,7 @@ class SearchTools(Unit):
         lower results are shortened, then left out, and `note` says so. With `component` (and
         `version`), it searches that released version instead (search_type bm25 for full-text only).
         With `projects`, it searches several of this server's roots and ranks their results together."""
+        check_release(component or "", version or "")  # a version alone is refused, not dropped
         if projects:
             if component:
                 raise ToolError("a released version (component) is searched in one project: leave out projects")
@@ -260,7 +261,7 @@ class SearchTools(Unit):
             component=component,
             version=version or "",
         )
-        response = await anyio.to_thread.run_sync(lambda: self.app.engine.search(request), abandon_on_cancel=True)
+        response = await anyio.to_thread.run_sync(lambda: self.app.engine.call(request), abandon_on_cancel=True)
         data: dict[str, Any] = {"project_root": str(project), "scope": "", "results": [], "stale_files": []}
         if files:
             data["files"] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from lgrep_core.models import FindRelatedRequest, FindSymbolRequest, TraceRequest
 from lgrep_core.serialize import location_json, symbol_match_json, trace_json
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
@@ -46,14 +47,16 @@ class StructureTools(Unit):
             project, rel = self.app.locate(path)
         else:
             project, rel = self.app.default_project, ""
-        result = self.app.engine.trace(
-            project,
-            symbol,
-            path=rel,
-            depth=depth,
-            direction=TraceDirection(direction),
-            limit=limit,
-            offset=offset,
+        result = self.app.engine.call(
+            TraceRequest(
+                str(project),
+                symbol,
+                path=rel,
+                depth=depth,
+                direction=TraceDirection(direction),
+                limit=limit,
+                offset=offset,
+            )
         )
         data = trace_json(result, root=str(project))
         readable = self.app.readable(project)
@@ -93,7 +96,7 @@ class StructureTools(Unit):
             kinds = (ChunkKind(kind),) if kind else ()
         except ValueError:
             raise ToolError(f"unknown kind {kind!r}; one of {', '.join(k.value for k in ChunkKind)}") from None
-        matches = self.app.engine.find_symbol(project, name, kinds=kinds, limit=limit, path_glob=path_glob)
+        matches = self.app.engine.call(FindSymbolRequest(str(project), name, limit, kinds, path_glob=path_glob))
         uri = self.app.file_uris(project)
         rows = [{**symbol_match_json(m), "uri": uri(m.location.path)} for m in matches]
         return self.app.budgeted(
@@ -116,7 +119,7 @@ class StructureTools(Unit):
         """Code related to a place: the chunk spanning `line`, its callers and callees, and the
         chunks nearest in meaning or referencing the same names; each result's `match` says which."""
         project, rel = self.app.locate(path)
-        related = self.app.engine.find_related(project, rel, line, limit=limit)
+        related = self.app.engine.call(FindRelatedRequest(str(project), rel, line, limit))
         readable = self.app.readable(project)
         hits = self.app.hit_items([h for h in related.related if readable(h.path)], project)
         data = {"project_root": str(project), "anchor": location_json(related.anchor), "related": hits}
