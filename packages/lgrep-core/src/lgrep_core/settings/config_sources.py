@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.errors import ConfigError
+from lgrep_core.domain.errors import ConfigError
 
 __all__ = [
     "ENV_ALIASES",

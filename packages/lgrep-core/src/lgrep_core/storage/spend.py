@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lgrep_core.errors import StorageError
-from lgrep_core.models import SpendTotals
+from lgrep_core.domain.errors import StorageError
+from lgrep_core.domain.models import SpendTotals
 
 if TYPE_CHECKING:  # light on purpose: `lgrep status` prints spend without loading pydantic
-    from lgrep_core.config import SpendSettings
+    from lgrep_core.settings.config import SpendSettings
 
 __all__ = [
     "DEFAULT_PRICES",

@@ -1,12 +1,12 @@
 """What lgrep's two client transports share, written once and free of `import grpc`: the gRPC client
-(lgrep_core.client, over grpcio) and the CLI's light client (lgrep_core.lite_client, gRPC's wire
+(lgrep_core.rpc.client, over grpcio) and the CLI's light client (lgrep_core.rpc.lite_client, gRPC's wire
 protocol over HTTP/2 with h2, ADR 0027) must raise the same LgrepError for the same failure and
 check the same things, so both call these.
 
 - `error_from_status`: the LgrepError behind a failed call, from its status code (a number), its
   message and its trailing metadata (the server's `lgrep.v1.ErrorDetail` in `lgrep-error-bin`).
 - Endpoints and limits: `unix_target`, `MAX_UNIX_SOCKET_PATH_BYTES`, `MAX_MESSAGE_BYTES`,
-  `CLIENT_ID_KEY` (re-exported by lgrep_core.grpc_support, where servers find them).
+  `CLIENT_ID_KEY` (re-exported by lgrep_core.rpc.grpc_support, where servers find them).
 - Client checks: `resolve_root`, `contract_mismatch_message`, `no_files_message`.
 """
 
@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lgrep_core import errors
+from lgrep_core.domain import errors
 
 if TYPE_CHECKING:
-    from lgrep_core.models import ServerInfo
+    from lgrep_core.domain.models import ServerInfo
 
 __all__ = [
     "CLIENT_ID_KEY",
@@ -96,7 +96,7 @@ def _error_detail(metadata: Iterable[tuple[str, object]] | None) -> errors.Lgrep
     from google.protobuf.message import DecodeError
     from lgrep.v1 import common_pb2
 
-    from lgrep_core import wire
+    from lgrep_core.rpc import wire
 
     for key, value in metadata or ():
         if key == wire.ERROR_METADATA_KEY and isinstance(value, bytes):
@@ -201,7 +201,7 @@ def contract_mismatch_message(info: ServerInfo, target: str, revision: int) -> s
 def check_files_answer(request: object, answer: object, server_info: Callable[[], ServerInfo], target: str) -> None:
     """Raise ContractMismatchError when a files search was answered with chunks: only a server that
     does not know `files` (before revision 8) does that."""
-    from lgrep_core.models import SearchRequest, SearchResponse
+    from lgrep_core.domain.models import SearchRequest, SearchResponse
 
     chunks_for_files = (
         isinstance(request, SearchRequest)

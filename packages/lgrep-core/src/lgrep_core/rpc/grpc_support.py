@@ -3,15 +3,15 @@
 - Errors: one table maps each LgrepError class to a gRPC status code (`STATUS_CODES`); the status
   message is the error's message and the serialized `lgrep.v1.ErrorDetail` rides in the trailing
   metadata entry `lgrep-error-bin` (`error_trailing_metadata`). Clients turn any `grpc.RpcError` back
-  into the same LgrepError with `error_from_rpc` (lgrep_core.grpc_common holds what needs no grpc
+  into the same LgrepError with `error_from_rpc` (lgrep_core.rpc.grpc_common holds what needs no grpc
   import, shared with the CLI's light client: the status mapping, unix targets, limits, the client id key).
-- Endpoints: `unix_target` / `tcp_target` for clients (`lgrep_core.grpc_server_setup` listens on
+- Endpoints: `unix_target` / `tcp_target` for clients (`lgrep_core.rpc.grpc_server_setup` listens on
   them), `channel_options` / `server_options` that agree with each other (message sizes, keepalive),
   the daemon's default socket and token paths.
 - Call metadata: `CallMetadataInterceptor` adds metadata (the client id `CLIENT_ID_KEY`, the bearer
-  token of `lgrep_core.grpc_tokens`) to every call of a channel.
+  token of `lgrep_core.rpc.grpc_tokens`) to every call of a channel.
 
-Servers: `lgrep_core.grpc_interceptors` (errors, auth, stream limits) and `lgrep_core.grpc_server_setup`
+Servers: `lgrep_core.rpc.grpc_interceptors` (errors, auth, stream limits) and `lgrep_core.rpc.grpc_server_setup`
 (ports, health and reflection). Decisions and the status table:
 docs/adr/0007-grpc-contract-errors-and-auth.md, docs/grpc.md.
 """
@@ -28,8 +28,9 @@ from typing import Any
 import grpc
 from lgrep.v1 import index_pb2, search_pb2, server_pb2
 
-from lgrep_core import errors, wire
-from lgrep_core.grpc_common import (
+from lgrep_core.domain import errors
+from lgrep_core.rpc import wire
+from lgrep_core.rpc.grpc_common import (
     CLIENT_ID_KEY,
     MAX_MESSAGE_BYTES,
     MAX_UNIX_SOCKET_PATH_BYTES,
@@ -115,7 +116,7 @@ def _call_attr(exc: grpc.RpcError, name: str) -> Any:
 def error_from_rpc(exc: grpc.RpcError, *, target: str | None = None) -> errors.LgrepError:
     """The LgrepError behind a failed call (sync or grpc.aio), for a client to raise or print: the
     server's ErrorDetail when it sent one, else what its status code means
-    (lgrep_core.grpc_common.error_from_status, which the CLI's light client shares). `target` (the
+    (lgrep_core.rpc.grpc_common.error_from_status, which the CLI's light client shares). `target` (the
     address called) makes the messages name the server.
     """
     code = _call_attr(exc, "code")

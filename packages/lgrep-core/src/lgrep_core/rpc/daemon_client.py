@@ -22,13 +22,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from lgrep_core.endpoints import ClientSettings
-from lgrep_core.errors import ConfigError, LgrepError, ServerUnavailableError
+from lgrep_core.domain.errors import ConfigError, LgrepError, ServerUnavailableError
+from lgrep_core.rpc.endpoints import ClientSettings
 
 if TYPE_CHECKING:  # the client (grpc and the wire code) is imported when a command first connects
-    from lgrep_core.client import LgrepClient
-    from lgrep_core.lite_client import LiteClient
-    from lgrep_core.models import ServerInfo
+    from lgrep_core.domain.models import ServerInfo
+    from lgrep_core.rpc.client import LgrepClient
+    from lgrep_core.rpc.lite_client import LiteClient
 
 __all__ = [
     "DAEMON_MODULE",
@@ -56,7 +56,7 @@ Notice = Callable[[str], None]
 
 
 class _Client(Protocol):
-    """What connecting needs of a client: lgrep_core.client.LgrepClient or lgrep_core.lite_client.LiteClient."""
+    """What connecting needs of a client: lgrep_core.rpc.client.LgrepClient or lgrep_core.rpc.lite_client.LiteClient."""
 
     @property
     def timeout(self) -> float | None: ...
@@ -79,7 +79,7 @@ def connect_daemon(cs: ClientSettings, *, start: bool = True, notice: Notice | N
             cache dir or socket is not private to the user.
         LgrepError: the daemon answered the handshake with an error.
     """
-    from lgrep_core.client import LgrepClient
+    from lgrep_core.rpc.client import LgrepClient
 
     return _connect(
         cs, lambda: LgrepClient.connect(socket_path=cs.socket_path, timeout=HANDSHAKE_TIMEOUT_S), start, notice
@@ -88,8 +88,8 @@ def connect_daemon(cs: ClientSettings, *, start: bool = True, notice: Notice | N
 
 def connect_daemon_lite(cs: ClientSettings, *, start: bool = True, notice: Notice | None = None) -> LiteClient | None:
     """As `connect_daemon`, with the light client whose handshake and search import no grpcio (a
-    command's search: lgrep_core.lite_client, ADR 0027); its other calls go through gRPC."""
-    from lgrep_core.lite_client import LiteClient
+    command's search: lgrep_core.rpc.lite_client, ADR 0027); its other calls go through gRPC."""
+    from lgrep_core.rpc.lite_client import LiteClient
 
     return _connect(cs, lambda: LiteClient.connect(cs.socket_path, timeout=HANDSHAKE_TIMEOUT_S), start, notice)
 
@@ -124,7 +124,7 @@ def _check_endpoint(socket_path: Path) -> None:
     """
     import stat
 
-    from lgrep_core.locks import check_private_dir
+    from lgrep_core.runtime.locks import check_private_dir
 
     if not socket_path.parent.is_dir():
         return  # nothing to talk to yet; start_daemon creates the folder
@@ -172,7 +172,7 @@ def start_daemon(cs: ClientSettings) -> bool:
     working directory is the cache dir, which only lgrep writes (ADR 0005)."""
     import subprocess
 
-    from lgrep_core.locks import ensure_private_dir
+    from lgrep_core.runtime.locks import ensure_private_dir
 
     ensure_private_dir(cs.cache_dir)
     ensure_private_dir(cs.socket_path.parent, what="the daemon's socket folder")
@@ -256,7 +256,7 @@ def stop_daemon(socket_path: Path, *, timeout_s: float = STOP_TIMEOUT_S, notice:
     import fcntl
     import signal
 
-    from lgrep_core.locks import check_owned_file, check_private_dir, lock_holder_pids
+    from lgrep_core.runtime.locks import check_owned_file, check_private_dir, lock_holder_pids
 
     if not socket_path.parent.is_dir():
         return None
@@ -329,7 +329,7 @@ def _pidfd(pid: int) -> int | None:
 
 def _served_pid(socket_path: Path) -> int | None:
     """The pid the daemon answering on `socket_path` reports, or None when none answers."""
-    from lgrep_core.client import LgrepClient
+    from lgrep_core.rpc.client import LgrepClient
 
     try:
         with LgrepClient.connect(socket_path=socket_path, timeout=HANDSHAKE_TIMEOUT_S) as client:

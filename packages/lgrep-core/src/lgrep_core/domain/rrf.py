@@ -1,6 +1,6 @@
 """The constants of lgrep's rank fusion, shared by the searcher that fuses one project's channels
 (lgrep_search.fusion) and the application API that merges several projects' answers into one
-ranking (lgrep_core.merge), which must weigh the channels as the searcher did."""
+ranking (lgrep_core.domain.merge), which must weigh the channels as the searcher did."""
 
 from __future__ import annotations
 

@@ -29,8 +29,8 @@ from typing import Any
 from google.protobuf import duration_pb2, timestamp_pb2
 from lgrep.v1 import common_pb2, index_pb2, search_pb2, server_pb2
 
-from lgrep_core import errors
-from lgrep_core.models import (
+from lgrep_core.domain import errors
+from lgrep_core.domain.models import (
     CancelIndexRequest,
     CancelResult,
     Chunk,
@@ -207,7 +207,7 @@ __all__ = [
 CONTRACT_REVISION = 10
 """The revision of the lgrep.v1 contract this code was generated from and speaks.
 
-Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.client` refuses a server
+Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.rpc.client` refuses a server
 whose revision differs. Bump it with every change to `proto/lgrep/v1` that alters the descriptors
 (a new field, message, value or RPC; comments do not count): tests/contract/test_contract_revision.py
 fails until the bump and the new fingerprint are recorded together.
@@ -1619,5 +1619,5 @@ ROUTES: dict[type[Request[Any]], Route] = {
         cancel_result_from_proto,
     ),
 }
-"""Every use case's unary RPC (lgrep_core.models.USE_CASES), read by both clients: the daemon's
-gRPC client (lgrep_core.client) and the light one (lgrep_core.lite_client)."""
+"""Every use case's unary RPC (lgrep_core.domain.models.USE_CASES), read by both clients: the daemon's
+gRPC client (lgrep_core.rpc.client) and the light one (lgrep_core.rpc.lite_client)."""

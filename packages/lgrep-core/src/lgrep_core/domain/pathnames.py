@@ -35,7 +35,7 @@ import stat
 from collections.abc import Callable, Container
 from pathlib import Path
 
-from lgrep_core.errors import InvalidRequestError, NotFoundError
+from lgrep_core.domain.errors import InvalidRequestError, NotFoundError
 
 __all__ = [
     "collides",
@@ -127,7 +127,7 @@ def disk_path(root: Path, rel: str) -> Path:
 
 
 def request_root(text: str) -> Path:
-    """The path a request names as its project root, checked but not looked up: lgrep_core.scope's
+    """The path a request names as its project root, checked but not looked up: lgrep_core.app.scope's
     `project_for` then says which project it is (some purposes take a path that no longer exists).
 
     Raises:

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lgrep_core import defaults
-from lgrep_core.config_sources import default_user_config_path, env_layers, merge, read_yaml
-from lgrep_core.errors import ConfigError
-from lgrep_core.locks import check_private_dir
+from lgrep_core.domain.errors import ConfigError
+from lgrep_core.runtime.locks import check_private_dir
+from lgrep_core.settings import defaults
+from lgrep_core.settings.config_sources import default_user_config_path, env_layers, merge, read_yaml
 
 __all__ = ["ClientSettings", "client_settings"]
 
@@ -131,7 +131,7 @@ def _bool(value: object) -> bool:
 
 
 def _full(env: Mapping[str, str], user_config: Path | None) -> ClientSettings:
-    from lgrep_core.config import load_settings
+    from lgrep_core.settings.config import load_settings
 
     settings = load_settings(None, env=env, user_config=user_config).settings
     return ClientSettings(

@@ -41,8 +41,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.errors import LgrepError, StorageError
-from lgrep_core.locks import ensure_private_dir, open_lock_file
+from lgrep_core.domain.errors import LgrepError, StorageError
+from lgrep_core.runtime.locks import ensure_private_dir, open_lock_file
 
 __all__ = [
     "CLIENTS_MAX",

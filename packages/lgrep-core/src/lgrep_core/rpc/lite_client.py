@@ -6,10 +6,10 @@ and exits; `import grpc` (with the asyncio it pulls in) was a fifth of its time 
 This client speaks the same gRPC wire protocol to the same server (the same paths, protobuf
 messages, `grpc-timeout`, the `lgrep-client-id` metadata, `grpc-status` / `grpc-message` /
 `lgrep-error-bin` trailers) and raises the same LgrepError for the same failure, through
-lgrep_core.grpc_common, which lgrep_core.client shares. It is an lgrep_core.engine.Engine: the
-handshake (`server_info`) and every use case (`call`, on the routes of lgrep_core.wire.ROUTES) are
+lgrep_core.rpc.grpc_common, which lgrep_core.rpc.client shares. It is an lgrep_core.domain.engine.Engine: the
+handshake (`server_info`) and every use case (`call`, on the routes of lgrep_core.rpc.wire.ROUTES) are
 its own; only the IndexProject stream, which a search makes when a project has no index yet, goes
-through an lgrep_core.client.LgrepClient on the same socket, made (and grpc imported) on first use.
+through an lgrep_core.rpc.client.LgrepClient on the same socket, made (and grpc imported) on first use.
 
 It connects over a unix socket only (no bearer token: that is for TCP, ADR 0007), one connection,
 one call at a time (a lock), the connection opened by the first call and kept for the next.
@@ -29,23 +29,23 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import unquote
 
-from lgrep_core import grpc_common
-from lgrep_core.engine import anchored
-from lgrep_core.errors import ContractMismatchError, InvalidRequestError, LgrepError
-from lgrep_core.grpc_common import STATUS_NAMES, error_from_status, unix_target
+from lgrep_core.domain.engine import anchored
+from lgrep_core.domain.errors import ContractMismatchError, InvalidRequestError, LgrepError
+from lgrep_core.rpc import grpc_common
+from lgrep_core.rpc.grpc_common import STATUS_NAMES, error_from_status, unix_target
 
 if TYPE_CHECKING:
     from h2.connection import H2Connection
 
-    from lgrep_core.client import IndexStream, LgrepClient
-    from lgrep_core.models import IndexProjectRequest, Request, ServerInfo
+    from lgrep_core.domain.models import IndexProjectRequest, Request, ServerInfo
+    from lgrep_core.rpc.client import IndexStream, LgrepClient
 
 __all__ = ["LiteClient"]
 
 A = TypeVar("A")
 
 DEFAULT_TIMEOUT_S = 30.0
-"""Deadline of each call (as lgrep_core.client.DEFAULT_TIMEOUT_S); None: no deadline."""
+"""Deadline of each call (as lgrep_core.rpc.client.DEFAULT_TIMEOUT_S); None: no deadline."""
 
 _SERVER_INFO_PATH = "/lgrep.v1.ServerService/GetServerInfo"
 _READ_BYTES = 65536
@@ -302,7 +302,7 @@ class LiteClient:
 
     @classmethod
     def connect(cls, socket_path: str | os.PathLike[str], *, timeout: float | None = DEFAULT_TIMEOUT_S) -> LiteClient:
-        """As lgrep_core.client.LgrepClient.connect, for a unix socket."""
+        """As lgrep_core.rpc.client.LgrepClient.connect, for a unix socket."""
         return cls(socket_path, timeout=timeout)
 
     @property
@@ -359,7 +359,7 @@ class LiteClient:
         imported, on first use)."""
         self._open()
         if self._full is None:
-            from lgrep_core.client import LgrepClient
+            from lgrep_core.rpc.client import LgrepClient
 
             self._full = LgrepClient.connect(socket_path=self._path, timeout=self._timeout)
         return self._full
@@ -384,11 +384,11 @@ class LiteClient:
     # ------------------------------------------------------------------ the light calls
 
     def server_info(self, *, check_contract: bool = True) -> ServerInfo:
-        """Who is answering; as lgrep_core.client.LgrepClient.server_info (ContractMismatchError when
+        """Who is answering; as lgrep_core.rpc.client.LgrepClient.server_info (ContractMismatchError when
         the server speaks another revision of the contract)."""
         from lgrep.v1 import server_pb2
 
-        from lgrep_core import wire
+        from lgrep_core.rpc import wire
 
         answer = self._call(_SERVER_INFO_PATH, server_pb2.GetServerInfoRequest().SerializeToString())
         info = wire.server_info_from_proto(server_pb2.GetServerInfoResponse.FromString(answer))
@@ -399,9 +399,9 @@ class LiteClient:
         return info
 
     def call(self, request: Request[A]) -> A:
-        """The answer to one request (lgrep_core.engine.Engine.call), as a unary call over h2 on the
-        route lgrep_core.wire.ROUTES names; as lgrep_core.client.LgrepClient.call."""
-        from lgrep_core import wire
+        """The answer to one request (lgrep_core.domain.engine.Engine.call), as a unary call over h2 on the
+        route lgrep_core.rpc.wire.ROUTES names; as lgrep_core.rpc.client.LgrepClient.call."""
+        from lgrep_core.rpc import wire
 
         route = wire.ROUTES.get(type(request))
         if route is None:

@@ -11,7 +11,7 @@ question"). The merge here uses what is comparable across indexes instead:
    hit's `scores`) rank the hits of every project together, as one index would: a hit's rank in a
    channel becomes its own rank plus the hits of the other projects that channel scored higher. The
    fused score is recomputed with those ranks and the channel weights of the query's kind
-   (lgrep_core.rrf), and the hit's ranking signals are kept as the ratio of its score to its fused
+   (lgrep_core.domain.rrf), and the hit's ranking signals are kept as the ratio of its score to its fused
    score.
 2. **Calibrated by meaning.** Cosine similarity is an absolute measure (for one embedding model),
    so each project's scores are scaled by its best cosine over the best cosine of all the projects
@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lgrep_core.models import FileHit, SearchHit, SearchResponse, SearchType
-from lgrep_core.rrf import RRF_K, weights_for
+from lgrep_core.domain.models import FileHit, SearchHit, SearchResponse, SearchType
+from lgrep_core.domain.rrf import RRF_K, weights_for
 
 __all__ = ["ProjectAnswer", "calibration", "merge_files", "merge_hits"]
 

@@ -19,7 +19,7 @@ import os
 import stat
 from pathlib import Path
 
-from lgrep_core.errors import ConfigError, StorageError
+from lgrep_core.domain.errors import ConfigError, StorageError
 
 __all__ = [
     "acquire_pid_lock",

@@ -1,13 +1,13 @@
 """What serves lgrep's use cases, as one interface: `Engine.call(request) -> answer`.
 
-Each use case is a request type (lgrep_core.models: `GetFileRequest` is a `Request[FileSlice]`), so
+Each use case is a request type (lgrep_core.domain.models: `GetFileRequest` is a `Request[FileSlice]`), so
 every engine is a table from request types to what answers them, and every wrapper forwards one value:
 
     engine.call(GetFileRequest(root, "src/auth.py", 10, 40))   # -> FileSlice
     engine.call(StatusRequest(root, brief=True))               # -> ProjectStatus
 
-The engines: the daemon's gRPC client (lgrep_core.client.LgrepClient: a route per request type,
-lgrep_core.wire.ROUTES), the CLI's light client (lgrep_core.lite_client: the same routes over h2),
+The engines: the daemon's gRPC client (lgrep_core.rpc.client.LgrepClient: a route per request type,
+lgrep_core.rpc.wire.ROUTES), the CLI's light client (lgrep_core.rpc.lite_client: the same routes over h2),
 the MCP server's reconnecting daemon engine (lgrep_mcp.daemon_engine), and the in-process engine
 (lgrep_cli.local.LocalEngine: a table of handlers). Indexing is the one use case that streams
 events, so it is `Engine.index`.
@@ -24,8 +24,8 @@ from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from lgrep_core.errors import InvalidRequestError
-from lgrep_core.models import IndexProgress, IndexProjectRequest, IndexSummary, Request
+from lgrep_core.domain.errors import InvalidRequestError
+from lgrep_core.domain.models import IndexProgress, IndexProjectRequest, IndexSummary, Request
 
 __all__ = ["Engine", "Handlers", "IndexRun", "anchored", "relative_path"]
 
@@ -83,7 +83,7 @@ def anchored(request: R) -> R:
 
     Raises InvalidRequestError for an empty root, or an absolute path outside the root."""
     if not is_dataclass(request):
-        raise InvalidRequestError(f"{request!r} is not a request: pass one of lgrep_core.models' request types")
+        raise InvalidRequestError(f"{request!r} is not a request: pass one of lgrep_core.domain.models' request types")
     names = {f.name for f in fields(request)}
     if "project_root" not in names:
         return request

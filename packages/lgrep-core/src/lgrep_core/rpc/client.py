@@ -1,7 +1,7 @@
 """A typed Python client of a running lgrep server (`lgrep serve`): domain types in, domain types out.
 
-    from lgrep_core.client import LgrepClient
-    from lgrep_core.models import GetFileRequest, SearchRequest
+    from lgrep_core.rpc.client import LgrepClient
+    from lgrep_core.domain.models import GetFileRequest, SearchRequest
 
     with LgrepClient.connect(socket_path="~/.cache/lgrep/lgrep.sock") as client:
         client.server_info()  # the handshake: refuses a server of another contract revision
@@ -28,16 +28,16 @@ from typing import Any, Self, TypeVar
 import grpc
 from lgrep.v1 import index_pb2_grpc, server_pb2, server_pb2_grpc
 
-from lgrep_core import grpc_common, grpc_support, grpc_tokens, wire
-from lgrep_core.engine import anchored
-from lgrep_core.errors import ConfigError, ContractMismatchError, InvalidRequestError, LgrepError
-from lgrep_core.models import (
+from lgrep_core.domain.engine import anchored
+from lgrep_core.domain.errors import ConfigError, ContractMismatchError, InvalidRequestError, LgrepError
+from lgrep_core.domain.models import (
     IndexProgress,
     IndexProjectRequest,
     IndexSummary,
     Request,
     ServerInfo,
 )
+from lgrep_core.rpc import grpc_common, grpc_support, grpc_tokens, wire
 
 __all__ = ["DEFAULT_TIMEOUT_S", "IndexStream", "LgrepClient"]
 
@@ -65,7 +65,7 @@ class LgrepClient:
         self._channel = channel
         self._closed = False
         # Every call names this process, so the server's stream allowance is this process's own
-        # (lgrep_core.grpc_interceptors.StreamLimitInterceptor), and carries the token when there is one.
+        # (lgrep_core.rpc.grpc_interceptors.StreamLimitInterceptor), and carries the token when there is one.
         metadata = [(grpc_support.CLIENT_ID_KEY, str(os.getpid()))]
         if token is not None:
             metadata += grpc_tokens.bearer_metadata(token)
@@ -166,11 +166,11 @@ class LgrepClient:
             )
         return info
 
-    # ------------------------------------------------------------------ lgrep_core.engine.Engine
+    # ------------------------------------------------------------------ lgrep_core.domain.engine.Engine
 
     def call(self, request: Request[A]) -> A:
-        """The answer to one request (lgrep_core.wire.ROUTES names its RPC). Its relative (or `~`)
-        project root and paths are resolved here first (lgrep_core.engine.anchored)."""
+        """The answer to one request (lgrep_core.rpc.wire.ROUTES names its RPC). Its relative (or `~`)
+        project root and paths are resolved here first (lgrep_core.domain.engine.anchored)."""
         route = wire.ROUTES.get(type(request))
         if route is None:
             raise InvalidRequestError(f"{type(request).__name__} is not a use case of the lgrep server")

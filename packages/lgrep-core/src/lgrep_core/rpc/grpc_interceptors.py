@@ -4,7 +4,7 @@
   code, message and ErrorDetail (`abort_with_error`, which a handler may also call itself); any other
   exception is logged and ends the call as INTERNAL.
 - Auth: unix-socket peers are trusted (the socket is 0600: only its owner can connect); TCP peers must
-  send the bearer token of `lgrep_core.grpc_tokens` (`TokenAuthInterceptor`).
+  send the bearer token of `lgrep_core.rpc.grpc_tokens` (`TokenAuthInterceptor`).
 - Streams: `StreamLimitInterceptor` bounds the streaming calls that run at once, in all and per client.
 """
 
@@ -21,9 +21,9 @@ from typing import Any, NoReturn
 
 import grpc
 
-from lgrep_core import errors
-from lgrep_core.grpc_support import CLIENT_ID_KEY, error_trailing_metadata, status_code_for
-from lgrep_core.grpc_tokens import AUTHORIZATION_KEY, check_token
+from lgrep_core.domain import errors
+from lgrep_core.rpc.grpc_support import CLIENT_ID_KEY, error_trailing_metadata, status_code_for
+from lgrep_core.rpc.grpc_tokens import AUTHORIZATION_KEY, check_token
 
 __all__ = [
     "ErrorInterceptor",
@@ -152,7 +152,7 @@ class StreamLimitInterceptor(grpc.ServerInterceptor):
     anyone's short calls. This bounds the streams that run at once, to `total` and to `per_client`
     per client (`CLIENT_ID_KEY`), and ends any further one at once as RESOURCE_EXHAUSTED with a
     message saying why; unary calls are never refused here. Give the server `total` workers plus
-    the ones kept for unary calls (lgrep_core.server)."""
+    the ones kept for unary calls (lgrep_core.rpc.server)."""
 
     def __init__(self, *, total: int, per_client: int) -> None:
         self.total = total

@@ -23,15 +23,15 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
-from lgrep_core import defaults
-from lgrep_core.config_sources import (
+from lgrep_core.domain.errors import ConfigError
+from lgrep_core.settings import defaults
+from lgrep_core.settings.config_sources import (
     default_user_config_path,
     env_layers,
     flatten,
     merge,
     read_yaml,
 )
-from lgrep_core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 __all__ = [

@@ -4,7 +4,7 @@ folder itself. A search, an index or a watch of a folder inside a project uses t
 and, for a search, keeps to the folder asked for, instead of building a second index of the folder.
 
 `project_for` is the one way from a path a user or a client names to the project a command works
-on: every command of the CLI, the MCP server (through lgrep_core.api.Lgrep.scope) and the gRPC
+on: every command of the CLI, the MCP server (through lgrep_core.app.api.Lgrep.scope) and the gRPC
 services call it with what they are about to do (`Purpose`), and the few rules that differ by
 purpose (a file, a folder that no longer exists, a repository's releases, removing an index) are
 written once, in `_RULES`.
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from lgrep_core.errors import InvalidRequestError, NotFoundError
-from lgrep_core.models import ProjectState
+from lgrep_core.domain.errors import InvalidRequestError, NotFoundError
+from lgrep_core.domain.models import ProjectState
 from lgrep_core.storage.layout import index_state, is_remote_location, project_dir
 
 __all__ = ["Purpose", "Scope", "git_root", "project_for", "resolve_project", "scoped_glob"]

@@ -42,13 +42,13 @@ from typing import Any
 import grpc
 from lgrep.v1 import server_pb2, server_pb2_grpc
 
-from lgrep_core import grpc_interceptors, grpc_server_setup, grpc_support, grpc_tokens, wire
-from lgrep_core.config import LgrepSettings
+from lgrep_core.domain.errors import IndexBusyError, StorageError
+from lgrep_core.domain.models import ServerInfo, ServerRole
 from lgrep_core.embeddings.base import EmbeddingProvider, declared_dimension, model_label
-from lgrep_core.errors import IndexBusyError, StorageError
-from lgrep_core.locks import acquire_pid_lock, ensure_private_dir, lock_holder, release_pid_lock
-from lgrep_core.memory import limit_heap_arenas
-from lgrep_core.models import ServerInfo, ServerRole
+from lgrep_core.rpc import grpc_interceptors, grpc_server_setup, grpc_support, grpc_tokens, wire
+from lgrep_core.runtime.locks import acquire_pid_lock, ensure_private_dir, lock_holder, release_pid_lock
+from lgrep_core.runtime.memory import limit_heap_arenas
+from lgrep_core.settings.config import LgrepSettings
 
 __all__ = [
     "ActivityInterceptor",
@@ -116,7 +116,7 @@ class ServerRuntime:
     ) -> None:
         grpc_support.unix_target(socket_path)  # a path the OS cannot bind is a ConfigError now
         # A server lives long and loads snapshots on native threads: fewer heap arenas keep what
-        # those loads free reusable (lgrep_core.memory). Before the server's own threads start.
+        # those loads free reusable (lgrep_core.runtime.memory). Before the server's own threads start.
         limit_heap_arenas()
         # Query threads share the GIL with snapshot refreshes and indexing, whose Python loops hold
         # it for a whole switch interval each time: a tenth of Python's default (5 ms) hands it back

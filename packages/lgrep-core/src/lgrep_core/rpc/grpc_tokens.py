@@ -1,7 +1,7 @@
 """lgrep's bearer token: its form, how a call carries it, and the 0600 file it lives in.
 
 Calls over TCP carry `authorization: Bearer <token>` (`bearer_metadata`); the server checks it with
-`lgrep_core.grpc_interceptors.TokenAuthInterceptor`. The daemon makes a token (`new_token`) and writes
+`lgrep_core.rpc.grpc_interceptors.TokenAuthInterceptor`. The daemon makes a token (`new_token`) and writes
 it where only its user can read it (`write_token_file`); clients read it back (`read_token_file`),
 which refuses a file anyone else could have written or read.
 """
@@ -15,7 +15,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from lgrep_core import errors
+from lgrep_core.domain import errors
 
 __all__ = ["AUTHORIZATION_KEY", "bearer_metadata", "check_token", "new_token", "read_token_file", "write_token_file"]
 

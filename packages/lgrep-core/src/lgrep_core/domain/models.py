@@ -1,11 +1,11 @@
 """Domain types shared by the indexer, the searcher and every front end (no wire or storage types here).
 
-lgrep_core.wire converts each of them to and from its lgrep.v1 message; field names follow the proto
+lgrep_core.rpc.wire converts each of them to and from its lgrep.v1 message; field names follow the proto
 except where noted. Requests validate themselves (`validate()` raises InvalidRequestError), so the CLI,
 the gRPC servers and the MCP server reject the same things with the same words.
 
 Each use case is one request type, a `Request[Answer]`: `GetFileRequest` is a `Request[FileSlice]`.
-An engine serves them all through one method (`lgrep_core.engine.Engine.call(request) -> answer`),
+An engine serves them all through one method (`lgrep_core.domain.engine.Engine.call(request) -> answer`),
 so a client, the in-process engine and the MCP server's daemon engine forward a request as one value;
 a new use case is a new request type here and a line in each engine's table, never a new method in
 each of them.
@@ -22,8 +22,8 @@ from enum import StrEnum
 from pathlib import PurePath
 from typing import Any, Generic, Self, TypeVar
 
-from lgrep_core.errors import InvalidRequestError
-from lgrep_core.text import identifier_parts
+from lgrep_core.domain.errors import InvalidRequestError
+from lgrep_core.domain.text import identifier_parts
 
 __all__ = [
     "DEFAULT_TRACE_EDGES",
@@ -162,7 +162,7 @@ class Chunk:
     scope: tuple[str, ...] = ()
     signature: str = ""
     content_type: ContentType = ContentType.CODE
-    refs: str = ""  # what the chunk defines and references (lgrep_core.structure); not embedded
+    refs: str = ""  # what the chunk defines and references (lgrep_core.domain.structure); not embedded
 
     def embedding_text(self) -> str:
         """The text given to the embedder: path and scope chain first, then the code."""
@@ -181,7 +181,7 @@ def embedding_text(path: str, scope: Sequence[str], content: str) -> str:
     The word line is for the model: MiniLM reads `verifyToken` as word pieces but "verify token" as
     words it knows. Measured on the benchmark subset: vector channel alone 0.727 -> 0.744 NDCG@10.
 
-    Callers pass the path through `lgrep_core.secrets.redact_path` (this text is what a cloud
+    Callers pass the path through `lgrep_core.domain.secrets.redact_path` (this text is what a cloud
     provider receives); this module stays free of re2, which the light gRPC client must not import.
     """
     header = path

@@ -1,8 +1,8 @@
 """How an lgrep server listens and what it always serves: a private unix socket, a loopback TCP port,
 gRPC health checking and server reflection.
 
-The targets these ports answer on, and the server options, are in `lgrep_core.grpc_support`; calls over
-TCP need the token check of `lgrep_core.grpc_interceptors.TokenAuthInterceptor`.
+The targets these ports answer on, and the server options, are in `lgrep_core.rpc.grpc_support`; calls over
+TCP need the token check of `lgrep_core.rpc.grpc_interceptors.TokenAuthInterceptor`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from lgrep_core import errors
-from lgrep_core.grpc_support import check_port, loopback_host, unix_target
+from lgrep_core.domain import errors
+from lgrep_core.rpc.grpc_support import check_port, loopback_host, unix_target
 
 if TYPE_CHECKING:
     from grpc_health.v1.health import HealthServicer

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lgrep_core.errors import LgrepError
+from lgrep_core.domain.errors import LgrepError
 
 __all__ = [
     "EXIT_BROKEN_PIPE",

@@ -1,6 +1,6 @@
 """The one error tree of lgrep. Every expected failure is an LgrepError with a readable message.
 
-Each class has an lgrep.v1.ErrorCode (lgrep_core.wire) and a gRPC status code (lgrep_core.grpc_support),
+Each class has an lgrep.v1.ErrorCode (lgrep_core.rpc.wire) and a gRPC status code (lgrep_core.rpc.grpc_support),
 so an error raised in a server reaches the client as the same class with the same message.
 """
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lgrep_core.models import (
+from lgrep_core.domain.models import (
     ComponentInfo,
     FileHit,
     FileList,
@@ -34,8 +34,8 @@ from lgrep_core.models import (
 )
 
 if TYPE_CHECKING:
-    from lgrep_core.api import ProjectsOutcome
-    from lgrep_core.receipts import ClientReceipts, ProjectReceipts
+    from lgrep_core.app.api import ProjectsOutcome
+    from lgrep_core.storage.receipts import ClientReceipts, ProjectReceipts
 
 __all__ = [
     "component_json",
@@ -410,7 +410,7 @@ def receipts_json(projects: Sequence[ProjectReceipts], notes: Sequence[str] = ()
     """`lgrep stats --json` and the `lgrep://stats` resource: per project (and per client in it), per
     client across projects, the total, and `notes` on ledger files that could not be read (a
     damaged one is named there, not an error: receipts are a by-product)."""
-    from lgrep_core.receipts import ClientReceipts
+    from lgrep_core.storage.receipts import ClientReceipts
 
     per_client: dict[str, ClientReceipts] = {}
     total = ClientReceipts()

@@ -1,18 +1,18 @@
 """The application API: lgrep's use cases as one typed interface, under every shell.
 
-    engine = connect_daemon(client_settings())      # the daemon (lgrep_core.client.LgrepClient), or
+    engine = connect_daemon(client_settings())      # the daemon (lgrep_core.rpc.client.LgrepClient), or
     engine = LocalEngine(...)                       # this process (lgrep_cli.local)
     app = Lgrep(engine, cache_dir)
     outcome = app.search(SearchRequest("where are tokens verified?", project_root="/repo/src"))
     piece = app.engine.call(GetFileRequest(root, "src/auth.py"))   # a use case with no policy
 
-An engine (lgrep_core.engine.Engine) serves the use cases, one request type each: the daemon's
+An engine (lgrep_core.domain.engine.Engine) serves the use cases, one request type each: the daemon's
 clients and the in-process engine give the same answers (both read through
 lgrep_search.projects.ProjectSearchers, which fills a request's defaults from the project's settings
 and makes the one identity check), and say where a project's index stands (`StatusRequest`), so
 this layer reads no index file. `Lgrep` holds the policy every shell shares, written once:
 
-- project resolution (lgrep_core.scope.project_for): a folder inside an indexed project is that
+- project resolution (lgrep_core.app.scope.project_for): a folder inside an indexed project is that
   project, kept to the folder; else its git root; else the folder;
 - building the index first when a search finds none (or an interrupted or outdated one), queueing
   behind a build already running, with progress, for as long as the caller waits;
@@ -30,10 +30,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lgrep_core.engine import Engine, IndexRun
-from lgrep_core.errors import DeadlineExceededError, InvalidRequestError, LgrepError, NotFoundError
-from lgrep_core.merge import ProjectAnswer, merge_files, merge_hits
-from lgrep_core.models import (
+from lgrep_core.app.scope import Purpose, Scope, project_for, scoped_glob
+from lgrep_core.domain.engine import Engine, IndexRun
+from lgrep_core.domain.errors import DeadlineExceededError, InvalidRequestError, LgrepError, NotFoundError
+from lgrep_core.domain.merge import ProjectAnswer, merge_files, merge_hits
+from lgrep_core.domain.models import (
     FileHit,
     IndexProgress,
     IndexProjectRequest,
@@ -45,7 +46,6 @@ from lgrep_core.models import (
     SearchResponse,
     StatusRequest,
 )
-from lgrep_core.scope import Purpose, Scope, project_for, scoped_glob
 
 __all__ = ["Lgrep", "ProjectsOutcome", "SearchOutcome", "SpendDeclinedError", "SpendGate"]
 
@@ -72,7 +72,7 @@ class SearchOutcome:
 @dataclass(frozen=True, slots=True)
 class ProjectsOutcome:
     """One question asked of several projects: each project's own outcome, in the order named, and
-    the merged ranking of their answers, each hit with its project (lgrep_core.merge)."""
+    the merged ranking of their answers, each hit with its project (lgrep_core.domain.merge)."""
 
     outcomes: list[SearchOutcome]
     results: list[tuple[Path, SearchHit]]
@@ -111,7 +111,7 @@ class Lgrep:
     # ------------------------------------------------------------------ projects
 
     def scope(self, folder: Path, purpose: Purpose = Purpose.SEARCH) -> Scope:
-        """The project a folder belongs to, for `purpose` (lgrep_core.scope.project_for)."""
+        """The project a folder belongs to, for `purpose` (lgrep_core.app.scope.project_for)."""
         return project_for(self.cache_dir, folder, purpose)
 
     def state(self, project: Path) -> ProjectState:
@@ -307,12 +307,12 @@ def _same_project(first: Path, second: Path, project: Path) -> None:
 
 def _search_limit(project: Path) -> int:
     """A project's `search.limit` (its settings and the user's)."""
-    from lgrep_core.config import load_settings
+    from lgrep_core.settings.config import load_settings
 
     return load_settings(project).settings.search.limit
 
 
-# Chunks asked of each project to calibrate a files answer across projects (lgrep_core.merge).
+# Chunks asked of each project to calibrate a files answer across projects (lgrep_core.domain.merge).
 _CALIBRATION_HITS = 5
 
 _BUILDING_FIRST = {
