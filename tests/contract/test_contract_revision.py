@@ -2,8 +2,8 @@
 
 The fingerprint covers the descriptors protoc generated (messages, fields, numbers, types, enum values,
 services, RPCs), not the comments, so documentation edits need no bump. When this test fails after a
-proto change: bump CONTRACT_REVISION in packages/lgrep-core/src/lgrep_core/rpc/wire.py and record the new
-revision with the fingerprint the failure prints. A client refuses a server of another revision
+proto change: bump CONTRACT_REVISION in packages/lgrep-core/src/lgrep_core/rpc/wire/__init__.py and
+record the new revision with the fingerprint the failure prints. A client refuses a server of another revision
 (lgrep_core.rpc.client), so a bump tells users to restart a daemon left running from the old version.
 """
 
@@ -57,6 +57,6 @@ def test_the_protos_are_those_of_the_contract_revision() -> None:
     found = contract_fingerprint()
     assert FINGERPRINTS[wire.CONTRACT_REVISION] == found, (
         f"proto/lgrep/v1 changed since contract revision {wire.CONTRACT_REVISION} was recorded: set "
-        f"CONTRACT_REVISION = {wire.CONTRACT_REVISION + 1} in lgrep_core/rpc/wire.py and add "
+        f"CONTRACT_REVISION = {wire.CONTRACT_REVISION + 1} in lgrep_core/rpc/wire/__init__.py and add "
         f'{wire.CONTRACT_REVISION + 1}: "{found}" to FINGERPRINTS in {__file__}'
     )
