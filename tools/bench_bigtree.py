@@ -38,8 +38,8 @@ def _cli(daemon: Daemon, *args: str) -> tuple[float, subprocess.CompletedProcess
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
-    from lgrep_core.errors import IndexingError
-    from lgrep_core.models import IndexPhase, IndexProgress, IndexProjectRequest, IndexSummary
+    from lgrep_core.domain.errors import IndexingError
+    from lgrep_core.domain.models import IndexPhase, IndexProgress, IndexProjectRequest, IndexSummary
 
     repo = args.repo.resolve()
     daemon = Daemon(args.models, args.cache)

@@ -36,8 +36,8 @@ LINE_SLACK = 2  # the oracle names a definition by its name's line, lgrep by its
 
 
 def build(root: Path) -> Any:
-    from lgrep_core.config import load_settings
-    from lgrep_core.text import decode_text
+    from lgrep_core.domain.text import decode_text
+    from lgrep_core.settings.config import load_settings
     from lgrep_index.pipeline import chunk_text, walk_options
     from lgrep_index.walker import walk
     from lgrep_search.corpus import Corpus

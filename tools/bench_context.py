@@ -258,7 +258,7 @@ def main() -> int:
         print(f"indexed {repo.name}: {chunks} chunks, {secs:.1f} s", file=sys.stderr)
 
     from lgrep_cli.local import LocalEngine
-    from lgrep_core.config import load_settings
+    from lgrep_core.settings.config import load_settings
     from lgrep_mcp.budget import TokenCounter
     from lgrep_mcp.roots import AllowedRoots
     from lgrep_mcp.server import build_server

@@ -96,7 +96,7 @@ def bench_check(repo: Path, cache: Path, calls: int = 2000) -> dict[str, float]:
 
 
 def bench_search(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
-    from lgrep_core.models import SearchRequest, SearchType
+    from lgrep_core.domain.models import SearchRequest, SearchType
 
     with daemon.client() as client:
         request = SearchRequest(
@@ -123,7 +123,7 @@ def bench_search(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
 
 
 def bench_lease(daemon: Daemon, repo: Path, runs: int) -> dict[str, object]:
-    from lgrep_core.models import SearchRequest, SearchType, StatusRequest
+    from lgrep_core.domain.models import SearchRequest, SearchType, StatusRequest
 
     env = {**daemon.env, "LGREP_MCP_LEASE_TTL_S": "30"}
     proc = subprocess.Popen(
@@ -172,7 +172,7 @@ def main() -> None:
     daemon = Daemon(args.models)
     try:
         daemon.start()
-        from lgrep_core.models import IndexProjectRequest
+        from lgrep_core.domain.models import IndexProjectRequest
 
         with daemon.client() as client:
             for _event in client.index(IndexProjectRequest(str(repo), wait_for_vectors=True)):

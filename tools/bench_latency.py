@@ -40,9 +40,9 @@ def main() -> int:
     args = ap.parse_args()
 
     os.environ["LGREP_CACHE_DIR"] = str(args.cache)
-    from lgrep_core.config import load_settings
+    from lgrep_core.domain.models import SearchRequest
     from lgrep_core.embeddings.registry import make_embedder
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.settings.config import load_settings
     from lgrep_core.storage.reader import ProjectReader
     from lgrep_search.corpus import COLUMNS, Corpus
     from lgrep_search.searcher import Searcher

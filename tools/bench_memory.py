@@ -52,13 +52,13 @@ class StandIn:
 
 
 def _rss_mb() -> float:
-    from lgrep_core.memory import rss_bytes
+    from lgrep_core.runtime.memory import rss_bytes
 
     return rss_bytes() / 2**20
 
 
 def cmd_curve(args: argparse.Namespace) -> dict[str, object]:
-    from lgrep_core.memory import limit_heap_arenas
+    from lgrep_core.runtime.memory import limit_heap_arenas
 
     limit_heap_arenas()  # as `lgrep index --no-daemon` does, before any native thread starts
     cache = args.cache or Path(tempfile.mkdtemp(prefix="lgm-", dir="/tmp"))
@@ -69,9 +69,9 @@ def cmd_curve(args: argparse.Namespace) -> dict[str, object]:
     (cache / "none.yaml").touch()
     os.environ["LGREP_CONFIG"] = str(cache / "none.yaml")
 
-    from lgrep_core.config import load_settings
+    from lgrep_core.domain.models import IndexPhase, IndexProgress
     from lgrep_core.embeddings.registry import make_embedder
-    from lgrep_core.models import IndexPhase, IndexProgress
+    from lgrep_core.settings.config import load_settings
     from lgrep_index.pipeline import Indexer
 
     settings = load_settings(args.repo.resolve()).settings

@@ -3,7 +3,7 @@ together keep A's answers where they were alone? On semble's public benchmark, f
 repositories, each question of either is searched in both (in-process, the `full` mode of
 bench_search.py) and the two answers merged; NDCG@10 counts only the question's own repository's
 targets, so every hit of the other repository is a miss. Reported: alone, merged by raw score, and
-lgrep's merge (lgrep_core.merge.merge_hits).
+lgrep's merge (lgrep_core.domain.merge.merge_hits).
 
     uv run --frozen python tools/bench_projects.py --checkouts /work/bench/checkouts --cache /tmp/cache
 """
@@ -63,8 +63,8 @@ def main() -> int:
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("--files", action="store_true", help="files answers (a file covers every target in it)")
     args = ap.parse_args()
-    from lgrep_core.merge import ProjectAnswer, merge_files, merge_hits
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.domain.merge import ProjectAnswer, merge_files, merge_hits
+    from lgrep_core.domain.models import SearchRequest
 
     args.repo = sorted({n for pair in PAIRS for n in pair} | set(args.repo))
     repos = {r.name: r for r in bs.load_selected(args)[0]}

@@ -22,7 +22,7 @@ from typing import Any
 
 def _ledger_class(module: str | None) -> Any:
     if module is None:
-        from lgrep_core.receipts import ReceiptLedger
+        from lgrep_core.storage.receipts import ReceiptLedger
 
         return ReceiptLedger
     spec = importlib.util.spec_from_file_location("receipts_under_test", module)

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lgrep_core.receipts import ReceiptLedger
+from lgrep_core.storage.receipts import ReceiptLedger
 from lgrep_mcp.budget import TokenCounter, measured
 from lgrep_mcp.receipts import FileTokens
 

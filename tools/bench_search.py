@@ -220,8 +220,8 @@ class LgrepRunner:
             cache.mkdir(parents=True, exist_ok=True)
             empty.touch()
             os.environ["LGREP_CONFIG"] = str(empty)
-        from lgrep_core.config import load_settings
         from lgrep_core.embeddings.registry import make_embedder
+        from lgrep_core.settings.config import load_settings
 
         self._load_settings = load_settings
         self.embedder = None
@@ -261,7 +261,7 @@ class LgrepRunner:
 
 def search_options(mode: str) -> tuple[Any, bool, frozenset[str]]:
     """What an lgrep mode asks of the searcher: (SearchType, ranking on, ranking signals off)."""
-    from lgrep_core.models import SearchType
+    from lgrep_core.domain.models import SearchType
 
     base, _, off = mode.partition("-")
     if base == "full":
@@ -327,7 +327,7 @@ def _marked(rows: list[dict]) -> dict | None:
 
 
 def run_mode(mode: str, repos: list[Repo], runner: LgrepRunner | None, stores: dict, k: int) -> dict:
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.domain.models import SearchRequest
 
     per_query: list[dict] = []
     per_repo: list[dict] = []

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Recall, false positives and throughput of the secret scanner (lgrep_core.secrets).
+"""Recall, false positives and throughput of the secret scanner (lgrep_core.domain.secrets).
 
 Recall per form on the positives of tests/fixtures/secrets (a sample is found when none of its
 secrets' characters is left by `redact`; paths go through `redact_path`, or `redact` for a scanner
@@ -7,7 +7,7 @@ that has none), the false-positive rate on the negatives (any finding, or a path
 throughput of `sanitize` over a tree of real files (default: this repository's packages/ tree).
 
     uv run --frozen python tools/bench_secrets.py                 # the scanner of this checkout
-    git show main:packages/lgrep-core/src/lgrep_core/secrets.py > /tmp/secrets_main.py
+    git show main:packages/lgrep-core/src/lgrep_core/domain/secrets.py > /tmp/secrets_main.py
     uv run --frozen python tools/bench_secrets.py --scanner /tmp/secrets_main.py   # another one
     uv run --frozen python tools/bench_secrets.py --tree .venv/lib/python3.11/site-packages --list
 
@@ -40,9 +40,9 @@ MAX_FILE_BYTES = 1 << 20
 
 def _scanner(path: str | None) -> ModuleType:
     if path is None:
-        import lgrep_core.secrets
+        import lgrep_core.domain.secrets
 
-        return lgrep_core.secrets
+        return lgrep_core.domain.secrets
     spec = importlib.util.spec_from_file_location("scanner_under_test", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -126,7 +126,7 @@ def throughput(scanner: Any, trees: list[Path], repeat: int, *, listing: bool) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scanner", help="a secrets.py to load instead of lgrep_core.secrets")
+    parser.add_argument("--scanner", help="a secrets.py to load instead of lgrep_core.domain.secrets")
     parser.add_argument("--tree", action="append", type=Path, help="folder for the throughput run (repeatable)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--misses", action="store_true", help="print the misses and false positives")

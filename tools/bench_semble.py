@@ -280,7 +280,7 @@ def _ask_both(
     """Every query of `repo` asked of lgrep in-process, semble, and semble at alpha=0, in turn first:
     (wall ms, CPU ms, lgrep's parts ms, one row per query with each one's NDCG@10 and times)."""
     from bench_search import ndcg
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.domain.models import SearchRequest
 
     asked: list[dict[str, Any]] = []
     lat: dict[str, list[float]] = {"lgrep": [], "semble": [], "semble_bm25": []}
@@ -321,7 +321,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(TOOLS))
     from bench_search import LgrepRunner, load_selected, repo_mean, write_json
     from bench_service import Daemon, _cli_env, _index
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.domain.models import SearchRequest
 
     if not args.repo and not args.subset and not args.language:
         args.repo = DEFAULT_REPOS

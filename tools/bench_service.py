@@ -117,7 +117,7 @@ class Daemon:
         return {k: round(int(fields[k].split()[0]) / 1024) for k in ("RssAnon", "RssFile")}
 
     def client(self):  # type: ignore[no-untyped-def]
-        from lgrep_core.client import LgrepClient
+        from lgrep_core.rpc.client import LgrepClient
 
         client = LgrepClient.connect(socket_path=self.socket, timeout=600)
         client.server_info()
@@ -136,7 +136,7 @@ class Daemon:
 
 
 def _index(daemon: Daemon, repo: Path) -> dict[str, float]:
-    from lgrep_core.models import IndexProjectRequest, IndexSummary
+    from lgrep_core.domain.models import IndexProjectRequest, IndexSummary
 
     t0 = time.perf_counter()
     with daemon.client() as client:
@@ -183,9 +183,9 @@ def _summary(xs: list[float]) -> dict[str, float]:
 
 
 def _client_worker(socket: str, root: str, queries: list[str], seconds: float, think_ms: float, out: mp.Queue) -> None:  # type: ignore[type-arg]
-    from lgrep_core.client import LgrepClient
-    from lgrep_core.errors import LgrepError
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.domain.errors import LgrepError
+    from lgrep_core.domain.models import SearchRequest
+    from lgrep_core.rpc.client import LgrepClient
 
     latencies: list[float] = []
     errors: list[str] = []
@@ -206,7 +206,7 @@ def _client_worker(socket: str, root: str, queries: list[str], seconds: float, t
 
 
 def cmd_load(args: argparse.Namespace) -> dict[str, object]:
-    from lgrep_core.models import IndexProjectRequest, SearchRequest, SearchType, WatchProjectRequest
+    from lgrep_core.domain.models import IndexProjectRequest, SearchRequest, SearchType, WatchProjectRequest
 
     repo = args.repo.resolve()
     # The editor writes into a copy, never into the source; with --cache the copy keeps its path, so
@@ -270,7 +270,7 @@ def cmd_load(args: argparse.Namespace) -> dict[str, object]:
 
         def long_stream() -> None:
             # Another agent runs a long index stream (a big repository from scratch) meanwhile.
-            from lgrep_core.models import IndexProgress
+            from lgrep_core.domain.models import IndexProgress
 
             events = 0
             t_stream = time.perf_counter()
@@ -391,7 +391,7 @@ def _time_cli(
 
 
 def cmd_latency(args: argparse.Namespace) -> dict[str, object]:
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.domain.models import SearchRequest
 
     repo = args.repo.resolve()
     daemon = Daemon(args.models, args.cache)
@@ -437,7 +437,7 @@ def cmd_latency(args: argparse.Namespace) -> dict[str, object]:
 
 
 def cmd_memory(args: argparse.Namespace) -> dict[str, object]:
-    from lgrep_core.models import ListProjectsRequest, SearchRequest
+    from lgrep_core.domain.models import ListProjectsRequest, SearchRequest
 
     repo = args.repo.resolve()
     daemon = Daemon(args.models, args.cache)
@@ -489,7 +489,7 @@ def cmd_memory(args: argparse.Namespace) -> dict[str, object]:
 
 
 def cmd_beside(args: argparse.Namespace) -> dict[str, object]:
-    from lgrep_core.models import IndexSummary, SearchRequest
+    from lgrep_core.domain.models import IndexSummary, SearchRequest
 
     repo, big = args.repo.resolve(), args.big.resolve()
     daemon = Daemon(args.models, args.cache)
@@ -544,7 +544,7 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def cmd_soak(args: argparse.Namespace) -> dict[str, object]:
-    from lgrep_core.models import ListProjectsRequest, SearchRequest
+    from lgrep_core.domain.models import ListProjectsRequest, SearchRequest
 
     work = Path(tempfile.mkdtemp(prefix="lgsoak-", dir="/tmp"))
     projects: list[tuple[Path, list[str]]] = []
@@ -624,7 +624,7 @@ def cmd_soak(args: argparse.Namespace) -> dict[str, object]:
 def cmd_resident(args: argparse.Namespace) -> dict[str, object]:
     """One daemon on a cache that already holds the projects' indexes (none is indexed here): each
     project in turn is searched, as an agent moving between projects does; RSS after each, settled."""
-    from lgrep_core.models import ListProjectsRequest, SearchRequest
+    from lgrep_core.domain.models import ListProjectsRequest, SearchRequest
 
     daemon = Daemon(args.models, args.cache)
     rows: list[dict[str, object]] = []

@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import DEFAULT_DATA, SUBSET, load
 
 if TYPE_CHECKING:
-    from lgrep_core.structure import OutlineItem
+    from lgrep_core.domain.structure import OutlineItem
 
 __all__ = ["main"]
 
@@ -162,10 +162,10 @@ def _all_items(items: tuple[OutlineItem, ...]) -> set[tuple[str | None, int]]:
 
 
 def _repo_sizes(name: str, root: Path, count: Any) -> tuple[list[FileSize], Counter[str], list[dict[str, Any]]]:
-    from lgrep_core.config import load_settings
-    from lgrep_core.models import ContentType
-    from lgrep_core.secrets import sanitize
-    from lgrep_core.text import decode_text
+    from lgrep_core.domain.models import ContentType
+    from lgrep_core.domain.secrets import sanitize
+    from lgrep_core.domain.text import decode_text
+    from lgrep_core.settings.config import load_settings
     from lgrep_index.languages import content_type_for, detect_language, language_from_shebang
     from lgrep_index.outline import outline_file
     from lgrep_index.pipeline import walk_options
@@ -248,9 +248,9 @@ def _summary(rows: list[FileSize]) -> dict[str, Any]:
 
 def tokens(args: argparse.Namespace) -> dict[str, Any]:
     _use_cache(args.cache.resolve(), args.models)
-    from lgrep_core.config import load_settings
     from lgrep_core.embeddings.base import token_counter
     from lgrep_core.embeddings.registry import make_embedder
+    from lgrep_core.settings.config import load_settings
 
     repos, missing = load(args.data, args.checkouts.resolve(), set(args.repo or SUBSET), set())
     if not repos:
@@ -341,9 +341,9 @@ class TraceQuery:
 def _queries(project: Path, samples: int, seed: int) -> tuple[list[str], list[TraceQuery], dict[str, Any]]:
     """Seeded random code files (in a language lgrep parses) and function/method definitions of the
     project's index."""
-    from lgrep_core.config import load_settings
+    from lgrep_core.domain.models import ContentType, ListFilesRequest
     from lgrep_core.embeddings.registry import make_embedder
-    from lgrep_core.models import ContentType, ListFilesRequest
+    from lgrep_core.settings.config import load_settings
     from lgrep_index.languages import spec_for
     from lgrep_search import structure
     from lgrep_search.projects import ProjectSearchers
@@ -399,10 +399,10 @@ def _slowest(calls: list[dict[str, Any]], n: int = 3) -> list[dict[str, Any]]:
 
 
 def _in_process(project: Path, files: list[str], traces: list[TraceQuery]) -> dict[str, Any]:
-    from lgrep_core.config import load_settings
+    from lgrep_core.domain.models import SkeletonRequest, TraceRequest
     from lgrep_core.embeddings.base import token_counter
     from lgrep_core.embeddings.registry import make_embedder
-    from lgrep_core.models import SkeletonRequest, TraceRequest
+    from lgrep_core.settings.config import load_settings
     from lgrep_index.outline import outline_file
     from lgrep_search.projects import ProjectSearchers
 

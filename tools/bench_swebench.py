@@ -83,7 +83,7 @@ CORPUS_MODULES = (
     "lgrep_search.fuzzy",
     "lgrep_search.texts",
     "lgrep_search.signals.path_match",
-    "lgrep_core.text",
+    "lgrep_core.domain.text",
 )
 # Pickled snapshots kept per instance, one per version of that code (a few worktrees sharing a cache).
 KEEP_PICKLES = 4
@@ -471,7 +471,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def _content_hashes(reader: Any) -> dict[str, str] | None:
     """Path -> content hash of every file the published index holds (None before the first index)."""
-    from lgrep_core.errors import NotFoundError
+    from lgrep_core.domain.errors import NotFoundError
 
     try:
         version = reader.version()
@@ -482,7 +482,7 @@ def _content_hashes(reader: Any) -> dict[str, str] | None:
 
 def _disk_hash(path: Path) -> str | None:
     """The content hash the indexer records for a file (of its decoded text)."""
-    from lgrep_core.text import decode_text
+    from lgrep_core.domain.text import decode_text
 
     try:
         data = path.read_bytes()
@@ -612,7 +612,7 @@ RankFiles = Callable[[Any, str], list[str]]
 
 def chunk_ranker(search_type: Any, limit: int = CHUNK_LIMIT) -> RankFiles:
     """Files as a chunk answer shows them: each at the rank of its first chunk."""
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.domain.models import SearchRequest
 
     def rank_files(searcher: Any, query: str) -> list[str]:
         response = searcher.search(SearchRequest(query, limit=limit, search_type=search_type))
@@ -623,7 +623,7 @@ def chunk_ranker(search_type: Any, limit: int = CHUNK_LIMIT) -> RankFiles:
 
 def files_ranker(limit: int = 10) -> RankFiles:
     """Files as a files answer (`lgrep search --files`, `SearchRequest.files`) gives them."""
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.domain.models import SearchRequest
 
     def rank_files(searcher: Any, query: str) -> list[str]:
         return [f.path for f in searcher.search(SearchRequest(query, limit=limit, files=True)).files]
@@ -646,8 +646,8 @@ def ranker(mode: str, limit: int) -> tuple[str, RankFiles]:
 def prepare_query(text: str) -> tuple[str, bool]:
     """The query as lgrep accepts it: the issue's text, cut to MAX_QUERY_CHARS when the request
     validation refuses it as too long; and whether it was cut."""
-    from lgrep_core.errors import InvalidRequestError
-    from lgrep_core.models import MAX_QUERY_CHARS, SearchRequest
+    from lgrep_core.domain.errors import InvalidRequestError
+    from lgrep_core.domain.models import MAX_QUERY_CHARS, SearchRequest
 
     try:
         SearchRequest(text).validate()
@@ -801,7 +801,7 @@ def _lasting_term_caches(maxsize: int = 200_000) -> None:
     lgrep's long-lived processes keep them small (ADR 0030); a tool may hold ~100 MB of them."""
     from functools import lru_cache
 
-    import lgrep_core.text as text
+    import lgrep_core.domain.text as text
     import lgrep_search.corpus as corpus_module
     import lgrep_search.query as query_module
     from lgrep_search.signals import path_match

@@ -143,9 +143,9 @@ def _compare(version, tree, rounds: int) -> dict[str, dict[str, float]]:  # type
 
 def _in_process(env: dict[str, str], repo: Path, tree: Path, component: str, version: str, rounds: int) -> dict:  # type: ignore[type-arg]
     os.environ.update(env)
-    from lgrep_core.config import load_settings
+    from lgrep_core.domain.models import SearchRequest
     from lgrep_core.embeddings.registry import make_embedder
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.settings.config import load_settings
     from lgrep_search.projects import ProjectSearchers
 
     settings = load_settings(None, env=env).settings
@@ -165,8 +165,8 @@ def _in_process(env: dict[str, str], repo: Path, tree: Path, component: str, ver
 
 
 def _through_daemon(env: dict[str, str], repo: Path, tree: Path, component: str, version: str, rounds: int) -> dict:  # type: ignore[type-arg]
-    from lgrep_core.client import LgrepClient
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.domain.models import SearchRequest
+    from lgrep_core.rpc.client import LgrepClient
 
     socket_dir = Path(tempfile.mkdtemp(prefix="lgb-", dir="/tmp"))
     denv = {**env, "LGREP_SERVER__SOCKET": str(socket_dir / "s.sock")}

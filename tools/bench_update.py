@@ -46,8 +46,8 @@ def main() -> None:
     parser.add_argument("--touch-counts", default="", help="comma-separated numbers of files to touch at once")
     args = parser.parse_args()
 
-    from lgrep_core.config import load_settings
     from lgrep_core.embeddings.registry import make_embedder
+    from lgrep_core.settings.config import load_settings
     from lgrep_core.testing import FakeEmbedder
     from lgrep_index.changes import ChangeBatch
     from lgrep_index.pipeline import Indexer, walk_options

@@ -260,7 +260,7 @@ Rows = list[tuple[str, str, np.ndarray, np.ndarray, int]]  # (repository, id, fe
 def question_features(repo: str, insts: list[swe.Instance], states: swe.States, embedder: Any) -> Rows:
     """Every question with a saved state: its files answer's candidate files and their features
     (files.rank_files's evidence, through Searcher.on_file_evidence), and which are its answers."""
-    from lgrep_core.models import SearchRequest
+    from lgrep_core.domain.models import SearchRequest
     from lgrep_search.searcher import Searcher
 
     rows: Rows = []

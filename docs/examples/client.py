@@ -14,10 +14,10 @@ import os
 import sys
 from pathlib import Path
 
-from lgrep_core.client import LgrepClient
-from lgrep_core.errors import LgrepError
-from lgrep_core.grpc_support import default_socket_path
-from lgrep_core.models import SearchRequest
+from lgrep_core.domain.errors import LgrepError
+from lgrep_core.domain.models import SearchRequest
+from lgrep_core.rpc.client import LgrepClient
+from lgrep_core.rpc.grpc_support import default_socket_path
 
 
 def main() -> int:

@@ -1,4 +1,4 @@
-"""lgrep_core.client.LgrepClient against the fake lgrep services on a real gRPC server: every call,
+"""lgrep_core.rpc.client.LgrepClient against the fake lgrep services on a real gRPC server: every call,
 the handshake, streamed indexing, error mapping, and auth over unix sockets and loopback TCP."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lgrep_core import errors, wire
-from lgrep_core.client import LgrepClient
-from lgrep_core.models import (
+from lgrep_core.domain import errors
+from lgrep_core.domain.models import (
     ChunkKind,
     FileChanges,
     FindRelatedRequest,
@@ -36,6 +35,8 @@ from lgrep_core.models import (
     WatchLeaseRequest,
     WatchProjectRequest,
 )
+from lgrep_core.rpc import wire
+from lgrep_core.rpc.client import LgrepClient
 from lgrep_core.testing.grpc_fakes import (
     BOOM_PATH,
     BUSY_ROOT,
@@ -360,7 +361,7 @@ def test_unusable_endpoints_are_config_errors(kwargs: dict[str, object], words: 
 def test_importing_the_client_loads_no_storage_ml_or_settings_library() -> None:
     heavy = ["numpy", "lancedb", "pyarrow", "onnxruntime", "tokenizers", "tree_sitter", "pydantic", "yaml", "re2"]
     code = (
-        "import sys, lgrep_core.client, lgrep_core.grpc_support\n"
+        "import sys, lgrep_core.rpc.client, lgrep_core.rpc.grpc_support\n"
         f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

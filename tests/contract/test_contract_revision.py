@@ -2,9 +2,9 @@
 
 The fingerprint covers the descriptors protoc generated (messages, fields, numbers, types, enum values,
 services, RPCs), not the comments, so documentation edits need no bump. When this test fails after a
-proto change: bump CONTRACT_REVISION in packages/lgrep-core/src/lgrep_core/wire.py and record the new
-revision with the fingerprint the failure prints. A client refuses a server of another revision
-(lgrep_core.client), so a bump tells users to restart a daemon left running from the old version.
+proto change: bump CONTRACT_REVISION in packages/lgrep-core/src/lgrep_core/rpc/wire/__init__.py and
+record the new revision with the fingerprint the failure prints. A client refuses a server of another revision
+(lgrep_core.rpc.client), so a bump tells users to restart a daemon left running from the old version.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import hashlib
 from pathlib import Path
 
 from lgrep.v1 import common_pb2, index_pb2, search_pb2, server_pb2
-from lgrep_core import wire
+from lgrep_core.rpc import wire
 
 # revision -> sha256 of the serialized lgrep.v1 file descriptors. Never edit an old entry.
 FINGERPRINTS = {
@@ -57,6 +57,6 @@ def test_the_protos_are_those_of_the_contract_revision() -> None:
     found = contract_fingerprint()
     assert FINGERPRINTS[wire.CONTRACT_REVISION] == found, (
         f"proto/lgrep/v1 changed since contract revision {wire.CONTRACT_REVISION} was recorded: set "
-        f"CONTRACT_REVISION = {wire.CONTRACT_REVISION + 1} in lgrep_core/wire.py and add "
+        f"CONTRACT_REVISION = {wire.CONTRACT_REVISION + 1} in lgrep_core/rpc/wire/__init__.py and add "
         f'{wire.CONTRACT_REVISION + 1}: "{found}" to FINGERPRINTS in {__file__}'
     )

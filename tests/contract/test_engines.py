@@ -1,5 +1,5 @@
-"""Every engine serves every use case through one method: the request types (lgrep_core.models.
-USE_CASES), the routes both daemon clients read (lgrep_core.wire.ROUTES), and the gRPC services that
+"""Every engine serves every use case through one method: the request types (lgrep_core.domain.models.
+USE_CASES), the routes both daemon clients read (lgrep_core.rpc.wire.ROUTES), and the gRPC services that
 answer them agree, so a new use case is a request type and a line in each table, never a method in
 each engine (issue 37)."""
 
@@ -9,10 +9,10 @@ import inspect
 import typing
 
 from lgrep.v1 import index_pb2, search_pb2
-from lgrep_core import wire
-from lgrep_core.client import LgrepClient
-from lgrep_core.lite_client import LiteClient
-from lgrep_core.models import USE_CASES, IndexProjectRequest, Request
+from lgrep_core.domain.models import USE_CASES, IndexProjectRequest, Request
+from lgrep_core.rpc import wire
+from lgrep_core.rpc.client import LgrepClient
+from lgrep_core.rpc.lite_client import LiteClient
 from lgrep_mcp.daemon_engine import DaemonEngine
 
 

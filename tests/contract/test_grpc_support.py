@@ -16,7 +16,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 from lgrep.v1 import common_pb2, index_pb2, index_pb2_grpc, search_pb2, search_pb2_grpc, server_pb2, server_pb2_grpc
-from lgrep_core import errors, grpc_interceptors, grpc_server_setup, grpc_support, grpc_tokens, wire
+from lgrep_core.domain import errors
+from lgrep_core.rpc import grpc_interceptors, grpc_server_setup, grpc_support, grpc_tokens, wire
 from lgrep_core.testing.grpc_fakes import BOOM_PATH, BUSY_ROOT, SERVICE_NAMES, FakeLgrep, RunningServer
 
 # --- the status table -----------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The light client (lgrep_core.lite_client, ADR 0027) against the fake services on a real gRPC
-server: every answer and every error the same as the gRPC client's (lgrep_core.client), including
+"""The light client (lgrep_core.rpc.lite_client, ADR 0027) against the fake services on a real gRPC
+server: every answer and every error the same as the gRPC client's (lgrep_core.rpc.client), including
 the calls the fake fails on purpose, a server of another contract revision, and raw requests that
 only the server's wire checks refuse. The real daemon: tests/e2e/test_cli_lite_client.py."""
 
@@ -13,10 +13,11 @@ from typing import Any
 import grpc
 import pytest
 from lgrep.v1 import search_pb2
-from lgrep_core import errors, grpc_support, lite_client
-from lgrep_core.client import LgrepClient
-from lgrep_core.lite_client import LiteClient
-from lgrep_core.models import GetFileRequest, IndexProjectRequest, IndexSummary, SearchRequest
+from lgrep_core.domain import errors
+from lgrep_core.domain.models import GetFileRequest, IndexProjectRequest, IndexSummary, SearchRequest
+from lgrep_core.rpc import grpc_support, lite_client
+from lgrep_core.rpc.client import LgrepClient
+from lgrep_core.rpc.lite_client import LiteClient
 from lgrep_core.testing.grpc_fakes import BUSY_ROOT, MISSING_ROOT, FakeLgrep, RunningServer, serve_fakes
 
 

@@ -1,4 +1,4 @@
-"""Round-trips between lgrep_core domain types and lgrep.v1 messages (lgrep_core.wire)."""
+"""Round-trips between lgrep_core domain types and lgrep.v1 messages (lgrep_core.rpc.wire)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import TypeVar
 import pytest
 from google.protobuf.message import Message
 from lgrep.v1 import common_pb2, search_pb2
-from lgrep_core import errors, wire
-from lgrep_core.models import (
+from lgrep_core.domain import errors
+from lgrep_core.domain.models import (
     Chunk,
     ChunkKind,
     ContentType,
@@ -21,6 +21,7 @@ from lgrep_core.models import (
     SearchResponse,
     SearchType,
 )
+from lgrep_core.rpc import wire
 
 M = TypeVar("M", bound=Message)
 

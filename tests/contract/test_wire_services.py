@@ -1,5 +1,5 @@
 """Round-trips of the IndexService, SearchService (files, symbols, related code) and ServerService
-messages through lgrep_core.wire and their serialized bytes."""
+messages through lgrep_core.rpc.wire and their serialized bytes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import TypeVar
 import pytest
 from google.protobuf.message import Message
 from lgrep.v1 import common_pb2, index_pb2, search_pb2, server_pb2
-from lgrep_core import errors, wire
-from lgrep_core.models import (
+from lgrep_core.domain import errors
+from lgrep_core.domain.models import (
     CancelIndexRequest,
     CancelResult,
     ChunkKind,
@@ -46,6 +46,7 @@ from lgrep_core.models import (
     WatchProjectRequest,
     WatchResult,
 )
+from lgrep_core.rpc import wire
 
 M = TypeVar("M", bound=Message)
 
@@ -650,7 +651,7 @@ def test_a_search_request_needs_an_absolute_root() -> None:
 
 
 def test_list_files_round_trip() -> None:
-    from lgrep_core.models import ContentType, FileList, IndexedFile, ListFilesRequest
+    from lgrep_core.domain.models import ContentType, FileList, IndexedFile, ListFilesRequest
 
     request = ListFilesRequest(project_root="/p", path_glob="src/**", languages=("python",), limit=5)
     assert wire.list_files_request_from_proto(_through_bytes(wire.list_files_request_to_proto(request))) == request
@@ -676,7 +677,7 @@ def test_list_files_round_trip() -> None:
 
 
 def test_release_fields_round_trip_on_every_request_and_answer() -> None:
-    from lgrep_core.models import (
+    from lgrep_core.domain.models import (
         ComponentInfo,
         FileList,
         FileSlice,

@@ -1,4 +1,4 @@
-"""`lgrep search` through the light client (lgrep_core.lite_client, ADR 0027), with real processes:
+"""`lgrep search` through the light client (lgrep_core.rpc.lite_client, ADR 0027), with real processes:
 the command prints what the gRPC client's answer printed, imports no grpc, and fails as it did;
 and the light client and the gRPC client, asked the same things of one daemon, give the same
 answers and raise the same errors (deadlines, a daemon stopped or killed mid-call included)."""
@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lgrep_core.api import Lgrep
-from lgrep_core.client import LgrepClient
-from lgrep_core.errors import (
+from lgrep_core.app.api import Lgrep
+from lgrep_core.domain.errors import (
     DeadlineExceededError,
     LgrepError,
     NotFoundError,
     ServerUnavailableError,
 )
-from lgrep_core.lite_client import LiteClient
-from lgrep_core.models import SearchRequest, SearchResponse, SearchType
+from lgrep_core.domain.models import SearchRequest, SearchResponse, SearchType
+from lgrep_core.rpc.client import LgrepClient
+from lgrep_core.rpc.lite_client import LiteClient
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
@@ -97,7 +97,7 @@ def test_search_prints_what_it_printed_through_grpc(
         assert got.out == expected and got.out.strip()
     # The command reached the daemon without grpcio (or asyncio, which it pulls in).
     imported = {line.rsplit("|", 1)[-1].strip() for line in got.err.splitlines() if line.startswith("import time:")}
-    assert "lgrep_core.lite_client" in imported and "h2.connection" in imported, got.err[-2000:]
+    assert "lgrep_core.rpc.lite_client" in imported and "h2.connection" in imported, got.err[-2000:]
     assert not {m for m in imported if m == "grpc" or m.startswith(("grpc.", "asyncio"))}, sorted(imported)
 
 

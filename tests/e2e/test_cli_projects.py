@@ -1,4 +1,4 @@
-"""Every command finds its project one way (lgrep_core.scope.project_for): a folder inside a project
+"""Every command finds its project one way (lgrep_core.app.scope.project_for): a folder inside a project
 names that project, whichever command is given it, and the command says so on stderr. In this
 process and without a model: watching needs the daemon, so a stand-in for the daemon's watch list
 answers `watch` and `unwatch` here (tests/e2e/test_daemon.py watches through a real one)."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from lgrep_cli.local import LocalEngine
-from lgrep_core.models import UnwatchProjectRequest, WatchProjectRequest, WatchResult
+from lgrep_core.domain.models import UnwatchProjectRequest, WatchProjectRequest, WatchResult
 from lgrep_core.storage.layout import project_dir
 
 from tests.conftest import InProcessLgrep

@@ -106,9 +106,9 @@ def test_files_gone_or_moved_behind_a_symlink_since_indexing(daemon, mini_repo: 
     """GetFile through the daemon (a gRPC client, and `lgrep file` on it) of a file deleted since it
     was indexed is NOT_FOUND, and of a file whose folder became a symlink out of the project is
     refused: clear messages, no traceback, nothing from outside the project."""
-    from lgrep_core.client import LgrepClient
-    from lgrep_core.errors import InvalidRequestError, NotFoundError
-    from lgrep_core.models import GetFileRequest, SkeletonRequest
+    from lgrep_core.domain.errors import InvalidRequestError, NotFoundError
+    from lgrep_core.domain.models import GetFileRequest, SkeletonRequest
+    from lgrep_core.rpc.client import LgrepClient
 
     daemon.lgrep("index", "-q", str(mini_repo))
     outside = tmp_path / "outside"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lgrep_core.secrets import scan
+from lgrep_core.domain.secrets import scan
 from lgrep_core.storage.layout import project_dir
 from lgrep_core.testing.secrets_corpus import write_forms_repo
 from lgrep_core.testing.standins import EmbeddingStandIn

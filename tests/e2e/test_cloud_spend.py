@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
-from lgrep_core.secrets import scan
+from lgrep_core.domain.secrets import scan
 from lgrep_core.storage.layout import project_dir
 from lgrep_core.testing.standins import EmbeddingStandIn
 from mcp import ClientSession, StdioServerParameters, stdio_client

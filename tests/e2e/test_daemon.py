@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lgrep_core.client import LgrepClient
-from lgrep_core.errors import AuthenticationError, ConfigError, ServerUnavailableError
-from lgrep_core.grpc_tokens import read_token_file
-from lgrep_core.models import SearchRequest, UnwatchProjectRequest, WatchProjectRequest
-from lgrep_core.priority import BACKGROUND_NICE
+from lgrep_core.domain.errors import AuthenticationError, ConfigError, ServerUnavailableError
+from lgrep_core.domain.models import SearchRequest, UnwatchProjectRequest, WatchProjectRequest
+from lgrep_core.rpc.client import LgrepClient
+from lgrep_core.rpc.grpc_tokens import read_token_file
+from lgrep_core.runtime.priority import BACKGROUND_NICE
 from lgrep_core.storage.layout import project_dir, writer_pid
 from lgrep_core.testing.standins import EmbeddingStandIn
 
@@ -590,7 +590,7 @@ def _open_watches(channel, count: int, *, distinct_ids: bool) -> tuple[list, lis
     """`count` health Watch streams; (the open ones, the refusals' status details)."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
-    from lgrep_core.grpc_support import CLIENT_ID_KEY
+    from lgrep_core.rpc.grpc_support import CLIENT_ID_KEY
 
     stub: Any = health_pb2_grpc.HealthStub(channel)  # the generated stub declares Watch at run time only
     calls = [
@@ -617,8 +617,8 @@ STREAM_DEADLINE_S = 90.0
 
 def test_a_flood_of_streams_never_starves_short_calls(wait_for, daemon, mini_repo: Path) -> None:
     import grpc
-    from lgrep_core.grpc_support import channel_options, unix_target
-    from lgrep_core.server import MAX_STREAMS, MAX_STREAMS_PER_CLIENT
+    from lgrep_core.rpc.grpc_support import channel_options, unix_target
+    from lgrep_core.rpc.server import MAX_STREAMS, MAX_STREAMS_PER_CLIENT
 
     daemon.start()
     daemon.lgrep("index", str(mini_repo))

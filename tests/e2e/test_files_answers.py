@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from lgrep_core.cli_support import EXIT_ERROR
-from lgrep_core.client import LgrepClient
-from lgrep_core.models import MAX_QUERY_CHARS, SearchRequest
+from lgrep_core.app.cli_support import EXIT_ERROR
+from lgrep_core.domain.models import MAX_QUERY_CHARS, SearchRequest
+from lgrep_core.rpc.client import LgrepClient
 from mcp import ClientSession
 
 from tests.e2e.test_mcp import _run

@@ -22,8 +22,8 @@ from typing import Any
 
 import anyio
 import pytest
-from lgrep_core.client import LgrepClient
-from lgrep_core.models import ProjectStatus, StatusRequest
+from lgrep_core.domain.models import ProjectStatus, StatusRequest
+from lgrep_core.rpc.client import LgrepClient
 from lgrep_core.storage.layout import project_dir
 from lgrep_core.testing.repos import git
 from mcp import ClientSession, StdioServerParameters, stdio_client

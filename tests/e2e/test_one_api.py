@@ -1,4 +1,4 @@
-"""One application API under every shell (lgrep_core.api): the same request answers the same through
+"""One application API under every shell (lgrep_core.app.api): the same request answers the same through
 the daemon, in this process (`--no-daemon`), over gRPC and over MCP; and a folder inside an indexed
 project is answered from that project's index, kept to the folder, in every one of them, without a
 second index being built."""
@@ -12,8 +12,8 @@ from typing import Any
 
 import anyio
 import pytest
-from lgrep_core.client import LgrepClient
-from lgrep_core.models import SearchRequest, StatusRequest
+from lgrep_core.domain.models import SearchRequest, StatusRequest
+from lgrep_core.rpc.client import LgrepClient
 from mcp import ClientSession
 
 from tests.conftest import InProcessLgrep

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lgrep_core.client import LgrepClient
-from lgrep_core.errors import NotFoundError
-from lgrep_core.models import FindSymbolRequest, ListProjectsRequest, SearchRequest, SearchType, StatusRequest
+from lgrep_core.domain.errors import NotFoundError
+from lgrep_core.domain.models import FindSymbolRequest, ListProjectsRequest, SearchRequest, SearchType, StatusRequest
+from lgrep_core.rpc.client import LgrepClient
 from lgrep_core.testing.standins import EmbeddingStandIn
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]

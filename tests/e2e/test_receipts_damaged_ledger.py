@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from lgrep_core.receipts import ReceiptLedger
+from lgrep_core.storage.receipts import ReceiptLedger
 from lgrep_core.testing.fakes import DiskEngine
 from lgrep_mcp.roots import AllowedRoots
 from lgrep_mcp.server import build_server

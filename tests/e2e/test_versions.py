@@ -13,15 +13,15 @@ from typing import Any
 
 import anyio
 import pytest
-from lgrep_core.client import LgrepClient
-from lgrep_core.errors import NotFoundError
-from lgrep_core.models import (
+from lgrep_core.domain.errors import NotFoundError
+from lgrep_core.domain.models import (
     GetFileRequest,
     ListComponentsRequest,
     ListFilesRequest,
     ListVersionsRequest,
     SearchRequest,
 )
+from lgrep_core.rpc.client import LgrepClient
 from lgrep_core.testing.repos import TaggedRepo, git, write_tagged_repo
 from mcp import ClientSession, StdioServerParameters, stdio_client
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lgrep_core.config import load_settings
-from lgrep_core.errors import StorageError
-from lgrep_core.models import SearchRequest
+from lgrep_core.domain.errors import StorageError
+from lgrep_core.domain.models import SearchRequest
+from lgrep_core.settings.config import load_settings
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.store import ProjectStore
 from lgrep_core.testing import FakeEmbedder

@@ -7,9 +7,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from lgrep_core.config import load_settings
-from lgrep_core.errors import IndexMismatchError, InvalidRequestError, NotFoundError
-from lgrep_core.models import IndexProgress, IndexSummary, SearchRequest
+from lgrep_core.domain.errors import IndexMismatchError, InvalidRequestError, NotFoundError
+from lgrep_core.domain.models import IndexProgress, IndexSummary, SearchRequest
+from lgrep_core.settings.config import load_settings
 from lgrep_core.testing import FakeEmbedder
 from lgrep_index import pipeline
 from lgrep_index.jobs import IndexJobs
@@ -148,7 +148,7 @@ def _indexed_searchers(tmp_path: Path, monkeypatch):
 
 
 def test_get_file_serves_indexed_files_redacted_and_in_ranges(tmp_path: Path, monkeypatch) -> None:
-    from lgrep_core.models import GetFileRequest
+    from lgrep_core.domain.models import GetFileRequest
 
     searchers, root = _indexed_searchers(tmp_path, monkeypatch)
     whole = searchers.get_file(GetFileRequest(str(root), "auth/tokens.py"))
@@ -167,7 +167,7 @@ def test_get_file_serves_indexed_files_redacted_and_in_ranges(tmp_path: Path, mo
 
 
 def test_get_file_does_not_follow_a_symlink_planted_after_indexing(tmp_path: Path, monkeypatch) -> None:
-    from lgrep_core.models import GetFileRequest
+    from lgrep_core.domain.models import GetFileRequest
 
     searchers, root = _indexed_searchers(tmp_path, monkeypatch)
     secret = tmp_path / "secret.txt"
@@ -179,7 +179,7 @@ def test_get_file_does_not_follow_a_symlink_planted_after_indexing(tmp_path: Pat
 
 
 def test_find_symbol_is_typo_tolerant_and_understands_qualified_names(tmp_path: Path, monkeypatch) -> None:
-    from lgrep_core.models import ChunkKind, FindSymbolRequest
+    from lgrep_core.domain.models import ChunkKind, FindSymbolRequest
 
     searchers, root = _indexed_searchers(tmp_path, monkeypatch)
     exact = searchers.find_symbol(FindSymbolRequest(str(root), "verify_token"))
@@ -195,7 +195,7 @@ def test_find_symbol_is_typo_tolerant_and_understands_qualified_names(tmp_path: 
 
 
 def test_find_related_starts_from_the_chunk_at_a_line(tmp_path: Path, monkeypatch) -> None:
-    from lgrep_core.models import FindRelatedRequest
+    from lgrep_core.domain.models import FindRelatedRequest
 
     searchers, root = _indexed_searchers(tmp_path, monkeypatch)
     related = searchers.find_related(FindRelatedRequest(str(root), "auth/tokens.py", 8))
@@ -206,8 +206,8 @@ def test_find_related_starts_from_the_chunk_at_a_line(tmp_path: Path, monkeypatc
 
 
 def test_a_cancelled_run_stops_at_a_commit_and_the_next_run_finishes(tmp_path: Path, monkeypatch, make_repo) -> None:
-    from lgrep_core.errors import IndexingError
-    from lgrep_core.models import IndexPhase
+    from lgrep_core.domain.errors import IndexingError
+    from lgrep_core.domain.models import IndexPhase
 
     settings = _settings(tmp_path, monkeypatch)
     root = tmp_path / "big"
@@ -228,7 +228,7 @@ def test_a_cancelled_run_stops_at_a_commit_and_the_next_run_finishes(tmp_path: P
 def test_skeletons_need_a_parser_and_traces_an_index_with_structure(tmp_path: Path, monkeypatch) -> None:
     import json
 
-    from lgrep_core.models import SkeletonRequest, TraceRequest
+    from lgrep_core.domain.models import SkeletonRequest, TraceRequest
     from lgrep_core.storage.engine import lancedb
     from lgrep_core.storage.store import ProjectStore
     from lgrep_index.outline import outline_file

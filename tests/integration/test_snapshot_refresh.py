@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from lgrep_core.config import load_settings
-from lgrep_core.models import SearchRequest
+from lgrep_core.domain.models import SearchRequest
+from lgrep_core.settings.config import load_settings
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.testing import FakeEmbedder
 from lgrep_index.pipeline import Indexer

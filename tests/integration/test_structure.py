@@ -6,8 +6,8 @@ Each project here is chunked by the real chunker (lgrep_index) and searched by t
 from __future__ import annotations
 
 import pytest
-from lgrep_core.errors import NotFoundError
-from lgrep_core.models import MatchType, Resolution, TraceDirection, TraceRequest
+from lgrep_core.domain.errors import NotFoundError
+from lgrep_core.domain.models import MatchType, Resolution, TraceDirection, TraceRequest
 from lgrep_index.chunker import chunk_file
 from lgrep_search.corpus import Corpus
 from lgrep_search.reads import find_related

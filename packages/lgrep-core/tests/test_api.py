@@ -1,4 +1,4 @@
-"""lgrep_core.api.Lgrep over an engine in memory (lgrep_core.testing.engines.FakeEngine): the policy
+"""lgrep_core.app.api.Lgrep over an engine in memory (lgrep_core.testing.engines.FakeEngine): the policy
 every shell shares — which project a folder is, building a first index before a search (states,
 waits, progress), the spend gate, several projects in one question — with no daemon, index or model.
 """
@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lgrep_core.api import Lgrep, SpendDeclinedError
-from lgrep_core.errors import DeadlineExceededError, IndexMismatchError, InvalidRequestError, NotFoundError
-from lgrep_core.models import (
+from lgrep_core.app.api import Lgrep, SpendDeclinedError
+from lgrep_core.domain.errors import DeadlineExceededError, IndexMismatchError, InvalidRequestError, NotFoundError
+from lgrep_core.domain.models import (
     ChunkKind,
     FileHit,
     GetFileRequest,

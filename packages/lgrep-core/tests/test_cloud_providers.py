@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from lgrep_core.config import load_settings
+from lgrep_core.domain.errors import ConfigError, EmbeddingError, ProviderUnavailableError
 from lgrep_core.embeddings.cloud import CloudEmbedder, EmbeddingIncomplete
 from lgrep_core.embeddings.registry import make_embedder
-from lgrep_core.errors import ConfigError, EmbeddingError, ProviderUnavailableError
+from lgrep_core.settings.config import load_settings
 from lgrep_core.testing.standins import EmbeddingStandIn
 
 FLAVORS = ("voyage", "openai")

@@ -1,8 +1,8 @@
 from pathlib import Path
 
 import pytest
-from lgrep_core.config import load_settings
-from lgrep_core.errors import ConfigError
+from lgrep_core.domain.errors import ConfigError
+from lgrep_core.settings.config import load_settings
 
 
 def _user(tmp_path: Path, text: str) -> Path:
@@ -171,7 +171,7 @@ def test_a_project_file_that_is_a_symlink_is_not_followed(tmp_path: Path) -> Non
 
 
 def test_settings_have_a_process_or_a_project_scope(tmp_path: Path) -> None:
-    from lgrep_core.config import is_project_key
+    from lgrep_core.settings.config import is_project_key
 
     assert is_project_key("search.limit") and is_project_key("chunking.max_tokens")
     assert is_project_key("index.ignore_patterns")
@@ -194,8 +194,8 @@ def test_the_socket_and_token_default_to_the_cache_dir(tmp_path: Path) -> None:
 
 
 def test_the_light_sources_know_every_settings_section() -> None:
-    from lgrep_core.config import LgrepSettings
-    from lgrep_core.config_sources import SECTIONS
+    from lgrep_core.settings.config import LgrepSettings
+    from lgrep_core.settings.config_sources import SECTIONS
 
     nested = {n for n, f in LgrepSettings.model_fields.items() if hasattr(f.annotation, "model_fields")}
     assert nested == SECTIONS

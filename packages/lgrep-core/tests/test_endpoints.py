@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from lgrep_core.config import load_settings
-from lgrep_core.endpoints import client_settings
-from lgrep_core.errors import ConfigError
+from lgrep_core.domain.errors import ConfigError
+from lgrep_core.rpc.endpoints import client_settings
+from lgrep_core.settings.config import load_settings
 
 USER_FILES = [
     None,
@@ -66,7 +66,7 @@ def test_what_the_light_path_cannot_read_gets_the_full_loaders_error(
 
 def test_the_light_path_imports_no_validation_library() -> None:
     code = (
-        "import sys\nfrom lgrep_core.endpoints import client_settings\nclient_settings({}, user_config=None)\n"
+        "import sys\nfrom lgrep_core.rpc.endpoints import client_settings\nclient_settings({}, user_config=None)\n"
         "heavy = sorted(m for m in ('pydantic', 'numpy', 'yaml', 'lancedb', 'grpc') if m in sys.modules)\n"
         "print(','.join(heavy))"
     )
@@ -79,8 +79,8 @@ def test_the_light_path_imports_no_validation_library() -> None:
 def test_the_light_path_knows_every_key_and_default_of_the_full_loader() -> None:
     """endpoints reads the few keys a client needs without pydantic; it must know every key the
     loader accepts (an unknown one sends it to the loader for the error) and take its defaults."""
-    from lgrep_core import endpoints
-    from lgrep_core.config import EmbeddingSettings, IndexSettings, LgrepSettings, ServerSettings
+    from lgrep_core.rpc import endpoints
+    from lgrep_core.settings.config import EmbeddingSettings, IndexSettings, LgrepSettings, ServerSettings
 
     assert set(ServerSettings.model_fields) == endpoints._SERVER_KEYS
     assert set(IndexSettings.model_fields) == endpoints._INDEX_KEYS

@@ -7,8 +7,14 @@ import stat
 from pathlib import Path
 
 import pytest
-from lgrep_core.errors import ConfigError
-from lgrep_core.locks import acquire_pid_lock, check_private_dir, ensure_private_dir, lock_holder_pids, release_pid_lock
+from lgrep_core.domain.errors import ConfigError
+from lgrep_core.runtime.locks import (
+    acquire_pid_lock,
+    check_private_dir,
+    ensure_private_dir,
+    lock_holder_pids,
+    release_pid_lock,
+)
 
 
 def test_a_new_cache_dir_is_created_private(tmp_path: Path) -> None:

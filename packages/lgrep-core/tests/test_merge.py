@@ -1,12 +1,12 @@
-"""Merging several projects' answers (lgrep_core.merge, ADR 0026): what is comparable across indexes
+"""Merging several projects' answers (lgrep_core.domain.merge, ADR 0026): what is comparable across indexes
 decides the order, what is not (rank-derived scores, another model's cosines) does not."""
 
 from dataclasses import replace
 from pathlib import Path
 
-from lgrep_core.merge import ProjectAnswer, calibration, merge_files, merge_hits
-from lgrep_core.models import ChunkKind, FileHit, LineRange, MatchType, SearchHit, SearchResponse, SearchType
-from lgrep_core.rrf import RRF_K
+from lgrep_core.domain.merge import ProjectAnswer, calibration, merge_files, merge_hits
+from lgrep_core.domain.models import ChunkKind, FileHit, LineRange, MatchType, SearchHit, SearchResponse, SearchType
+from lgrep_core.domain.rrf import RRF_K
 
 A, B = Path("/a"), Path("/b")
 

@@ -8,9 +8,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from lgrep_core import pathnames
-from lgrep_core.errors import InvalidRequestError, NotFoundError
-from lgrep_core.pathnames import collides, disk_path, display_name, display_path, read_project_file, undisplay_name
+from lgrep_core.domain import pathnames
+from lgrep_core.domain.errors import InvalidRequestError, NotFoundError
+from lgrep_core.domain.pathnames import (
+    collides,
+    disk_path,
+    display_name,
+    display_path,
+    read_project_file,
+    undisplay_name,
+)
 
 needs_byte_names = pytest.mark.skipif(sys.platform != "linux", reason="needs a file system that stores raw byte names")
 

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from lgrep_core.priority import BACKGROUND_NICE, lower_thread_priority
+from lgrep_core.runtime.priority import BACKGROUND_NICE, lower_thread_priority
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="per-thread nice values: Linux")
 

@@ -1,4 +1,4 @@
-"""The receipts ledger (lgrep_core.receipts): sums per project and client, kept by several processes
+"""The receipts ledger (lgrep_core.storage.receipts): sums per project and client, kept by several processes
 at once without losing a count, holding counts and client names only."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lgrep_core import receipts
-from lgrep_core.receipts import CLIENT_NAME_MAX, CLIENTS_MAX, LOG_MAX, OTHER, ReceiptLedger, client_name
-from lgrep_core.serialize import receipts_json
+from lgrep_core.app.serialize import receipts_json
+from lgrep_core.storage import receipts
+from lgrep_core.storage.receipts import CLIENT_NAME_MAX, CLIENTS_MAX, LOG_MAX, OTHER, ReceiptLedger, client_name
 
 WRITERS = 4
 CALLS_EACH = 150
@@ -23,7 +23,7 @@ CALLS_EACH = 150
 WRITER = """
 import sys
 from pathlib import Path
-from lgrep_core.receipts import ReceiptLedger
+from lgrep_core.storage.receipts import ReceiptLedger
 ledger = ReceiptLedger(Path(sys.argv[1]))
 for _ in range(int(sys.argv[3])):
     ledger.record("/p", sys.argv[2], tokens_returned=3, file_tokens=10, files=1)

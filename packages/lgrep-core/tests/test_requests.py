@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from lgrep_core import wire
-from lgrep_core.errors import InvalidRequestError
-from lgrep_core.models import MAX_WIRE_INT, FindRelatedRequest, GetFileRequest, ListFilesRequest, TraceRequest
+from lgrep_core.domain.errors import InvalidRequestError
+from lgrep_core.domain.models import MAX_WIRE_INT, FindRelatedRequest, GetFileRequest, ListFilesRequest, TraceRequest
+from lgrep_core.rpc import wire
 
 ROOT = "/srv/project"
 

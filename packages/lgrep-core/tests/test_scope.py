@@ -1,4 +1,4 @@
-"""lgrep_core.scope.project_for: the one way from a path a command names to the project it works on,
+"""lgrep_core.app.scope.project_for: the one way from a path a command names to the project it works on,
 for every purpose, over the kinds of path a user gives: a folder inside an indexed project, a folder
 inside a git repository with no index, a plain folder, a file, and a path that does not exist."""
 
@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from lgrep_core.errors import InvalidRequestError, NotFoundError
-from lgrep_core.scope import Purpose, Scope, project_for
+from lgrep_core.app.scope import Purpose, Scope, project_for
+from lgrep_core.domain.errors import InvalidRequestError, NotFoundError
 from lgrep_core.storage.layout import project_dir
 
 

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from lgrep_core import secrets
-from lgrep_core.secrets import (
+from lgrep_core.domain import secrets
+from lgrep_core.domain.secrets import (
     MAX_CANDIDATES,
     UNCHECKED,
     WITHHOLD_SHARE,
@@ -491,7 +491,7 @@ def test_an_image_inlined_in_a_page_is_scanned_without_a_word_on_stderr(capfd: p
 
 def test_module_imports_nothing_heavy() -> None:
     code = (
-        "import sys, lgrep_core.secrets\n"
+        "import sys, lgrep_core.domain.secrets\n"
         "heavy = {'numpy', 'pydantic', 'pyarrow', 'lancedb', 'onnxruntime', 'yaml', 'grpc'}\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
     )

@@ -1,4 +1,4 @@
-"""Versions from git tags: lenient parsing, semver order, npm-style ranges (lgrep_core.versions.semver)."""
+"""Versions from git tags: lenient parsing, semver order, npm-style ranges (lgrep_core.domain.versions.semver)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 from operator import attrgetter
 
 import pytest
-from lgrep_core.versions.semver import Version, VersionRange, looks_like_range, newest, sort_descending
+from lgrep_core.domain.versions.semver import Version, VersionRange, looks_like_range, newest, sort_descending
 
 
 def v(text: str) -> Version:

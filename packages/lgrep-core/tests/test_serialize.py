@@ -1,8 +1,8 @@
 import json
 import math
 
-from lgrep_core.models import ChunkKind, FileHit, LineRange, MatchType, SearchHit, SearchResponse, SearchType
-from lgrep_core.serialize import file_hit_json, search_hit_json, search_response_json
+from lgrep_core.app.serialize import file_hit_json, search_hit_json, search_response_json
+from lgrep_core.domain.models import ChunkKind, FileHit, LineRange, MatchType, SearchHit, SearchResponse, SearchType
 
 HIT = SearchHit(
     path="auth/jwt.py",
@@ -102,8 +102,8 @@ def test_answers_use_the_contracts_field_names() -> None:
     from datetime import UTC, datetime
 
     from lgrep.v1 import index_pb2, search_pb2
-    from lgrep_core.models import FileChanges, IndexSummary, ProjectState, ProjectStatus
-    from lgrep_core.serialize import index_summary_json, project_status_json
+    from lgrep_core.app.serialize import index_summary_json, project_status_json
+    from lgrep_core.domain.models import FileChanges, IndexSummary, ProjectState, ProjectStatus
 
     def fields(message: type) -> set[str]:
         return {f.name for f in message.DESCRIPTOR.fields}
@@ -130,9 +130,9 @@ def test_a_several_projects_answer_names_each_hits_project() -> None:
     from pathlib import Path
 
     from lgrep.v1 import search_pb2
-    from lgrep_core.api import ProjectsOutcome, SearchOutcome
-    from lgrep_core.scope import Scope
-    from lgrep_core.serialize import projects_search_json
+    from lgrep_core.app.api import ProjectsOutcome, SearchOutcome
+    from lgrep_core.app.scope import Scope
+    from lgrep_core.app.serialize import projects_search_json
 
     def fields(message: type) -> set[str]:
         return {f.name for f in message.DESCRIPTOR.fields}

@@ -14,7 +14,7 @@ import pytest
 _SCRIPT = """
 import threading, time
 from pathlib import Path
-import lgrep_core.server as server
+import lgrep_core.rpc.server as server
 
 server.STOP_DEADLINE_S = {stop}
 server.EXIT_DEADLINE_S = {exit}

@@ -7,9 +7,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from lgrep_core.config import SpendSettings, load_settings
-from lgrep_core.errors import ConfigError
-from lgrep_core.spend import (
+from lgrep_core.domain.errors import ConfigError
+from lgrep_core.settings.config import SpendSettings, load_settings
+from lgrep_core.storage.spend import (
     LEDGER_NAME,
     SpendLedger,
     crossed_thresholds,
@@ -66,7 +66,7 @@ def test_warnings_name_the_highest_threshold_passed() -> None:
     assert settings.warn_usd == [5.0, 10.0]
     ledger_total = SpendLedger(Path("/nonexistent")).totals({})
     assert ledger_total is None and spend_warnings(None, settings.warn_usd) == ()
-    from lgrep_core.models import SpendTotals
+    from lgrep_core.domain.models import SpendTotals
 
     assert spend_warnings(SpendTotals(10, 1, 4.99), [5, 10]) == ()
     (warning,) = spend_warnings(SpendTotals(10, 1, 7.5), [5, 10])

@@ -1,5 +1,5 @@
 import pytest
-from lgrep_core.text import analyze, identifier_parts, identifier_terms, path_terms, stem
+from lgrep_core.domain.text import analyze, identifier_parts, identifier_terms, path_terms, stem
 
 
 @pytest.mark.parametrize(

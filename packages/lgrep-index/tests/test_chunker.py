@@ -7,7 +7,7 @@ import itertools
 import re
 
 import pytest
-from lgrep_core.models import Chunk, ChunkKind, ContentType
+from lgrep_core.domain.models import Chunk, ChunkKind, ContentType
 from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, SPLIT_MARKER, chunk_file
 
 # ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import cast
 
 import pytest
-from lgrep_core.models import ContentType
+from lgrep_core.domain.models import ContentType
 from lgrep_index.languages import (
     AST_LANGUAGES,
     LanguageSpec,

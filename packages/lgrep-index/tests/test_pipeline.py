@@ -1,7 +1,7 @@
 from pathlib import Path
 
 import pytest
-from lgrep_core.config import load_settings
+from lgrep_core.settings.config import load_settings
 from lgrep_core.storage.store import ProjectStore
 from lgrep_core.testing import FakeEmbedder
 from lgrep_index import embedding_stage, pipeline
@@ -154,7 +154,7 @@ def test_a_file_that_turns_binary_after_the_walk_loses_its_chunks(tmp_path: Path
 
 
 def test_progress_events_are_snapshots_that_end_in_done(tmp_path: Path) -> None:
-    from lgrep_core.models import IndexPhase, IndexProgress, IndexSummary
+    from lgrep_core.domain.models import IndexPhase, IndexProgress, IndexSummary
 
     root = _repo(tmp_path)
     events: list[IndexProgress] = []
@@ -172,7 +172,7 @@ def test_progress_events_are_snapshots_that_end_in_done(tmp_path: Path) -> None:
 
 
 def test_chunking_gives_a_time_left_once_the_process_knows_its_embedding_rate(tmp_path: Path, monkeypatch) -> None:
-    from lgrep_core.models import IndexPhase, IndexProgress
+    from lgrep_core.domain.models import IndexPhase, IndexProgress
 
     monkeypatch.setattr(pipeline, "_EMBED_RATES", {})
     monkeypatch.setattr(pipeline, "_RATE_MIN_CHUNKS", 1)
@@ -194,7 +194,7 @@ def test_chunking_gives_a_time_left_once_the_process_knows_its_embedding_rate(tm
 
 
 def test_the_chunking_time_left_adds_the_expected_embedding() -> None:
-    from lgrep_core.models import IndexPhase
+    from lgrep_core.domain.models import IndexPhase
 
     progress = pipeline._PhaseProgress(IndexPhase.CHUNK, 100, 1100, embed_rate=50.0)
     progress.started -= 10.0  # 10 s in
@@ -206,7 +206,7 @@ def test_the_chunking_time_left_adds_the_expected_embedding() -> None:
 
 
 def test_the_embedding_time_left_follows_the_recent_rate() -> None:
-    from lgrep_core.models import IndexPhase
+    from lgrep_core.domain.models import IndexPhase
 
     progress = pipeline._PhaseProgress(IndexPhase.EMBED, chunks_total=20_000, started=0.0)
     progress.event(now=0.0)
@@ -252,7 +252,7 @@ def _refs_by_path(settings, root: Path) -> dict[str, list[str]]:
 
 def test_an_index_of_an_older_chunker_is_rechunked_keeping_its_vectors(tmp_path: Path) -> None:
     import pytest
-    from lgrep_core.errors import IndexMismatchError
+    from lgrep_core.domain.errors import IndexMismatchError
     from lgrep_core.storage.reader import ProjectReader
 
     root = _repo(tmp_path)

@@ -8,10 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from lgrep_core.config import LgrepSettings, load_settings
+from lgrep_core.domain.errors import EmbeddingError
 from lgrep_core.embeddings.registry import make_embedder
-from lgrep_core.errors import EmbeddingError
-from lgrep_core.spend import SpendLedger, price_table
+from lgrep_core.settings.config import LgrepSettings, load_settings
+from lgrep_core.storage.spend import SpendLedger, price_table
 from lgrep_core.testing.standins import EmbeddingStandIn
 from lgrep_index.pipeline import Indexer
 

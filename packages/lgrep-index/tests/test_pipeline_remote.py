@@ -14,10 +14,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from lgrep_core.config import LgrepSettings, load_settings
-from lgrep_core.secrets import scan
-from lgrep_core.spend import SpendLedger, price_table
+from lgrep_core.domain.secrets import scan
+from lgrep_core.settings.config import LgrepSettings, load_settings
 from lgrep_core.storage.layout import project_dir
+from lgrep_core.storage.spend import SpendLedger, price_table
 from lgrep_core.testing import FakeRemoteEmbedder
 from lgrep_index.egress import EGRESS_LOG_NAME, apportion, outgoing
 from lgrep_index.pipeline import Indexer

@@ -8,7 +8,7 @@ import base64
 import random
 from pathlib import Path
 
-from lgrep_core.config import load_settings
+from lgrep_core.settings.config import load_settings
 from lgrep_core.storage.store import ProjectStore
 from lgrep_core.testing import FakeEmbedder
 from lgrep_index.pipeline import Indexer

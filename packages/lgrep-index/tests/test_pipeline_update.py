@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from lgrep_core.config import load_settings
-from lgrep_core.errors import IndexBusyError, NotFoundError
+from lgrep_core.domain.errors import IndexBusyError, NotFoundError
+from lgrep_core.settings.config import load_settings
 from lgrep_core.storage.schema import CHUNK_COLUMNS
 from lgrep_core.storage.store import ProjectStore
 from lgrep_core.testing import FakeEmbedder

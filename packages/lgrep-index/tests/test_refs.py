@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from lgrep_core.structure import Definition, Reference, RefKind, parse_entries
+from lgrep_core.domain.structure import Definition, Reference, RefKind, parse_entries
 from lgrep_index.chunker import chunk_file
 from lgrep_index.chunking import _refs
 from lgrep_index.languages import AST_LANGUAGES, spec_for

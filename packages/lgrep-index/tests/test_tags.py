@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from lgrep_core.config import LgrepSettings, VersionsSettings
-from lgrep_core.errors import ConfigError, NotFoundError
+from lgrep_core.domain.errors import ConfigError, NotFoundError
+from lgrep_core.settings.config import LgrepSettings, VersionsSettings
 from lgrep_core.storage.versions import VersionStore, blob_key, store_location
 from lgrep_core.testing.fakes import FakeEmbedder
 from lgrep_core.testing.repos import git, write_tagged_repo
@@ -188,7 +188,7 @@ def test_a_folder_that_is_not_a_repository_is_a_clear_error(tmp_path: Path) -> N
 def test_a_killed_run_leaves_nothing_twice_and_a_damaged_index_says_what_to_run(tmp_path: Path) -> None:
     import shutil
 
-    from lgrep_core.errors import StorageError
+    from lgrep_core.domain.errors import StorageError
 
     repo = write_tagged_repo(tmp_path / "mono", agent_releases=2, server_releases=1)
     settings = _settings(tmp_path / "cache")

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lgrep_core.errors import NotFoundError
-from lgrep_core.pathnames import display_name
+from lgrep_core.domain.errors import NotFoundError
+from lgrep_core.domain.pathnames import display_name
 from lgrep_index import walker
 from lgrep_index.walker import (
     SKIP_BINARY,

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import anyio
 import jsonschema
-from lgrep_core.models import (
+from lgrep_core.domain.models import (
     ChunkKind,
     ComponentInfo,
     ContentType,

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lgrep_core.errors import InvalidRequestError
-from lgrep_core.models import ReleaseWatchLeaseRequest, WatchLease, WatchLeaseRequest
+from lgrep_core.domain.errors import InvalidRequestError
+from lgrep_core.domain.models import ReleaseWatchLeaseRequest, WatchLease, WatchLeaseRequest
 from lgrep_mcp.leases import DEFAULT_TTL_S, TTL_ENV, WATCH_ENV, WatchLeases, lease_ttl_s, leases_wanted
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from lgrep_core.receipts import ReceiptLedger
+from lgrep_core.storage.receipts import ReceiptLedger
 from lgrep_core.testing.fakes import DiskEngine
 from lgrep_mcp.budget import TokenCounter
 from lgrep_mcp.receipts import FileTokens

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lgrep_core.errors import NotFoundError, ServerUnavailableError
-from lgrep_core.models import (
+from lgrep_core.domain.errors import NotFoundError, ServerUnavailableError
+from lgrep_core.domain.models import (
     ContentType,
     FileChanges,
     FileList,

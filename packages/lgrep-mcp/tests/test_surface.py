@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
-from lgrep_core.errors import NotFoundError
-from lgrep_core.models import IndexProjectRequest, StatusRequest, UnwatchProjectRequest
+from lgrep_core.domain.errors import NotFoundError
+from lgrep_core.domain.models import IndexProjectRequest, StatusRequest, UnwatchProjectRequest
 from lgrep_mcp.roots import AllowedRoots
 from lgrep_mcp.server import build_server
 from mcp.client.client import Client
@@ -26,7 +26,7 @@ T = TypeVar("T")
 
 
 class FakeEngine:
-    """The engine calls the tools make (lgrep_core.engine.Engine): unwatch answers, status finds no index."""
+    """The engine calls the tools make (lgrep_core.domain.engine.Engine): unwatch answers, status finds no index."""
 
     def __init__(self) -> None:
         self._handlers: dict[type[Any], Callable[[Any], Any]] = {

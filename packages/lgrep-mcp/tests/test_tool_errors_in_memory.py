@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lgrep_core.errors import (
+from lgrep_core.domain.errors import (
     IndexMismatchError,
     InvalidRequestError,
     NotFoundError,
     ServerUnavailableError,
 )
-from lgrep_core.models import (
+from lgrep_core.domain.models import (
     FindRelatedRequest,
     FindSymbolRequest,
     GetFileRequest,

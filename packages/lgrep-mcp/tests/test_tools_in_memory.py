@@ -10,7 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.models import (
+from lgrep_core.app.serialize import file_hit_json, location_json, release_json, search_hit_json
+from lgrep_core.domain.models import (
     ChunkKind,
     ContentType,
     FileChanges,
@@ -44,7 +45,6 @@ from lgrep_core.models import (
     WatchProjectRequest,
     WatchResult,
 )
-from lgrep_core.serialize import file_hit_json, location_json, release_json, search_hit_json
 from lgrep_core.testing.engines import FakeEngine
 from mcp_harness import (
     AGENT_FILES,

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-from lgrep_core.models import SearchType
-from lgrep_core.text import analyze, identifier_terms, path_terms
+from lgrep_core.domain.models import SearchType
+from lgrep_core.domain.text import analyze, identifier_terms, path_terms
 from lgrep_search.fusion import channel_weights
 from lgrep_search.fuzzy import SymbolIndex, query_identifiers
 from lgrep_search.lexical import FieldWeights, LexicalIndex, query_terms

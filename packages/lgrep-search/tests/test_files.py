@@ -1,6 +1,6 @@
 """Files as answers (files.py): each file ranked by all of its evidence, through `Searcher.search`."""
 
-from lgrep_core.models import Chunk, ChunkKind, ContentType, SearchRequest
+from lgrep_core.domain.models import Chunk, ChunkKind, ContentType, SearchRequest
 from lgrep_search.corpus import Corpus
 from lgrep_search.files import Evidence
 from lgrep_search.searcher import Searcher

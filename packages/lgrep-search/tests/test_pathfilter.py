@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import re2
-from lgrep_core.errors import InvalidRequestError
+from lgrep_core.domain.errors import InvalidRequestError
 from lgrep_search.pathfilter import MAX_PATTERN_CHARS, path_matcher, relative_to_root, translate
 
 
@@ -41,7 +41,7 @@ def test_translation_means_what_fnmatch_means() -> None:
         ("src/a/b.py", "src/*.py", True),
         ("lib/c.py", "src/*.py", False),
         ("web/a.ts", "*.py", False),
-        ("caf\\xe9.py", "caf*", True),  # escaped names (lgrep_core.pathnames) are plain text here
+        ("caf\\xe9.py", "caf*", True),  # escaped names (lgrep_core.domain.pathnames) are plain text here
         ("a" * 200 + ".py", "a*a*a*a*a*a*a*a*a*a*a*a*b", False),
         ("a" * 200 + "b", "a*a*a*a*a*a*a*a*a*a*a*a*b", True),
     ],

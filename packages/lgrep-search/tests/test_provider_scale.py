@@ -10,9 +10,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from lgrep_core.config import load_settings
+from lgrep_core.domain.models import SearchRequest, SearchType
 from lgrep_core.embeddings.registry import make_embedder
-from lgrep_core.models import SearchRequest, SearchType
+from lgrep_core.settings.config import load_settings
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.testing.standins import EmbeddingStandIn
 from lgrep_index.pipeline import Indexer

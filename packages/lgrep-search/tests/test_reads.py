@@ -9,8 +9,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from lgrep_core.errors import InvalidRequestError, NotFoundError
-from lgrep_core.models import GetFileRequest
+from lgrep_core.domain.errors import InvalidRequestError, NotFoundError
+from lgrep_core.domain.models import GetFileRequest
 from lgrep_search import reads
 
 

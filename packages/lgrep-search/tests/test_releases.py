@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 import pytest
-from lgrep_core.config import LgrepSettings
-from lgrep_core.errors import NotFoundError
-from lgrep_core.models import ListVersionsRequest, SearchRequest
+from lgrep_core.domain.errors import NotFoundError
+from lgrep_core.domain.models import ListVersionsRequest, SearchRequest
+from lgrep_core.settings.config import LgrepSettings
 from lgrep_core.storage.versions import VersionStore, store_location
 from lgrep_core.testing.fakes import FakeEmbedder
 from lgrep_core.testing.repos import git, write_tagged_repo

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from lgrep_core.errors import ConfigError, InvalidRequestError
+from lgrep_core.domain.errors import ConfigError, InvalidRequestError
 from lgrep_skill import Locations, asset_text, jsonc, plan_install, plan_uninstall, tomlfile
 
 EXE = "/opt/lgrep/bin/lgrep"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from lgrep_core.errors import ConfigError
+from lgrep_core.domain.errors import ConfigError
 from lgrep_skill import jsonc
 
 ENTRY = {"type": "local", "command": ["/opt/lgrep/bin/lgrep", "mcp"], "enabled": True}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from lgrep_core.errors import ConfigError
+from lgrep_core.domain.errors import ConfigError
 from lgrep_skill import tomlfile
 
 PATH = ["mcp_servers", "lgrep"]

@@ -24,9 +24,8 @@ import pytest
 from lgrep_cli import cli as cli_module
 from lgrep_cli.cli import main
 from lgrep_cli.shell import note, spend_gate
-from lgrep_core.api import Lgrep
-from lgrep_core.endpoints import ClientSettings
-from lgrep_core.errors import (
+from lgrep_core.app.api import Lgrep
+from lgrep_core.domain.errors import (
     IndexBusyError,
     IndexMismatchError,
     InvalidRequestError,
@@ -34,7 +33,7 @@ from lgrep_core.errors import (
     NotFoundError,
     ServerUnavailableError,
 )
-from lgrep_core.models import (
+from lgrep_core.domain.models import (
     CancelIndexRequest,
     CancelResult,
     ChunkKind,
@@ -80,10 +79,11 @@ from lgrep_core.models import (
     WatchProjectRequest,
     WatchResult,
 )
+from lgrep_core.rpc.endpoints import ClientSettings
 from lgrep_core.storage.layout import project_dir
 from lgrep_core.testing.engines import FakeEngine
 
-# The keys docs/json.md lists for each answer (lgrep_core.serialize), in the order they are printed.
+# The keys docs/json.md lists for each answer (lgrep_core.app.serialize), in the order they are printed.
 SEARCH_KEYS = [
     "query",
     "project_root",

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 from lgrep_cli.local import LocalEngine
-from lgrep_core.config import load_settings
-from lgrep_core.errors import InvalidRequestError, NotFoundError, ServerUnavailableError
-from lgrep_core.models import (
+from lgrep_core.domain.errors import InvalidRequestError, NotFoundError, ServerUnavailableError
+from lgrep_core.domain.models import (
     USE_CASES,
     CancelIndexRequest,
     CancelResult,
@@ -24,6 +23,7 @@ from lgrep_core.models import (
     WatchLeaseRequest,
     WatchProjectRequest,
 )
+from lgrep_core.settings.config import load_settings
 
 
 @pytest.fixture

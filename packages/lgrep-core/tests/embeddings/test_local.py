@@ -16,12 +16,12 @@ import numpy as np
 import numpy.typing as npt
 import onnx
 import pytest
+from lgrep_core.domain.errors import EmbeddingError, ProviderUnavailableError
 from lgrep_core.embeddings import local
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.local import LocalMiniLMProvider
 from lgrep_core.embeddings.minilm import cache as model_cache
 from lgrep_core.embeddings.minilm import files as model_files
-from lgrep_core.errors import EmbeddingError, ProviderUnavailableError
 
 REFERENCE: dict[str, Any] = json.loads(
     (Path(__file__).parent / "data" / "minilm-l6-v2-reference.json").read_text(encoding="utf-8")

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from lgrep_core.errors import StorageError
+from lgrep_core.domain.errors import StorageError
 from lgrep_core.storage.layout import DiskFullError, disk_full_error
 
 

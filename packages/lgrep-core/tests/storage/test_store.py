@@ -3,8 +3,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from lgrep_core.errors import IndexBusyError, IndexMismatchError, NotFoundError, StorageError
-from lgrep_core.models import EMBEDDING_TEXT_VERSION
+from lgrep_core.domain.errors import IndexBusyError, IndexMismatchError, NotFoundError, StorageError
+from lgrep_core.domain.models import EMBEDDING_TEXT_VERSION
 from lgrep_core.storage.schema import CHUNK_COLUMNS, IndexIdentity, chunks_schema, path_key
 from lgrep_core.storage.store import ProjectStore
 
@@ -221,7 +221,7 @@ def test_tables_are_compacted_after_many_rows_or_many_small_commits(tmp_path: Pa
 
 
 def test_a_reader_of_a_deleted_generation_fails_without_recreating_it(tmp_path: Path) -> None:
-    from lgrep_core.errors import StorageError
+    from lgrep_core.domain.errors import StorageError
     from lgrep_core.storage.reader import ProjectReader
 
     store = _store(tmp_path)

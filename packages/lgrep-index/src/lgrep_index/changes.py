@@ -18,7 +18,7 @@ class ChangeBatch:
     """Changes seen in one project since the previous batch.
 
     Paths are relative to the project root, '/'-separated, with names shown as the walker shows them
-    (`lgrep_core.pathnames`); none lies outside the root.
+    (`lgrep_core.domain.pathnames`); none lies outside the root.
 
     - `changed`: files created, modified, deleted, or renamed from or to, that the walk would
       consider: each is to be checked again (index it if it is there and differs, drop it otherwise).

@@ -19,7 +19,7 @@ definition's signature: its content is the signature lines, a line holding only 
 and then exactly the piece's lines. So the embedder always sees the signature, and a reader can
 map content back to lines by dropping everything up to the marker line.
 
-Each code chunk also carries `refs` (lgrep_core.structure): the definitions whose signature starts
+Each code chunk also carries `refs` (lgrep_core.domain.structure): the definitions whose signature starts
 in it, and the calls, type uses and imports on its lines (chunking._refs), each line given to the
 tightest chunk that spans it. Search builds callers, callees and skeletons from them.
 
@@ -33,9 +33,9 @@ import logging
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from lgrep_core.models import Chunk, ChunkKind, ContentType
-from lgrep_core.secrets import redact_path
-from lgrep_core.structure import STRUCTURE_VERSION, Definition, Reference, encode_entries
+from lgrep_core.domain.models import Chunk, ChunkKind, ContentType
+from lgrep_core.domain.secrets import redact_path
+from lgrep_core.domain.structure import STRUCTURE_VERSION, Definition, Reference, encode_entries
 
 from lgrep_index.chunking._code import CodeOutline, outline_code
 from lgrep_index.chunking._config import config_items
@@ -58,7 +58,7 @@ log = logging.getLogger(__name__)
 
 CHUNKER_VERSION = f"4.{STRUCTURE_VERSION}"
 """Bump whenever the chunks produced for some input change; stored in the index metadata.
-2: the indexer redacts secrets before chunking (lgrep_core.secrets), so indexes of version 1 may hold
+2: the indexer redacts secrets before chunking (lgrep_core.domain.secrets), so indexes of version 1 may hold
 secrets verbatim and must be rebuilt.
 3: chunks carry their definitions and references (`refs`); the suffix is the format's version. A
 long `export { ... } from` counts as an import however long it is (it was cut at 300 bytes). An

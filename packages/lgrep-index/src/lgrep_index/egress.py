@@ -6,7 +6,7 @@ text (path, scope, words, content). So every text is scanned again, as it is abo
 (`outgoing`): findings are redacted; a text that is essentially a credential is not sent, only its
 path and scope lines are (the chunk stays findable by name, and by BM25 on its redacted content); a
 text that still shows a finding after that is not sent at all. The text handed to the provider
-contains no finding of `lgrep_core.secrets.scan`.
+contains no finding of `lgrep_core.domain.secrets.scan`.
 
 What was sent is recorded in the project's cache folder, `egress.jsonl` (JSON lines, mode 0600),
 never the content, and paths only through `redact_path`:
@@ -35,9 +35,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
+from lgrep_core.domain.errors import StorageError
+from lgrep_core.domain.secrets import redact_path, sanitize, scan
 from lgrep_core.embeddings.base import Attempt, AttemptObserver
-from lgrep_core.errors import StorageError
-from lgrep_core.secrets import redact_path, sanitize, scan
 
 __all__ = ["EGRESS_LOG_NAME", "AttemptRecord", "EgressLog", "Outgoing", "apportion", "attempts", "outgoing"]
 

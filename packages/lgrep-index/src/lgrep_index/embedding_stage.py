@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from lgrep_core.config import LgrepSettings
+from lgrep_core.domain.errors import EmbeddingError, IndexingError
 from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote, model_label
 from lgrep_core.embeddings.cloud import EmbeddingIncomplete
-from lgrep_core.errors import EmbeddingError, IndexingError
-from lgrep_core.memory import rss_bytes
-from lgrep_core.spend import SpendLedger, crossed_thresholds, format_usd, price_table
+from lgrep_core.runtime.memory import rss_bytes
+from lgrep_core.settings.config import LgrepSettings
+from lgrep_core.storage.spend import SpendLedger, crossed_thresholds, format_usd, price_table
 from lgrep_core.storage.store import release_free_memory
 
 from lgrep_index.egress import EgressLog, Outgoing, apportion, outgoing

@@ -27,9 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lgrep_core.errors import LgrepError
-from lgrep_core.models import IndexSummary, ProjectState
-from lgrep_core.scope import git_root
+from lgrep_core.app.scope import git_root
+from lgrep_core.domain.errors import LgrepError
+from lgrep_core.domain.models import IndexSummary, ProjectState
 from lgrep_core.storage.layout import index_state, project_dir
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ class Freshness:
                     self._waited.pop(root, None)
                 return False
             if index_state(project_dir(self.cache_dir, root)) is not ProjectState.READY:
-                return False  # a first index is the search's own business (lgrep_core.api)
+                return False  # a first index is the search's own business (lgrep_core.app.api)
             with self._lock:
                 if self._waited.get(root) == now and self.jobs.busy(root):
                     return False  # an earlier search waited for this run; it goes on

@@ -3,7 +3,7 @@
 The repository may be hostile: git runs with the system and global configuration off, no hooks,
 no fsmonitor, no pager and no prompts, and no command here runs filters or textconv (cat-file
 --batch hands over stored bytes). Paths come back NUL-separated and are shown as the walk shows
-file names (lgrep_core.pathnames); nothing here touches the file system with them.
+file names (lgrep_core.domain.pathnames); nothing here touches the file system with them.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from lgrep_core.errors import IndexingError, NotFoundError
-from lgrep_core.pathnames import display_path
+from lgrep_core.domain.errors import IndexingError, NotFoundError
+from lgrep_core.domain.pathnames import display_path
 
 __all__ = ["BlobReader", "GitRepo", "TagRef", "TreeEntry"]
 

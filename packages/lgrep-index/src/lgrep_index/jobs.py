@@ -14,7 +14,7 @@ that it would stop waiting). A cancelled run stops at its next commit boundary (
 files or of embeddings; a batch being embedded finishes first), keeps what it committed, releases
 the project's write lock and ends with an IndexingError that says so; the next run goes on from there.
 
-Index work runs below the answers' CPU priority (`lgrep_core.priority`): on a machine whose cores are busy,
+Index work runs below the answers' CPU priority (`lgrep_core.runtime.priority`): on a machine whose cores are busy,
 a search waits for a core behind an embedding batch otherwise. A nice value costs nothing when cores
 are idle, so a lone index runs at full speed.
 """
@@ -28,12 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lgrep_core.config import LgrepSettings, load_settings
+from lgrep_core.domain.errors import IndexingError, LgrepError
+from lgrep_core.domain.models import IndexProgress, IndexSummary
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import Embedders, as_embedders
-from lgrep_core.errors import IndexingError, LgrepError
-from lgrep_core.models import IndexProgress, IndexSummary
-from lgrep_core.priority import lower_thread_priority
+from lgrep_core.runtime.priority import lower_thread_priority
+from lgrep_core.settings.config import LgrepSettings, load_settings
 from lgrep_core.storage.store import release_free_memory
 
 from .changes import ChangeBatch

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import PurePosixPath
 
-from lgrep_core.models import ChunkKind, ContentType
+from lgrep_core.domain.models import ChunkKind, ContentType
 
 __all__ = [
     "AST_LANGUAGES",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 
-from lgrep_core.structure import FileOutline, OutlineItem
+from lgrep_core.domain.structure import FileOutline, OutlineItem
 from tree_sitter import Node
 
 from lgrep_index.chunker import MAX_STRUCTURED_CHARS

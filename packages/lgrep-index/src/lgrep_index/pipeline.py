@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from lgrep_core.config import LgrepSettings
+from lgrep_core.domain.errors import EmbeddingError, IndexingError, NotFoundError
+from lgrep_core.domain.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
+from lgrep_core.domain.secrets import redact_path, sanitize
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.embeddings.cloud import EmbeddingIncomplete
-from lgrep_core.errors import EmbeddingError, IndexingError, NotFoundError
-from lgrep_core.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
-from lgrep_core.secrets import redact_path, sanitize
+from lgrep_core.settings.config import LgrepSettings
 from lgrep_core.storage.layout import DiskFullError
 from lgrep_core.storage.schema import CHUNK_COLUMNS, IndexIdentity, path_key
 from lgrep_core.storage.store import FileRecord, IndexState, KeySet, ProjectStore, release_free_memory
@@ -87,7 +87,7 @@ class Cancelled(IndexingError):
 
 @dataclass(slots=True)
 class _Tally:
-    """The counts of one run as it goes; `summary()` is the frozen result (lgrep_core.models.IndexSummary)."""
+    """The counts of one run as it goes; `summary()` is the frozen result (lgrep_core.domain.models.IndexSummary)."""
 
     root: str
     files_seen: int = 0

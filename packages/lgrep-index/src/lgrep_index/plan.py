@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.config import LgrepSettings
+from lgrep_core.domain.errors import NotFoundError
+from lgrep_core.domain.models import ProjectState, embedding_text
+from lgrep_core.domain.secrets import redact_path, sanitize
 from lgrep_core.embeddings.base import EmbeddingProvider, RemoteEmbeddingProvider, is_remote, model_label
-from lgrep_core.errors import NotFoundError
-from lgrep_core.models import ProjectState, embedding_text
-from lgrep_core.secrets import redact_path, sanitize
-from lgrep_core.spend import price_table
+from lgrep_core.settings.config import LgrepSettings
 from lgrep_core.storage.layout import FileRecord
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.schema import IndexIdentity, path_key
+from lgrep_core.storage.spend import price_table
 
 from .egress import outgoing
 from .pipeline import chunk_text, identity_for, vector_key, walk_options

@@ -13,10 +13,9 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
-from lgrep_core.config import LgrepSettings
-from lgrep_core.errors import LgrepError
-from lgrep_core.models import FileChanges, ProjectInfo, ProjectState, ProjectStatus, RemoveResult
-from lgrep_core.spend import SpendLedger
+from lgrep_core.domain.errors import LgrepError
+from lgrep_core.domain.models import FileChanges, ProjectInfo, ProjectState, ProjectStatus, RemoveResult
+from lgrep_core.settings.config import LgrepSettings
 from lgrep_core.storage.layout import (
     FileRecord,
     index_state,
@@ -26,6 +25,7 @@ from lgrep_core.storage.layout import (
     read_pointer,
 )
 from lgrep_core.storage.reader import ProjectReader
+from lgrep_core.storage.spend import SpendLedger
 from lgrep_core.storage.store import ProjectStore, versions_lock
 
 from .pipeline import VECTORS_UNFINISHED, walk_options

@@ -16,13 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.config import LgrepSettings
+from lgrep_core.domain.errors import IndexBusyError, StorageError
+from lgrep_core.domain.models import ServerInfo, ServerRole
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import Embedders
-from lgrep_core.errors import IndexBusyError, StorageError
-from lgrep_core.locks import acquire_pid_lock, release_pid_lock
-from lgrep_core.models import ServerInfo, ServerRole
-from lgrep_core.server import (
+from lgrep_core.rpc.server import (
     ActivityInterceptor,
     ServerRuntime,
     add_server_service,
@@ -30,6 +28,8 @@ from lgrep_core.server import (
     run_server,
     server_interceptors,
 )
+from lgrep_core.runtime.locks import acquire_pid_lock, release_pid_lock
+from lgrep_core.settings.config import LgrepSettings
 
 from .freshness import Freshness
 from .jobs import IndexJobs
@@ -241,7 +241,7 @@ def serve_index(
 def main(argv: Sequence[str] | None = None) -> int:
     """`lgrep-index watch PATH... [--socket PATH]`."""
     import click
-    from lgrep_core.cli_support import group, run_command, setup_logging, terminal_safe
+    from lgrep_core.app.cli_support import group, run_command, setup_logging, terminal_safe
 
     @group(context_settings={"help_option_names": ["-h", "--help"]})
     def cli() -> None:
@@ -254,8 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     @click.option("-v", "--verbose", is_flag=True, help="log details to stderr")
     def watch(paths: tuple[Path, ...], socket_path: Path | None, ready_fd: int | None, verbose: bool) -> None:
         """Index PATHs, keep them fresh as files change, and serve IndexService."""
-        from lgrep_core.config import load_settings
-        from lgrep_core.scope import Purpose, project_for
+        from lgrep_core.app.scope import Purpose, project_for
+        from lgrep_core.settings.config import load_settings
 
         settings = load_settings(None).settings
         setup_logging(settings.log_level, verbose)

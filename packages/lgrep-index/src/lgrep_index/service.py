@@ -1,8 +1,8 @@
 """IndexService over gRPC: the wire edge of IndexJobs, the project use cases and the watcher.
 
-Each method converts the request (lgrep_core.wire validates it), calls the backend and converts the
+Each method converts the request (lgrep_core.rpc.wire validates it), calls the backend and converts the
 answer. Errors are LgrepErrors raised as they are: the server's error interceptor maps each to its
-status code and detail, once, for every method (lgrep_core.grpc_support).
+status code and detail, once, for every method (lgrep_core.rpc.grpc_support).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lgrep.v1 import index_pb2, index_pb2_grpc
-from lgrep_core import wire
-from lgrep_core.config import LgrepSettings
-from lgrep_core.errors import IndexBusyError, NotFoundError
-from lgrep_core.models import CancelResult, ProjectInfo, ProjectState, ProjectStatus, WatchLease, WatchResult
-from lgrep_core.pathnames import request_root
-from lgrep_core.scope import Purpose, project_for
+from lgrep_core.app.scope import Purpose, project_for
+from lgrep_core.domain.errors import IndexBusyError, NotFoundError
+from lgrep_core.domain.models import CancelResult, ProjectInfo, ProjectState, ProjectStatus, WatchLease, WatchResult
+from lgrep_core.domain.pathnames import request_root
+from lgrep_core.rpc import wire
+from lgrep_core.settings.config import LgrepSettings
 from lgrep_core.storage.layout import project_dir
 
 from .jobs import IndexJobs
@@ -168,7 +168,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         return wire.cancel_result_to_proto(CancelResult(cancelled=cancelled, stopped=stopped))
 
     def _project(self, text: str, purpose: Purpose) -> Path:
-        """The project a request's root names for `purpose` (lgrep_core.scope.project_for, with the
+        """The project a request's root names for `purpose` (lgrep_core.app.scope.project_for, with the
         projects watched here): a folder inside a watched or indexed project is that project, so one
         index and one watcher serve it however many of its folders clients name."""
         return project_for(self.settings.cache_dir, request_root(text), purpose, watched=self.watches.watched()).project

@@ -26,16 +26,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import re2
-from lgrep_core.config import LgrepSettings, VersionsSettings
+from lgrep_core.domain.errors import ConfigError, IndexingError
+from lgrep_core.domain.models import Chunk, IndexPhase, IndexProgress, TagsSummary, embedding_text
+from lgrep_core.domain.secrets import redact_path, sanitize
+from lgrep_core.domain.text import decode_text
+from lgrep_core.domain.versions.semver import Version
 from lgrep_core.embeddings.base import EmbeddingProvider
-from lgrep_core.errors import ConfigError, IndexingError
-from lgrep_core.models import Chunk, IndexPhase, IndexProgress, TagsSummary, embedding_text
-from lgrep_core.secrets import redact_path, sanitize
+from lgrep_core.settings.config import LgrepSettings, VersionsSettings
 from lgrep_core.storage.layout import project_dir
 from lgrep_core.storage.store import release_free_memory, versions_lock
 from lgrep_core.storage.versions import BlobRow, EntryRow, TagRow, VersionStore, blob_key, repository_name
-from lgrep_core.text import decode_text
-from lgrep_core.versions.semver import Version
 
 from lgrep_index.chunker import MAX_LINE_CHARS, detect_language, overflow_text
 from lgrep_index.embedding_stage import EmbeddingStage, TextBatch

@@ -26,7 +26,7 @@ they can cause is bounded: lines over 4 KiB, patterns past 5,000 per file or 10,
 folder, and patterns with more than 6 `?`/`[...]` after a `*` in one name are dropped with a warning.
 
 A file or folder name that is not valid UTF-8 is walked, not skipped: its path shows it escaped
-(`caf\\xe9.py`, see `lgrep_core.pathnames`), `WalkedFile.abs_path` keeps its real bytes, and ignore
+(`caf\\xe9.py`, see `lgrep_core.domain.pathnames`), `WalkedFile.abs_path` keeps its real bytes, and ignore
 patterns match the escaped form.
 
 Never indexed, whatever the ignore files say: version-control folders (`.git`, `.hg`, `.svn`,
@@ -62,7 +62,7 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from lgrep_core.errors import NotFoundError
+from lgrep_core.domain.errors import NotFoundError
 
 from lgrep_index.walking._model import (
     SKIP_BINARY,

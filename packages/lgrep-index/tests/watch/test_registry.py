@@ -16,13 +16,13 @@ from typing import Any
 
 import grpc
 import pytest
-from lgrep_core.client import LgrepClient
-from lgrep_core.config import LgrepSettings
-from lgrep_core.errors import InvalidRequestError
-from lgrep_core.grpc_server_setup import add_unix_port
-from lgrep_core.grpc_support import server_options
-from lgrep_core.models import WatchLeaseRequest
-from lgrep_core.server import ActivityInterceptor, server_interceptors
+from lgrep_core.domain.errors import InvalidRequestError
+from lgrep_core.domain.models import WatchLeaseRequest
+from lgrep_core.rpc.client import LgrepClient
+from lgrep_core.rpc.grpc_server_setup import add_unix_port
+from lgrep_core.rpc.grpc_support import server_options
+from lgrep_core.rpc.server import ActivityInterceptor, server_interceptors
+from lgrep_core.settings.config import LgrepSettings
 from lgrep_index.service import IndexServicer, add_index_service
 from lgrep_index.watch import registry
 from lgrep_index.watch.registry import (

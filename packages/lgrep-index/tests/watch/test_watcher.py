@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from lgrep_core.errors import NotFoundError
+from lgrep_core.domain.errors import NotFoundError
 from lgrep_index.changes import ChangeBatch
 from lgrep_index.walker import WalkOptions
 from lgrep_index.watch import watcher

@@ -1,6 +1,6 @@
 """The shapes of the MCP tools' answers: each tool publishes one as its output schema and returns it
 as structured content (the text content is the same object as compact JSON). Field names follow the
-CLI's `--json` output (lgrep_core.serialize), so an agent that knows one knows the other."""
+CLI's `--json` output (lgrep_core.app.serialize), so an agent that knows one knows the other."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ roots and the token counter (`App`), with the helpers that turn an agent's paths
 results into answers.
 
 A root is a folder the agent may read; the project that answers for it is the one
-lgrep_core.scope.project_for finds (a root inside an indexed project is that project, kept to the
+lgrep_core.app.scope.project_for finds (a root inside an indexed project is that project, kept to the
 root), so an MCP server
 started in a subfolder searches its project's index instead of building one of the subfolder. Paths
 in answers, and relative paths an agent passes, are relative to that project's root."""
@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from lgrep_core.api import Lgrep
-from lgrep_core.engine import Engine
-from lgrep_core.models import FileHit, SearchHit
-from lgrep_core.scope import Purpose, Scope, scoped_glob
-from lgrep_core.serialize import file_hit_json, search_hit_json
+from lgrep_core.app.api import Lgrep
+from lgrep_core.app.scope import Purpose, Scope, scoped_glob
+from lgrep_core.app.serialize import file_hit_json, search_hit_json
+from lgrep_core.domain.engine import Engine
+from lgrep_core.domain.models import FileHit, SearchHit
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
@@ -52,7 +52,7 @@ class App:
 
     def root_scope(self, root: Path | None = None, purpose: Purpose = Purpose.SEARCH) -> Scope:
         """The project an allowed root (default: the default one) belongs to, and where in it the root
-        is (lgrep_core.scope.project_for, for `purpose`)."""
+        is (lgrep_core.app.scope.project_for, for `purpose`)."""
         return self.lgrep.scope(root or self.roots.default, purpose)
 
     @property

@@ -1,4 +1,4 @@
-"""The daemon as a long-lived shell's engine (lgrep_core.engine.Engine): connected on the first call
+"""The daemon as a long-lived shell's engine (lgrep_core.domain.engine.Engine): connected on the first call
 (starting the daemon when none runs, as a command does) and connected again when the daemon went
 away (stopped, restarted, idle-exited) between two calls. The MCP server holds one for its life.
 
@@ -11,12 +11,12 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from lgrep_core.errors import ServerUnavailableError
+from lgrep_core.domain.errors import ServerUnavailableError
 
 if TYPE_CHECKING:
-    from lgrep_core.client import IndexStream, LgrepClient
-    from lgrep_core.endpoints import ClientSettings
-    from lgrep_core.models import IndexProjectRequest, Request
+    from lgrep_core.domain.models import IndexProjectRequest, Request
+    from lgrep_core.rpc.client import IndexStream, LgrepClient
+    from lgrep_core.rpc.endpoints import ClientSettings
 
 __all__ = ["DaemonEngine"]
 
@@ -34,14 +34,14 @@ class DaemonEngine:
         on_connect: Callable[[], None] | None = None,
     ) -> None:
         """`settings` gives the client settings when the first call connects (default: the user's,
-        lgrep_core.endpoints.client_settings). `on_connect` is told each time a connection is made
+        lgrep_core.rpc.endpoints.client_settings). `on_connect` is told each time a connection is made
         (the daemon may be a new one: lgrep_mcp.leases takes its watch leases again at once)."""
         self._settings = settings
         self._on_connect = on_connect
         self._client: LgrepClient | None = None
         self._lock = threading.Lock()
 
-    # ------------------------------------------------------------------ lgrep_core.engine.Engine
+    # ------------------------------------------------------------------ lgrep_core.domain.engine.Engine
 
     def call(self, request: Request[A]) -> A:
         return self._retried(lambda c: c.call(request))
@@ -64,8 +64,8 @@ class DaemonEngine:
     def _connected(self) -> LgrepClient:
         with self._lock:
             if self._client is None:
-                from lgrep_core.daemon_client import connect_daemon
-                from lgrep_core.endpoints import client_settings
+                from lgrep_core.rpc.daemon_client import connect_daemon
+                from lgrep_core.rpc.endpoints import client_settings
 
                 cs = self._settings() if self._settings is not None else client_settings()
                 client = connect_daemon(cs, start=True)

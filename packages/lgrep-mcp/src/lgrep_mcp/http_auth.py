@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.errors import ConfigError
+from lgrep_core.domain.errors import ConfigError
 
 __all__ = ["TOKEN_ENV", "TOKEN_FILE_NAME", "BearerTokenGate", "http_token", "serve_http"]
 
@@ -65,7 +65,7 @@ def _create_token_file(path: Path) -> str | None:
     """A new token written to `path`, 0600 from its first byte on; None if `path` already exists
     (a link included: it is never followed). The token is complete before the name appears (a
     hard link of a private temporary file), so two servers starting together agree on one."""
-    from lgrep_core.grpc_tokens import new_token
+    from lgrep_core.rpc.grpc_tokens import new_token
 
     token = new_token()
     temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
@@ -100,7 +100,7 @@ def http_token(env_token: str | None, token_file: Path) -> tuple[str, str]:
         ConfigError: `LGREP_MCP_TOKEN` is not a usable token, or the token file is unsafe (a link,
             another user's, readable by others) or cannot be written.
     """
-    from lgrep_core.grpc_tokens import read_token_file
+    from lgrep_core.rpc.grpc_tokens import read_token_file
 
     if env_token is not None:
         token = env_token.strip()

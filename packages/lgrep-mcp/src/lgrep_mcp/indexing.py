@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio.to_thread
-from lgrep_core.errors import DeadlineExceededError
-from lgrep_core.models import IndexProgress, IndexSummary
+from lgrep_core.domain.errors import DeadlineExceededError
+from lgrep_core.domain.models import IndexProgress, IndexSummary
 from mcp.server.mcpserver import Context
 
 from .app import App

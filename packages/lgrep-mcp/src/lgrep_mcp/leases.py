@@ -23,12 +23,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lgrep_core.errors import LgrepError, ServerUnavailableError
-from lgrep_core.models import ReleaseWatchLeaseRequest, WatchLease, WatchLeaseRequest
+from lgrep_core.domain.errors import LgrepError, ServerUnavailableError
+from lgrep_core.domain.models import ReleaseWatchLeaseRequest, WatchLease, WatchLeaseRequest
 
 if TYPE_CHECKING:
-    from lgrep_core.client import LgrepClient
-    from lgrep_core.endpoints import ClientSettings
+    from lgrep_core.rpc.client import LgrepClient
+    from lgrep_core.rpc.endpoints import ClientSettings
 
 __all__ = ["DEFAULT_TTL_S", "TTL_ENV", "WATCH_ENV", "WatchLeases", "lease_ttl_s", "leases_wanted"]
 
@@ -155,8 +155,8 @@ class WatchLeases:
 
     def _connected(self) -> LgrepClient | None:
         if self._client is None:
-            from lgrep_core.daemon_client import connect_daemon
-            from lgrep_core.endpoints import client_settings
+            from lgrep_core.rpc.daemon_client import connect_daemon
+            from lgrep_core.rpc.endpoints import client_settings
 
             try:
                 cs = self._settings() if self._settings is not None else client_settings()

@@ -8,7 +8,7 @@ it, never beyond the allowed roots), and each file's count is kept per (inode, s
 file is tokenized once until it changes.
 
 Each call's receipt is also added to the project's sums for the calling client (`clientInfo.name`
-from the initialize handshake) in lgrep_core.receipts' ledger, which every `lgrep mcp` process of
+from the initialize handshake) in lgrep_core.storage.receipts' ledger, which every `lgrep mcp` process of
 the user shares. A middleware gives each tools/call a `Call` (through a context variable, which the
 SDK's worker threads inherit) that answers add their receipt to, and records it after the answer.
 """
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from lgrep_core.errors import LgrepError
-from lgrep_core.receipts import ReceiptLedger, client_name
+from lgrep_core.domain.errors import LgrepError
+from lgrep_core.storage.receipts import ReceiptLedger, client_name
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from .budget import TokenCounter

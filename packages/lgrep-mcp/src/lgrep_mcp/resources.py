@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lgrep_core.errors import LgrepError, NotFoundError
-from lgrep_core.models import GetFileRequest, ListFilesRequest, StatusRequest
-from lgrep_core.receipts import ReceiptLedger
-from lgrep_core.serialize import receipts_json
+from lgrep_core.app.serialize import receipts_json
+from lgrep_core.domain.errors import LgrepError, NotFoundError
+from lgrep_core.domain.models import GetFileRequest, ListFilesRequest, StatusRequest
+from lgrep_core.storage.receipts import ReceiptLedger
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 
@@ -94,7 +94,7 @@ class Resources(Unit):
             raise ResourceError(inert(exc.message)) from None
 
     def config_resource(self) -> str:
-        from lgrep_core.config import load_settings
+        from lgrep_core.settings.config import load_settings
 
         try:
             loaded = load_settings(self.app.roots.default)

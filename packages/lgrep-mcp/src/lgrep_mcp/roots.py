@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from lgrep_core.errors import InvalidRequestError
+from lgrep_core.domain.errors import InvalidRequestError
 
 __all__ = ["AllowedRoots"]
 

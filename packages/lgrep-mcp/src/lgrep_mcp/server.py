@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.api import Lgrep
-from lgrep_core.cli_support import terminal_safe
-from lgrep_core.engine import Engine
-from lgrep_core.errors import LgrepError
-from lgrep_core.receipts import ReceiptLedger
+from lgrep_core.app.api import Lgrep
+from lgrep_core.app.cli_support import terminal_safe
+from lgrep_core.domain.engine import Engine
+from lgrep_core.domain.errors import LgrepError
+from lgrep_core.storage.receipts import ReceiptLedger
 from mcp.server.mcpserver import MCPServer
 from mcp.types import Tool, ToolAnnotations
 
@@ -91,7 +91,7 @@ def build_server(
     lgrep's application API over `engine` (default: the daemon, connected on the first call) and
     the indexes of `cache_dir` (default: the user's)."""
     if cache_dir is None:
-        from lgrep_core.endpoints import client_settings
+        from lgrep_core.rpc.endpoints import client_settings
 
         cache_dir = client_settings().cache_dir
     app = App(roots, Lgrep(engine or DaemonEngine(), cache_dir), counter or TokenCounter())
@@ -181,7 +181,7 @@ def _warm(counter: TokenCounter) -> None:
 def _http_token(token_file: Path | None) -> tuple[str, str]:
     """The HTTP token and its source: `LGREP_MCP_TOKEN`, else `token_file`, else the cache dir's."""
     if token_file is None:
-        from lgrep_core.endpoints import client_settings
+        from lgrep_core.rpc.endpoints import client_settings
 
         token_file = client_settings().cache_dir / TOKEN_FILE_NAME
     return http_token(os.environ.get(TOKEN_ENV), token_file.expanduser().absolute())

@@ -1,5 +1,5 @@
 """How values leave the MCP server: repository text made inert, and lgrep's errors as tool errors
-with their own message (answers take their JSON shape from lgrep_core.serialize)."""
+with their own message (answers take their JSON shape from lgrep_core.app.serialize)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from lgrep_core.cli_support import terminal_safe
-from lgrep_core.errors import LgrepError
+from lgrep_core.app.cli_support import terminal_safe
+from lgrep_core.domain.errors import LgrepError
 from mcp.server.mcpserver.exceptions import ToolError
 
 __all__ = ["inert", "tool_errors"]

@@ -16,11 +16,11 @@ from operator import itemgetter
 from typing import Any, overload
 
 import numpy as np
-from lgrep_core.errors import StorageError
-from lgrep_core.models import Chunk, ChunkKind
+from lgrep_core.domain.errors import StorageError
+from lgrep_core.domain.models import Chunk, ChunkKind
+from lgrep_core.domain.text import analyze, identifier_terms, path_terms
 from lgrep_core.storage.reader import ChangeSet, IndexVersion, ProjectReader
 from lgrep_core.storage.schema import path_key
-from lgrep_core.text import analyze, identifier_terms, path_terms
 
 from .fuzzy import SymbolIndex
 from .lexical import FieldWeights, LexicalIndex, Vocabulary, postings
@@ -89,7 +89,7 @@ class Corpus:
     languages: list[str]
     content_types: list[str]
     contents: ChunkTexts  # compressed: only the shown and checked chunks are ever decompressed
-    refs: ChunkTexts  # per chunk: what it defines and references (lgrep_core.structure), compressed
+    refs: ChunkTexts  # per chunk: what it defines and references (lgrep_core.domain.structure), compressed
     cut: np.ndarray  # bool per chunk: its content cut long lines (the rest is searchable, not shown)
     vec_keys: list[str]  # per chunk: its embedding key
     vec_row: np.ndarray  # per chunk: row of `matrix`, -1 while its vector is pending

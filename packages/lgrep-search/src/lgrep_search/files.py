@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from lgrep_core.models import ChunkKind, ContentType
+from lgrep_core.domain.models import ChunkKind, ContentType
 
 from .corpus import Corpus
 from .fusion import RRF_K, Candidate

@@ -7,14 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from lgrep_core.rrf import NATURAL_WEIGHTS, RRF_K, SYMBOL_WEIGHTS, weights_for
+from lgrep_core.domain.rrf import NATURAL_WEIGHTS, RRF_K, SYMBOL_WEIGHTS, weights_for
 
 from .query import QueryKind
 
 __all__ = ["NATURAL_WEIGHTS", "RRF_K", "SYMBOL_WEIGHTS", "Candidate", "channel_weights", "fuse"]
 
-# RRF_K and the weights per query kind live in lgrep_core.rrf: merging several projects' answers
-# (lgrep_core.merge) weighs the channels as this fusion does.
+# RRF_K and the weights per query kind live in lgrep_core.domain.rrf: merging several projects' answers
+# (lgrep_core.domain.merge) weighs the channels as this fusion does.
 
 
 def channel_weights(kind: QueryKind, bm25_weight: float | None) -> dict[str, float]:

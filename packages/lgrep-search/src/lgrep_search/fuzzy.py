@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from lgrep_core.text import QUERY_STOPWORDS
+from lgrep_core.domain.text import QUERY_STOPWORDS
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 

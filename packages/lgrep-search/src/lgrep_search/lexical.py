@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from lgrep_core.text import QUERY_STOPWORDS, analyze
+from lgrep_core.domain.text import QUERY_STOPWORDS, analyze
 
 __all__ = ["BM25_B", "BM25_K1", "FieldWeights", "LexicalIndex", "Vocabulary", "postings", "query_terms"]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import re2
-from lgrep_core.errors import InvalidRequestError
+from lgrep_core.domain.errors import InvalidRequestError
 
 __all__ = ["MAX_PATTERN_CHARS", "path_matcher", "relative_to_root", "translate"]
 

@@ -17,11 +17,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.config import LgrepSettings, SearchSettings, load_settings
-from lgrep_core.embeddings.base import EmbeddingProvider, model_label, token_counter
-from lgrep_core.embeddings.registry import Embedders, as_embedders
-from lgrep_core.errors import IndexMismatchError, InvalidRequestError, NotFoundError
-from lgrep_core.models import (
+from lgrep_core.app.scope import Purpose, Scope, project_for, scoped_glob
+from lgrep_core.domain.errors import IndexMismatchError, InvalidRequestError, NotFoundError
+from lgrep_core.domain.models import (
     ComponentInfo,
     FileList,
     FileSlice,
@@ -41,12 +39,14 @@ from lgrep_core.models import (
     TraceRequest,
     TraceResult,
 )
-from lgrep_core.pathnames import existing_project_root, request_root
-from lgrep_core.scope import Purpose, Scope, project_for, scoped_glob
+from lgrep_core.domain.pathnames import existing_project_root, request_root
+from lgrep_core.domain.structure import Outliner
+from lgrep_core.embeddings.base import EmbeddingProvider, model_label, token_counter
+from lgrep_core.embeddings.registry import Embedders, as_embedders
+from lgrep_core.settings.config import LgrepSettings, SearchSettings, load_settings
 from lgrep_core.storage.reader import ProjectReader
 from lgrep_core.storage.schema import IndexIdentity
 from lgrep_core.storage.versions import VersionStore, store_location
-from lgrep_core.structure import Outliner
 
 from . import reads, structure
 from .corpus import Corpus
@@ -62,7 +62,7 @@ log = logging.getLogger(__name__)
 
 
 def project_root(text: str) -> Path:
-    """A project root as a client names it (lgrep_core.pathnames.existing_project_root)."""
+    """A project root as a client names it (lgrep_core.domain.pathnames.existing_project_root)."""
     return existing_project_root(text)
 
 
@@ -161,7 +161,7 @@ class ProjectSearchers:
         )
 
     def resolve(self, text: str) -> Scope:
-        """The project a request's root names (lgrep_core.scope.project_for): a folder inside an
+        """The project a request's root names (lgrep_core.app.scope.project_for): a folder inside an
         indexed project is that project, kept to the folder.
 
         Raises:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import re2
-from lgrep_core.text import QUERY_STOPWORDS, identifier_parts, stem
+from lgrep_core.domain.text import QUERY_STOPWORDS, identifier_parts, stem
 
 from .fuzzy import query_identifiers
 from .lexical import query_terms

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 import numpy as np
-from lgrep_core.errors import InvalidRequestError, NotFoundError
-from lgrep_core.models import (
+from lgrep_core.domain.errors import InvalidRequestError, NotFoundError
+from lgrep_core.domain.models import (
     ChunkKind,
     ContentType,
     FileList,
@@ -25,10 +25,10 @@ from lgrep_core.models import (
     SearchHit,
     SymbolMatch,
 )
-from lgrep_core.pathnames import read_project_file
-from lgrep_core.secrets import sanitize
+from lgrep_core.domain.pathnames import read_project_file
+from lgrep_core.domain.secrets import sanitize
+from lgrep_core.domain.text import decode_text
 from lgrep_core.storage.reader import ProjectReader
-from lgrep_core.text import decode_text
 
 from .corpus import Corpus
 from .fuzzy import symbol_parts
@@ -118,7 +118,7 @@ def _indexed_text(root: Path, corpus: Corpus, path: str) -> tuple[str, os.stat_r
             f"{path} is not in the index of {root} (not a file there, or one lgrep leaves out: ignored, "
             "binary, too large or a credential)"
         )
-    # Opened name by name below the root, no symlink followed (lgrep_core.pathnames): a folder of the
+    # Opened name by name below the root, no symlink followed (lgrep_core.domain.pathnames): a folder of the
     # path swapped for a symlink after any check cannot lead the read out of the project.
     data, st = read_project_file(root, path, 4 * MAX_FILE_BYTES + 1)
     clean = sanitize(decode_text(data)).text

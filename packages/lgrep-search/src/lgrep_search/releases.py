@@ -17,9 +17,8 @@ from collections import OrderedDict
 from dataclasses import replace
 
 import numpy as np
-from lgrep_core.embeddings.base import EmbeddingProvider
-from lgrep_core.errors import InvalidRequestError, NotFoundError
-from lgrep_core.models import (
+from lgrep_core.domain.errors import InvalidRequestError, NotFoundError
+from lgrep_core.domain.models import (
     ComponentInfo,
     FileList,
     FileSlice,
@@ -29,8 +28,9 @@ from lgrep_core.models import (
     SearchRequest,
     SearchResponse,
 )
+from lgrep_core.domain.versions.semver import Version, VersionRange, looks_like_range, newest
+from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.storage.versions import EntryRow, TagRow, VersionStore
-from lgrep_core.versions.semver import Version, VersionRange, looks_like_range, newest
 
 from . import reads
 from .corpus import COLUMNS, Corpus

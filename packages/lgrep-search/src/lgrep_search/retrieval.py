@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from lgrep_core.domain.errors import EmbeddingError, InvalidRequestError
+from lgrep_core.domain.models import ContentType, SearchType
 from lgrep_core.embeddings.base import EmbeddingProvider
-from lgrep_core.errors import EmbeddingError, InvalidRequestError
-from lgrep_core.models import ContentType, SearchType
 
 from .corpus import Corpus
 from .fusion import Candidate

@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from lgrep_core.domain.errors import InvalidRequestError, LgrepError
+from lgrep_core.domain.models import FileHit, LineRange, MatchType, SearchHit, SearchRequest, SearchResponse, SearchType
+from lgrep_core.domain.pathnames import disk_path
 from lgrep_core.embeddings.base import EmbeddingProvider
-from lgrep_core.errors import InvalidRequestError, LgrepError
-from lgrep_core.models import FileHit, LineRange, MatchType, SearchHit, SearchRequest, SearchResponse, SearchType
-from lgrep_core.pathnames import disk_path
 
 from .corpus import Corpus
 from .files import FILE_CHANNEL_DEPTH, Evidence, RankedFile, rank_files

@@ -11,9 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.config import LgrepSettings
-from lgrep_core.models import ServerRole
-from lgrep_core.server import (
+from lgrep_core.domain.models import ServerRole
+from lgrep_core.rpc.server import (
     ActivityInterceptor,
     ServerRuntime,
     add_server_service,
@@ -21,6 +20,7 @@ from lgrep_core.server import (
     run_server,
     server_interceptors,
 )
+from lgrep_core.settings.config import LgrepSettings
 
 from .projects import ProjectSearchers
 from .service import add_search_service
@@ -64,7 +64,7 @@ def serve_search(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | 
 def main(argv: Sequence[str] | None = None) -> int:
     """`lgrep-search serve [--socket PATH] [--tcp-port N]`."""
     import click
-    from lgrep_core.cli_support import group, run_command, setup_logging
+    from lgrep_core.app.cli_support import group, run_command, setup_logging
 
     @group(context_settings={"help_option_names": ["-h", "--help"]})
     def cli() -> None:
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     @click.option("-v", "--verbose", is_flag=True, help="log details to stderr")
     def serve(socket_path: Path | None, tcp_port: int | None, ready_fd: int | None, verbose: bool) -> None:
         """Serve searches over every project in the cache dir."""
-        from lgrep_core.config import load_settings
+        from lgrep_core.settings.config import load_settings
 
         settings = load_settings(None).settings
         if tcp_port is not None:

@@ -1,8 +1,8 @@
 """SearchService over gRPC: the wire edge of ProjectSearchers.
 
-Each method converts the request (lgrep_core.wire validates it), calls the backend and converts the
+Each method converts the request (lgrep_core.rpc.wire validates it), calls the backend and converts the
 answer. Errors are LgrepErrors raised as they are: the server's error interceptor maps each to its
-status code and detail, once, for every method (lgrep_core.grpc_support).
+status code and detail, once, for every method (lgrep_core.rpc.grpc_support).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from lgrep.v1 import search_pb2, search_pb2_grpc
-from lgrep_core import wire
+from lgrep_core.rpc import wire
 
 from .projects import ProjectSearchers
 

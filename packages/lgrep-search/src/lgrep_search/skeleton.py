@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from lgrep_core.models import ChunkKind, Location
-from lgrep_core.structure import FileOutline, OutlineItem
+from lgrep_core.domain.models import ChunkKind, Location
+from lgrep_core.domain.structure import FileOutline, OutlineItem
 
 __all__ = ["ELISION", "TokenCounter", "render_skeleton"]
 

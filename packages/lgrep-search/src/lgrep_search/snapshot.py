@@ -17,11 +17,11 @@ import logging
 import threading
 import time
 
-from lgrep_core.errors import LgrepError, StorageError
-from lgrep_core.memory import release_free_heap
-from lgrep_core.priority import lower_thread_priority
+from lgrep_core.domain.errors import LgrepError, StorageError
+from lgrep_core.domain.text import clear_term_caches
+from lgrep_core.runtime.memory import release_free_heap
+from lgrep_core.runtime.priority import lower_thread_priority
 from lgrep_core.storage.reader import IndexVersion, ProjectReader
-from lgrep_core.text import clear_term_caches
 
 from .corpus import Corpus
 

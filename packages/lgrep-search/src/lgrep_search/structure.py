@@ -26,8 +26,8 @@ import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from lgrep_core.errors import NotFoundError
-from lgrep_core.models import (
+from lgrep_core.domain.errors import NotFoundError
+from lgrep_core.domain.models import (
     DEFAULT_TRACE_EDGES,
     ChunkKind,
     Location,
@@ -38,7 +38,7 @@ from lgrep_core.models import (
     TraceRequest,
     TraceResult,
 )
-from lgrep_core.structure import IMPORT_ALL, Definition, Reference, RefKind, parse_entries
+from lgrep_core.domain.structure import IMPORT_ALL, Definition, Reference, RefKind, parse_entries
 
 from .corpus import Corpus
 from .fuzzy import symbol_parts

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lgrep_core.models import SearchRequest, SearchType
+from lgrep_core.domain.models import SearchRequest, SearchType
 from lgrep_search.corpus import Corpus
 from lgrep_search.fusion import Candidate
 from lgrep_search.query import parse_query

@@ -3,7 +3,7 @@ query asks for them or the channels agree on them."""
 
 from __future__ import annotations
 
-from lgrep_core.models import SearchRequest, SearchType
+from lgrep_core.domain.models import SearchRequest, SearchType
 from lgrep_search.fusion import Candidate
 from lgrep_search.query import parse_query
 from lgrep_search.searcher import Searcher

@@ -107,7 +107,7 @@ def runs_lgrep(argv: list[str] | tuple[str, ...]) -> bool:
 
 def git_root(folder: Path) -> Path | None:
     """The git repository's root as the agent clients find it, the nearest folder holding `.git`.
-    Unlike lgrep_core.scope.git_root (where lgrep puts a project), the home folder counts: a client in
+    Unlike lgrep_core.app.scope.git_root (where lgrep puts a project), the home folder counts: a client in
     a dotfiles repository reads the settings files up to it, so lgrep reads them there too."""
     for parent in (folder, *folder.parents):
         if (parent / ".git").exists():

@@ -32,8 +32,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
 
-from lgrep_core.config_sources import MAX_CONFIG_BYTES
-from lgrep_core.errors import ConfigError
+from lgrep_core.domain.errors import ConfigError
+from lgrep_core.settings.config_sources import MAX_CONFIG_BYTES
 
 __all__ = ["PROJECT_MAX_BYTES", "USER_MAX_BYTES", "delete", "exists", "read_text", "write_text"]
 

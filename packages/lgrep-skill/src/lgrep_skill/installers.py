@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.errors import ConfigError, InvalidRequestError
+from lgrep_core.domain.errors import ConfigError, InvalidRequestError
 
 from . import files, jsonc, tomlfile
 from .clients import AGENT_CLIENTS, SERVER_NAME, Client, Locations, Scope, runs_lgrep

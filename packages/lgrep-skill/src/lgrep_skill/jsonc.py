@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from lgrep_core.errors import ConfigError
+from lgrep_core.domain.errors import ConfigError
 
 __all__ = ["Node", "add_item", "loads", "parse", "remove_item", "remove_member", "set_member"]
 

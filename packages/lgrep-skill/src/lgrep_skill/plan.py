@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from lgrep_core.errors import ConfigError
+from lgrep_core.domain.errors import ConfigError
 
 from . import files
 from .files import read_text

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from lgrep_core.errors import ConfigError
+from lgrep_core.domain.errors import ConfigError
 
 from . import files, jsonc, tomlfile
 from .clients import (

@@ -24,7 +24,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from lgrep_core.errors import ConfigError
+from lgrep_core.domain.errors import ConfigError
 
 from .jsonc import MAX_DEPTH
 

@@ -1,6 +1,6 @@
 """The `lgrep` command: index, search, status, stats, clean, watch, serve, config.
 
-Each command parses its arguments, calls lgrep's application API (lgrep_core.api.Lgrep) and renders
+Each command parses its arguments, calls lgrep's application API (lgrep_core.app.api.Lgrep) and renders
 the answer (.output); the policy (which project a folder belongs to, building an index first, asking
 before a cloud provider spends money) lives in the API, shared with the MCP server. A command picks
 the engine only: the daemon (`lgrep serve`, started when it is not running for the commands that do
@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from lgrep_core.cli_support import EXIT_OK, group, run_command, setup_logging
-from lgrep_core.endpoints import ClientSettings
-from lgrep_core.engine import anchored
-from lgrep_core.errors import IndexBusyError, LgrepError
-from lgrep_core.models import (
+from lgrep_core.app.cli_support import EXIT_OK, group, run_command, setup_logging
+from lgrep_core.domain.engine import anchored
+from lgrep_core.domain.errors import IndexBusyError, LgrepError
+from lgrep_core.domain.models import (
     CancelIndexRequest,
     FindRelatedRequest,
     FindSymbolRequest,
@@ -40,13 +39,14 @@ from lgrep_core.models import (
     UnwatchProjectRequest,
     WatchProjectRequest,
 )
+from lgrep_core.rpc.endpoints import ClientSettings
 
 from .shell import ask_to_spend, connect, make_app, note, settings_for
 
 if TYPE_CHECKING:
-    from lgrep_core.config import LgrepSettings
-    from lgrep_core.models import TagsSummary
-    from lgrep_core.scope import Purpose, Scope
+    from lgrep_core.app.scope import Purpose, Scope
+    from lgrep_core.domain.models import TagsSummary
+    from lgrep_core.settings.config import LgrepSettings
 
 __all__ = ["main"]
 
@@ -90,7 +90,7 @@ _WEIGHT = _finite("a weight (a finite number, 0 or more)")
 
 
 def _ask(cs: ClientSettings, request: Request[A], *, no_daemon: bool, start: bool) -> A:
-    """One use case's answer from the engine this command uses (lgrep_core.engine.Engine.call). The
+    """One use case's answer from the engine this command uses (lgrep_core.domain.engine.Engine.call). The
     request is checked first: a bad one is refused before a daemon is started or the model loaded."""
     request = anchored(request).validate()
     with make_app(cs, no_daemon=no_daemon, start=start) as app:
@@ -98,11 +98,11 @@ def _ask(cs: ClientSettings, request: Request[A], *, no_daemon: bool, start: boo
 
 
 def _project(cs: ClientSettings, path: Path, purpose: Purpose, *, say: bool = True) -> Scope:
-    """The project a command works on for the PATH it was given: lgrep_core.scope.project_for, the
+    """The project a command works on for the PATH it was given: lgrep_core.app.scope.project_for, the
     one rule for every command (and for the MCP server and the daemon), with the command's purpose.
     What it tells the user (a folder answered by the project around it) is said on stderr, unless
     the application API says it itself (`say=False`: a search)."""
-    from lgrep_core.scope import Purpose, project_for
+    from lgrep_core.app.scope import Purpose, project_for
 
     store = settings_for(None).versions.store if purpose is Purpose.RELEASES else ""
     scope = project_for(Path(cs.cache_dir), path, purpose, versions_store=store)
@@ -115,8 +115,8 @@ def _stdin_query() -> str:
     """The query `-` names: standard input, read up to one character past the query limit. A file
     piped by mistake (300 MB took 590 MB of memory) or a stream that never ends is refused once it
     passes the limit, without reading the rest. (A text stream's read(n) counts characters.)"""
-    from lgrep_core.errors import InvalidRequestError
-    from lgrep_core.models import MAX_QUERY_CHARS
+    from lgrep_core.domain.errors import InvalidRequestError
+    from lgrep_core.domain.models import MAX_QUERY_CHARS
 
     try:
         text = sys.stdin.read(MAX_QUERY_CHARS + 1)
@@ -153,7 +153,7 @@ _LAZY_COMMANDS = {
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
     """Local semantic code search for AI coding agents."""
-    from lgrep_core.endpoints import client_settings
+    from lgrep_core.rpc.endpoints import client_settings
 
     cs = client_settings()
     setup_logging(cs.log_level, verbose)
@@ -230,8 +230,8 @@ def index(
     Ctrl-C stops waiting and cancels the daemon's run unless another command waits for it too (a
     --no-wait run goes on in the background); --cancel cancels the daemon's runs of the project from
     any terminal. A cancelled run keeps what it committed: the next `lgrep index` goes on from there."""
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import index_summary_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import index_summary_json
     from lgrep_core.storage.layout import project_dir
 
     from . import output
@@ -271,7 +271,7 @@ def index(
                 root, force=force, wait_vectors=not no_wait, progress=on_progress, approved=yes or vectors_only
             )
         except KeyboardInterrupt:
-            from lgrep_core.client import LgrepClient
+            from lgrep_core.rpc.client import LgrepClient
 
             _note(_interrupted(root, through_daemon=isinstance(app.engine, LgrepClient), no_wait=no_wait))
             return EXIT_INTERRUPTED
@@ -390,7 +390,7 @@ def _spend_warnings(settings: LgrepSettings, root: Path) -> tuple[str, ...]:
     """The spend warnings after a run with a cloud provider (none with the local model)."""
     if settings.embedding.provider == "local":
         return ()
-    from lgrep_core.spend import SpendLedger
+    from lgrep_core.storage.spend import SpendLedger
 
     return SpendLedger(settings.cache_dir).report(settings.spend, str(root)).warnings
 
@@ -453,8 +453,8 @@ def search(
     query from standard input (`lgrep search - --files < issue.md`). PATH (default: the current
     folder) is a project or a folder in one; several PATHs search several projects and answer with
     one ranking, each result naming its project."""
-    from lgrep_core.models import ContentType, SearchRequest, SearchType
-    from lgrep_core.scope import Purpose
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.domain.models import ContentType, SearchRequest, SearchType
 
     from . import output
 
@@ -532,8 +532,8 @@ def file_command(
 ) -> int:
     """Print lines of an indexed file as it is on disk now (secrets redacted as in the index), or,
     with --component, as it is in a released version (FILE is then relative to the repository)."""
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import file_slice_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import file_slice_json
 
     from .output import printable
 
@@ -588,8 +588,8 @@ def files(
     no_daemon: bool,
 ) -> int:
     """List the files of a project's index (or of a released version), with language and size."""
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import file_list_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import file_list_json
 
     from .output import printable
 
@@ -629,8 +629,8 @@ def files(
 @click.pass_obj
 def components(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -> int:
     """List the components of a repository's indexed releases (lgrep index --tags), with version counts."""
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import component_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import component_json
 
     from .output import printable
 
@@ -653,8 +653,8 @@ def components(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -
 @click.pass_obj
 def versions(cs: ClientSettings, component: str, path: Path, as_json: bool, no_daemon: bool) -> int:
     """List the indexed versions of a component, newest first."""
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import release_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import release_json
 
     from .output import printable
 
@@ -682,10 +682,10 @@ def symbol(
     cs: ClientSettings, name: str, path: Path, kind: str | None, limit: int, as_json: bool, no_daemon: bool
 ) -> int:
     """Where a symbol is defined (exact names first, then typo-tolerant matches: getUsrByld)."""
-    from lgrep_core.errors import InvalidRequestError
-    from lgrep_core.models import ChunkKind
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import symbol_match_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import symbol_match_json
+    from lgrep_core.domain.errors import InvalidRequestError
+    from lgrep_core.domain.models import ChunkKind
 
     from .output import printable
 
@@ -728,9 +728,9 @@ def related(
     cs: ClientSettings, file: Path, line: int, project: Path | None, limit: int, as_json: bool, no_daemon: bool
 ) -> int:
     """Code related to a place: the chunks nearest by meaning to the one spanning LINE of FILE."""
-    from lgrep_core.models import SearchResponse
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import location_json, related_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import location_json, related_json
+    from lgrep_core.domain.models import SearchResponse
 
     from . import output
 
@@ -756,8 +756,8 @@ def related(
 def skeleton(cs: ClientSettings, file: Path, project: Path | None, as_json: bool, no_daemon: bool) -> int:
     """A file's structure: imports and signatures with their docstrings' first lines, bodies elided
     (each `⋯ N lines (Lstart-end)` says which lines to read for it). Built from the file as it is now."""
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import skeleton_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import skeleton_json
 
     from .output import printable
 
@@ -808,9 +808,9 @@ def trace(
     """Who calls SYMBOL and what it calls (`Auth.verify` or `verify`), DEPTH hops out, in the
     project at PATH. Each edge says how it was resolved: import, local, or name (names only; several
     definitions are listed, never guessed)."""
-    from lgrep_core.models import TraceDirection
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import trace_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import trace_json
+    from lgrep_core.domain.models import TraceDirection
 
     from .output import print_trace
 
@@ -852,7 +852,7 @@ def trace(
 @click.pass_obj
 def status(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -> int:
     """What the index of a project holds and how fresh it is (a folder inside a project: that project's)."""
-    from lgrep_core.scope import Purpose
+    from lgrep_core.app.scope import Purpose
 
     from . import output
 
@@ -870,9 +870,9 @@ def stats(cs: ClientSettings, path: Path | None, as_json: bool) -> int:
     """What lgrep saved agents: per project and per MCP client, the calls, the tokens answers
     returned, the tokens of the whole files their results come from, and the difference (every
     project, or PATH's). Measured by the MCP server on each answer; counts only, never queries."""
-    from lgrep_core.receipts import ReceiptLedger
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import receipts_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import receipts_json
+    from lgrep_core.storage.receipts import ReceiptLedger
 
     from . import output
 
@@ -893,7 +893,7 @@ def stats(cs: ClientSettings, path: Path | None, as_json: bool) -> int:
 def clean(cs: ClientSettings, path: Path, no_daemon: bool) -> int:
     """Delete the index of a project (a folder's own: a folder inside another project's index is
     refused, naming the project to clean instead)."""
-    from lgrep_core.scope import Purpose
+    from lgrep_core.app.scope import Purpose
     from lgrep_core.storage.layout import project_dir
 
     from .output import printable
@@ -918,8 +918,8 @@ def clean(cs: ClientSettings, path: Path, no_daemon: bool) -> int:
 def watch(cs: ClientSettings, path: Path, as_json: bool) -> int:
     """Keep a project's index fresh as its files change (the daemon watches it). A folder inside an
     indexed or watched project is watched as part of that project."""
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import watch_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import watch_json
 
     from .output import printable
 
@@ -940,8 +940,8 @@ def watch(cs: ClientSettings, path: Path, as_json: bool) -> int:
 def unwatch(cs: ClientSettings, path: Path, as_json: bool) -> int:
     """Stop watching a project (a folder inside a watched project: that project, as `lgrep watch`
     names it)."""
-    from lgrep_core.scope import Purpose
-    from lgrep_core.serialize import unwatch_json
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import unwatch_json
 
     from .output import printable
 
@@ -1025,7 +1025,7 @@ def serve(
     socket_path = socket_path.expanduser().absolute() if socket_path is not None else Path(cs.socket_path)
     assert socket_path is not None
     if stop:
-        from lgrep_core.daemon_client import stop_daemon
+        from lgrep_core.rpc.daemon_client import stop_daemon
 
         pid = stop_daemon(socket_path, notice=_note)  # returns once the process has ended
         if pid is None:
@@ -1037,8 +1037,8 @@ def serve(
         return _serve_status(cs, socket_path, as_json=as_json)
     if as_json:
         raise click.UsageError("--json goes with --status")
-    from lgrep_core.daemon_client import EXIT_ALREADY_SERVING
-    from lgrep_core.errors import IndexBusyError
+    from lgrep_core.domain.errors import IndexBusyError
+    from lgrep_core.rpc.daemon_client import EXIT_ALREADY_SERVING
 
     from .daemon import serve_both
 
@@ -1099,8 +1099,8 @@ def config() -> None:
 def config_show(cs: ClientSettings, path: Path, as_json: bool) -> int:
     """Print the effective settings of the project at PATH (a folder inside a project: that
     project's) and where each came from."""
-    from lgrep_core.config import load_settings
-    from lgrep_core.scope import Purpose
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.settings.config import load_settings
 
     loaded = load_settings(_project(cs, path, Purpose.CONFIG).project)
     rows = loaded.effective()

@@ -15,9 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.config import LgrepSettings
-from lgrep_core.models import ServerInfo, ServerRole
-from lgrep_core.server import (
+from lgrep_core.domain.models import ServerInfo, ServerRole
+from lgrep_core.rpc.server import (
     ActivityInterceptor,
     ServerRuntime,
     add_server_service,
@@ -25,6 +24,7 @@ from lgrep_core.server import (
     run_server,
     server_interceptors,
 )
+from lgrep_core.settings.config import LgrepSettings
 
 __all__ = ["serve_both"]
 

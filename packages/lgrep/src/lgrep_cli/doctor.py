@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from lgrep_core.cli_support import EXIT_ERROR, EXIT_OK
-from lgrep_core.endpoints import ClientSettings
-from lgrep_core.errors import LgrepError, NotFoundError
+from lgrep_core.app.cli_support import EXIT_ERROR, EXIT_OK
+from lgrep_core.domain.errors import LgrepError, NotFoundError
+from lgrep_core.rpc.endpoints import ClientSettings
 
 from .install import undo_hint
 

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from lgrep_core.cli_support import EXIT_OK
-from lgrep_core.endpoints import ClientSettings
-from lgrep_core.errors import ConfigError, NotFoundError
+from lgrep_core.app.cli_support import EXIT_OK
+from lgrep_core.domain.errors import ConfigError, NotFoundError
+from lgrep_core.rpc.endpoints import ClientSettings
 from lgrep_skill import AGENT_CLIENTS, CLIENTS
 
 if TYPE_CHECKING:
-    from lgrep_core.models import IndexSummary
+    from lgrep_core.domain.models import IndexSummary
     from lgrep_skill import Plan
     from lgrep_skill.registrations import Registration
 
@@ -373,7 +373,7 @@ def init(cs: ClientSettings, path: Path, *, no_index: bool, dry_run: bool, as_js
     skipped = [s.plan.client for s in steps if s.skipped]
     extra: dict[str, Any] = {"project_root": str(root), "clients": clients, "skipped": skipped}
     if summary is not None:
-        from lgrep_core.serialize import index_summary_json
+        from lgrep_core.app.serialize import index_summary_json
         from lgrep_core.storage.layout import project_dir
 
         extra["index"] = {**index_summary_json(summary), "index_dir": str(project_dir(cs.cache_dir, root))}

@@ -1,5 +1,5 @@
 """lgrep in this process, when no daemon serves a command (none can be started, autostart is off, or
---no-daemon): `LocalEngine`, the in-process implementation of lgrep_core.api.Engine, and the release
+--no-daemon): `LocalEngine`, the in-process implementation of lgrep_core.app.api.Engine, and the release
 and planning use cases only this process runs. Imported only here because they are heavy (LanceDB,
 the model runtime)."""
 
@@ -15,11 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from lgrep_core.config import LgrepSettings, load_settings
-from lgrep_core.engine import Handlers, anchored
-from lgrep_core.errors import DeadlineExceededError, ServerUnavailableError
-from lgrep_core.memory import limit_heap_arenas
-from lgrep_core.models import (
+from lgrep_core.domain.engine import Handlers, anchored
+from lgrep_core.domain.errors import DeadlineExceededError, ServerUnavailableError
+from lgrep_core.domain.models import (
     CancelIndexRequest,
     CancelResult,
     FindRelatedRequest,
@@ -47,6 +45,8 @@ from lgrep_core.models import (
     WatchLeaseRequest,
     WatchProjectRequest,
 )
+from lgrep_core.runtime.memory import limit_heap_arenas
+from lgrep_core.settings.config import LgrepSettings, load_settings
 
 if TYPE_CHECKING:
     from lgrep_index.plan import IndexPlan
@@ -79,7 +79,7 @@ def index(
     from lgrep_core.embeddings.registry import make_embedder
     from lgrep_index.pipeline import Indexer
 
-    limit_heap_arenas()  # before LanceDB's and the model's threads: see lgrep_core.memory
+    limit_heap_arenas()  # before LanceDB's and the model's threads: see lgrep_core.runtime.memory
     embedder = make_embedder(settings.embedding.for_project(root), settings.cache_dir)
     return Indexer(settings, root, embedder, progress=progress, cancel=cancel).run(
         force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s
@@ -164,7 +164,7 @@ def spawn_vector_filler(settings: LgrepSettings, root: Path) -> None:
 
 
 class LocalEngine:
-    """lgrep's use cases in this process (lgrep_core.engine.Engine), with the daemon client's
+    """lgrep's use cases in this process (lgrep_core.domain.engine.Engine), with the daemon client's
     answers: reads go through the same ProjectSearchers the daemon uses (defaults, identity check
     and project resolution included), an index run through the same Indexer.
 
@@ -206,7 +206,7 @@ class LocalEngine:
             },
             engine="this process",
         )
-        """The answer to one request (lgrep_core.engine.Engine.call)."""
+        """The answer to one request (lgrep_core.domain.engine.Engine.call)."""
 
     def _read(self, name: str) -> Callable[[Any], Any]:
         """A handler that anchors the request and hands it to the ProjectSearchers method `name`."""
@@ -224,7 +224,7 @@ class LocalEngine:
             from lgrep_index.pipeline import identity_for
             from lgrep_search.projects import ProjectSearchers
 
-            limit_heap_arenas()  # before LanceDB's and the model's threads: see lgrep_core.memory
+            limit_heap_arenas()  # before LanceDB's and the model's threads: see lgrep_core.runtime.memory
             embedder = make_embedder(self.settings.embedding, self.settings.cache_dir)
             self._searchers = ProjectSearchers(
                 self.settings,
@@ -308,7 +308,7 @@ class LocalEngine:
 
 
 class LocalIndexRun:
-    """An index run of this process (lgrep_core.engine.IndexRun): the Indexer works on a thread of its
+    """An index run of this process (lgrep_core.domain.engine.IndexRun): the Indexer works on a thread of its
     own and hands its events over a queue. `cancel()` stops it at its next commit boundary (what it
     committed stays); the process waits for that before it exits, so no write is cut in half."""
 

@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lgrep_core.cli_support import terminal_safe
-from lgrep_core.models import (
+from lgrep_core.app.cli_support import terminal_safe
+from lgrep_core.app.serialize import project_status_json, projects_search_json, search_response_json, tags_summary_json
+from lgrep_core.domain.models import (
     FileHit,
     IndexPhase,
     IndexProgress,
@@ -23,13 +24,12 @@ from lgrep_core.models import (
     TagsSummary,
     TraceResult,
 )
-from lgrep_core.serialize import project_status_json, projects_search_json, search_response_json, tags_summary_json
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from lgrep_core.api import ProjectsOutcome
-    from lgrep_core.models import ServerInfo
+    from lgrep_core.app.api import ProjectsOutcome
+    from lgrep_core.domain.models import ServerInfo
     from lgrep_index.plan import IndexPlan
 
 __all__ = [
@@ -220,7 +220,7 @@ def print_plan(plan: IndexPlan, *, as_json: bool, file: TextIO | None = None) ->
     if as_json:
         print(json.dumps(plan_json(plan), indent=2), file=out)
         return
-    from lgrep_core.spend import format_usd
+    from lgrep_core.storage.spend import format_usd
 
     sent = plan.chunks_to_embed - plan.chunks_withheld
     lines = [
@@ -343,7 +343,7 @@ def print_status(status: ProjectStatus, *, as_json: bool) -> None:
 
 
 def _print_spend(status: ProjectStatus) -> None:
-    from lgrep_core.spend import describe_spend
+    from lgrep_core.storage.spend import describe_spend
 
     if status.project_spend is not None:
         print(f"  spend     {describe_spend(status.project_spend)} (this project)")
@@ -409,7 +409,7 @@ def server_info_json(info: ServerInfo) -> dict[str, Any]:
 
 def print_stats(stats: dict[str, Any]) -> None:
     """`lgrep stats`: per project, a line per MCP client and the project's total; then per client
-    across projects when there are several projects (`stats` is lgrep_core.serialize.receipts_json);
+    across projects when there are several projects (`stats` is lgrep_core.app.serialize.receipts_json);
     its notes (a damaged ledger file) on stderr."""
     for note in stats["notes"]:
         print(f"note: {printable(note)}", file=sys.stderr)

@@ -1,5 +1,5 @@
 """What every `lgrep` command shares to reach lgrep: the engine it uses (the daemon, or this
-process), lgrep's application API over it (lgrep_core.api.Lgrep), and the way a command asks before
+process), lgrep's application API over it (lgrep_core.app.api.Lgrep), and the way a command asks before
 a cloud provider spends money (the API's spend gate, at a terminal)."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from lgrep_core.endpoints import ClientSettings
+from lgrep_core.rpc.endpoints import ClientSettings
 
 if TYPE_CHECKING:
-    from lgrep_core.api import Lgrep
-    from lgrep_core.client import LgrepClient
-    from lgrep_core.config import LgrepSettings
-    from lgrep_core.lite_client import LiteClient
+    from lgrep_core.app.api import Lgrep
+    from lgrep_core.rpc.client import LgrepClient
+    from lgrep_core.rpc.lite_client import LiteClient
+    from lgrep_core.settings.config import LgrepSettings
 
 __all__ = ["ask_to_spend", "connect", "connect_lite", "make_app", "note", "settings_for", "spend_gate"]
 
@@ -27,19 +27,19 @@ def note(text: str) -> None:
 
 
 def settings_for(root: Path | None) -> LgrepSettings:
-    from lgrep_core.config import load_settings
+    from lgrep_core.settings.config import load_settings
 
     return load_settings(root).settings
 
 
 def connect(cs: ClientSettings, *, start: bool) -> LgrepClient | None:
-    from lgrep_core.daemon_client import connect_daemon
+    from lgrep_core.rpc.daemon_client import connect_daemon
 
     return connect_daemon(cs, start=start, notice=note)
 
 
 def connect_lite(cs: ClientSettings, *, start: bool) -> LiteClient | None:
-    from lgrep_core.daemon_client import connect_daemon_lite
+    from lgrep_core.rpc.daemon_client import connect_daemon_lite
 
     return connect_daemon_lite(cs, start=start, notice=note)
 
@@ -56,10 +56,10 @@ def make_app(
     """lgrep's application API over the engine this command uses: the daemon (started first when
     `start`), or this process when --no-daemon or no daemon can be used (`lock_timeout_s` and
     `fill_behind` configure an index run here: see lgrep_cli.local.LocalEngine). With `lite`, the
-    daemon's client is lgrep_core.lite_client's, whose handshake and search import no grpcio
+    daemon's client is lgrep_core.rpc.lite_client's, whose handshake and search import no grpcio
     (`lgrep search`, ADR 0027)."""
-    from lgrep_core.api import Lgrep
-    from lgrep_core.engine import Engine
+    from lgrep_core.app.api import Lgrep
+    from lgrep_core.domain.engine import Engine
 
     engine: Engine | None = None
     if not no_daemon:
@@ -72,7 +72,7 @@ def make_app(
 
 
 def spend_gate(root: Path, force: bool) -> None:
-    """lgrep_core.api.SpendGate for a command: always yes with the local model; with a cloud
+    """lgrep_core.app.api.SpendGate for a command: always yes with the local model; with a cloud
     provider, yes when the plan's estimate is within spend.confirm_above_usd or the user says yes at
     the terminal. Without a terminal to ask, a run above it is refused (an agent or a script never
     hangs on a prompt)."""
@@ -109,8 +109,8 @@ def ask_to_spend(
     Raises:
         SpendDeclinedError: saying why nothing was sent and what to run.
     """
-    from lgrep_core.api import SpendDeclinedError
-    from lgrep_core.spend import format_usd
+    from lgrep_core.app.api import SpendDeclinedError
+    from lgrep_core.storage.spend import format_usd
 
     limit = settings.spend.confirm_above_usd
     if cost is not None and cost <= limit:

@@ -86,7 +86,7 @@ class _ChunkKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ChunkKind.V
     """A window of lines (the fallback when a file cannot be parsed)."""
 
 class ChunkKind(_ChunkKind, metaclass=_ChunkKindEnumTypeWrapper):
-    """What a chunk spans. Mirrors lgrep_core.models.ChunkKind."""
+    """What a chunk spans. Mirrors lgrep_core.domain.models.ChunkKind."""
 
 CHUNK_KIND_UNSPECIFIED: ChunkKind.ValueType  # 0
 """Not set, or a kind this reader does not know yet."""
@@ -150,7 +150,7 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     """Client and server were built with different revisions of this contract."""
 
 class ErrorCode(_ErrorCode, metaclass=_ErrorCodeEnumTypeWrapper):
-    """Which lgrep error a failed call raised. Mirrors the lgrep_core.errors tree."""
+    """Which lgrep error a failed call raised. Mirrors the lgrep_core.domain.errors tree."""
 
 ERROR_CODE_UNSPECIFIED: ErrorCode.ValueType  # 0
 """An lgrep error of no more specific class, or one this reader does not know yet."""

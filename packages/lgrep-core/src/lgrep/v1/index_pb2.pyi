@@ -42,7 +42,7 @@ class _ProjectStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ProjectS
     """Never indexed."""
 
 class ProjectState(_ProjectState, metaclass=_ProjectStateEnumTypeWrapper):
-    """Where a project's index stands. Mirrors lgrep_core.models.ProjectState."""
+    """Where a project's index stands. Mirrors lgrep_core.domain.models.ProjectState."""
 
 PROJECT_STATE_UNSPECIFIED: ProjectState.ValueType  # 0
 """Not set, or a state this reader does not know yet."""

@@ -86,7 +86,7 @@ class GetServerInfoResponse(_message.Message):
     version: _builtins.str
     """The lgrep version of the server ("0.1.0")."""
     contract_revision: _builtins.int
-    """The revision of the lgrep.v1 contract the server was built with (lgrep_core.wire.CONTRACT_REVISION).
+    """The revision of the lgrep.v1 contract the server was built with (lgrep_core.rpc.wire.CONTRACT_REVISION).
     A client built with another revision must not go on: it says which and what to do.
     """
     pid: _builtins.int

@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
+from lgrep_core.domain.errors import EmbeddingError, LgrepError, ProviderUnavailableError
 from lgrep_core.embeddings.base import Attempt, AttemptObserver, Vectors
 from lgrep_core.embeddings.tokens import count_tokens, cut_tokens
-from lgrep_core.errors import EmbeddingError, LgrepError, ProviderUnavailableError
 
 if TYPE_CHECKING:
-    from lgrep_core.config import EmbeddingSettings
+    from lgrep_core.settings.config import EmbeddingSettings
 
 __all__ = [
     "Api",

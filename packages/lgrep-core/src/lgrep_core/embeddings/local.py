@@ -30,6 +30,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from lgrep_core.domain.errors import EmbeddingError, ProviderUnavailableError
 from lgrep_core.embeddings.base import Vectors
 from lgrep_core.embeddings.minilm import (
     INSTALL_HINT,
@@ -42,7 +43,6 @@ from lgrep_core.embeddings.minilm import (
     load_tokenizer,
     weights_dir,
 )
-from lgrep_core.errors import EmbeddingError, ProviderUnavailableError
 
 try:
     import onnxruntime as ort

@@ -6,9 +6,9 @@ import sys
 import threading
 from pathlib import Path
 
-from lgrep_core.config import EmbeddingSettings
+from lgrep_core.domain.errors import ConfigError
 from lgrep_core.embeddings.base import EmbeddingProvider
-from lgrep_core.errors import ConfigError
+from lgrep_core.settings.config import EmbeddingSettings
 
 __all__ = ["Embedders", "as_embedders", "make_embedder", "models_loaded"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from lgrep_core.config import MODEL_DIMENSIONS, EmbeddingSettings
+from lgrep_core.domain.errors import ConfigError, EmbeddingError
 from lgrep_core.embeddings.cloud import CloudEmbedder, Limits, MalformedReply, Reply, Verdict
 from lgrep_core.embeddings.http_errors import RETRYABLE_STATUS, retry_after_s, short_body
-from lgrep_core.errors import ConfigError, EmbeddingError
+from lgrep_core.settings.config import MODEL_DIMENSIONS, EmbeddingSettings
 
 __all__ = ["DEFAULT_BASE_URL", "VoyageApi", "make_voyage"]
 

@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from lgrep_core.errors import LgrepError, StorageError
+from lgrep_core.domain.errors import LgrepError, StorageError
 
 if TYPE_CHECKING:
     from lgrep_core.storage.store import ProjectStore

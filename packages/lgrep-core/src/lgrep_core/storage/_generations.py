@@ -9,7 +9,7 @@ import shutil
 import time
 from typing import TYPE_CHECKING
 
-from lgrep_core.errors import (
+from lgrep_core.domain.errors import (
     IndexMismatchError,
     LgrepError,
     NotFoundError,

@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from lgrep_core.errors import IndexBusyError, StorageError
+from lgrep_core.domain.errors import IndexBusyError, StorageError
 from lgrep_core.storage.schema import project_dir
 
 __all__ = ["WriteLock", "make_dir", "versions_lock"]

@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from lgrep_core.errors import StorageError
+from lgrep_core.domain.errors import StorageError
 from lgrep_core.storage._errors import StorePart, storage_errors
 from lgrep_core.storage.layout import FileRecord
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lgrep_core.errors import NotFoundError, StorageError
-from lgrep_core.locks import lock_holder
-from lgrep_core.models import ProjectState
+from lgrep_core.domain.errors import NotFoundError, StorageError
+from lgrep_core.domain.models import ProjectState
+from lgrep_core.runtime.locks import lock_holder
 
 __all__ = [
     "CHANGES_FILE",

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from lgrep_core.errors import LgrepError, StorageError
+from lgrep_core.domain.errors import LgrepError, StorageError
 from lgrep_core.storage.engine import col, connect, lancedb
 from lgrep_core.storage.layout import (
     CHANGES_FILE,

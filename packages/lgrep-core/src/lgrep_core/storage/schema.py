@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from lgrep_core.models import EMBEDDING_TEXT_VERSION
+from lgrep_core.domain.models import EMBEDDING_TEXT_VERSION
 from lgrep_core.storage.engine import pyarrow
 from lgrep_core.storage.layout import project_dir
 
@@ -27,7 +27,7 @@ __all__ = [
 
 # Bump when the tables change shape; an older index then asks for `lgrep index --force`.
 SCHEMA_VERSION = 2
-"""2: the chunks table gained `refs` (lgrep_core.structure)."""
+"""2: the chunks table gained `refs` (lgrep_core.domain.structure)."""
 CHUNKS_TABLE = "chunks"
 # Vectors are stored once per distinct embedding key (content-addressed), not per chunk: copies,
 # renames and reverted edits reuse them, and the table doubles as the embedding cache.
@@ -82,7 +82,7 @@ def chunks_schema() -> pa.Schema:
             pa.field("search_text", pa.string()),
             pa.field("vec_key", pa.string(), nullable=False),
             pa.field("file_hash", pa.string()),
-            # what the chunk defines and references, as text (lgrep_core.structure)
+            # what the chunk defines and references, as text (lgrep_core.domain.structure)
             pa.field("refs", pa.string()),
         ]
     )

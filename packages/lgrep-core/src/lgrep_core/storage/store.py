@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lgrep_core.errors import (
+from lgrep_core.domain.errors import (
     IndexMismatchError,
     LgrepError,
     NotFoundError,
     SchemaVersionMismatchError,
     StorageError,
 )
-from lgrep_core.memory import release_free_heap
+from lgrep_core.runtime.memory import release_free_heap
 from lgrep_core.storage._changes import ChangeLog
 from lgrep_core.storage._chunks import ChunkColumns, ChunkRows
 from lgrep_core.storage._compaction import Compaction

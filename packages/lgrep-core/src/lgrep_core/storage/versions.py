@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from lgrep_core.errors import IndexMismatchError, LgrepError, NotFoundError, StorageError
+from lgrep_core.domain.errors import IndexMismatchError, LgrepError, NotFoundError, StorageError
 from lgrep_core.storage.engine import col, connect, pyarrow
 from lgrep_core.storage.layout import disk_full_error, is_remote_location, project_dir
 from lgrep_core.storage.schema import IndexIdentity

@@ -1,4 +1,4 @@
-"""An engine in memory (lgrep_core.engine.Engine), for testing what sits above one: `Lgrep`, the CLI's
+"""An engine in memory (lgrep_core.domain.engine.Engine), for testing what sits above one: `Lgrep`, the CLI's
 commands and the MCP server's tools, with no daemon, index or model.
 
     engine = FakeEngine()
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from lgrep_core.engine import anchored
-from lgrep_core.errors import DeadlineExceededError, InvalidRequestError, LgrepError, NotFoundError
-from lgrep_core.models import (
+from lgrep_core.domain.engine import anchored
+from lgrep_core.domain.errors import DeadlineExceededError, InvalidRequestError, LgrepError, NotFoundError
+from lgrep_core.domain.models import (
     IndexPhase,
     IndexProgress,
     IndexProjectRequest,
@@ -54,7 +54,7 @@ class FakeProject:
 
 @dataclass
 class FakeIndexRun:
-    """The events of one index run (lgrep_core.engine.IndexRun). `stall`: the run stops after its
+    """The events of one index run (lgrep_core.domain.engine.IndexRun). `stall`: the run stops after its
     progress events, as a run still going when the caller's wait runs out (DeadlineExceededError)."""
 
     events: list[IndexProgress | IndexSummary]
@@ -109,7 +109,7 @@ class FakeEngine:
         """The requests of `kind` this engine was given, in order."""
         return [c for c in self.calls if isinstance(c, kind)]
 
-    # ------------------------------------------------------------------ lgrep_core.engine.Engine
+    # ------------------------------------------------------------------ lgrep_core.domain.engine.Engine
 
     def call(self, request: Request[A]) -> A:
         request = anchored(request).validate()

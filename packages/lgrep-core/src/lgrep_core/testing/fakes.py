@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
+from lgrep_core.domain.models import FileSlice, GetFileRequest
+from lgrep_core.domain.text import identifier_parts
 from lgrep_core.embeddings.base import Attempt, AttemptObserver, Vectors
-from lgrep_core.models import FileSlice, GetFileRequest
-from lgrep_core.text import identifier_parts
 
 __all__ = ["DiskEngine", "FakeEmbedder", "FakeRemoteEmbedder"]
 

@@ -3,7 +3,7 @@ by a real gRPC server as `lgrep serve` runs them (ErrorInterceptor, TokenAuthInt
 reflection, a private unix socket and a loopback TCP port that needs the token).
 
 The fake records what it was asked and fails on purpose for a few marked inputs (`BUSY_ROOT`,
-`MISSING_ROOT`, `BOOM_PATH`, ...), so clients (lgrep_core.client, the MCP server, the CLI) can test
+`MISSING_ROOT`, `BOOM_PATH`, ...), so clients (lgrep_core.rpc.client, the MCP server, the CLI) can test
 conversions, error mapping, auth and streaming end to end without an index or a model.
 
     with serve_fakes(Path(tempfile.mkdtemp(dir="/tmp"))) as running:
@@ -24,8 +24,8 @@ from typing import Any
 import grpc
 from lgrep.v1 import index_pb2_grpc, search_pb2_grpc, server_pb2_grpc
 
-from lgrep_core import errors, grpc_interceptors, grpc_server_setup, grpc_support, grpc_tokens, wire
-from lgrep_core.models import (
+from lgrep_core.domain import errors
+from lgrep_core.domain.models import (
     CancelResult,
     ChunkKind,
     ComponentInfo,
@@ -61,6 +61,7 @@ from lgrep_core.models import (
     WatchLease,
     WatchResult,
 )
+from lgrep_core.rpc import grpc_interceptors, grpc_server_setup, grpc_support, grpc_tokens, wire
 
 STARTED = datetime(2026, 11, 22, 9, 0, tzinfo=UTC)
 BUSY_ROOT = "/srv/busy"  # IndexProject / Search on it fail with IndexBusyError

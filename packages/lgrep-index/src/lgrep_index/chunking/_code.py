@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lgrep_core.models import ChunkKind
+from lgrep_core.domain.models import ChunkKind
 from tree_sitter import Node, Tree
 
 from lgrep_index.chunking._emit import Item, Planned, clean_signature, settle

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from lgrep_core.models import ChunkKind
+from lgrep_core.domain.models import ChunkKind
 from tree_sitter import Node
 
 from lgrep_index.chunking._emit import Item, clean_signature, settle

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from lgrep_core.models import ChunkKind
+from lgrep_core.domain.models import ChunkKind
 
 from lgrep_index.chunking._emit import Item, clean_signature
 from lgrep_index.chunking._lines import Lines

@@ -21,7 +21,7 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from lgrep_core.models import ChunkKind
+from lgrep_core.domain.models import ChunkKind
 
 from lgrep_index.chunking._lines import Lines, pack
 

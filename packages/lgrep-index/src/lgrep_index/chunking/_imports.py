@@ -1,5 +1,5 @@
 """Import statements read, one reader a language: each turns a statement's text into
-(local name, module, member) bindings (format in `lgrep_core.structure`). Python, JavaScript and
+(local name, module, member) bindings (format in `lgrep_core.domain.structure`). Python, JavaScript and
 TypeScript, Go, Rust and Java are read closely; any other language's module is bound to its last
 segment, kept so that shared names and imports can relate chunks (resolved by name only)."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from lgrep_core.structure import IMPORT_ALL, SAME_FILE
+from lgrep_core.domain.structure import IMPORT_ALL, SAME_FILE
 
 __all__ = ["IDENTIFIER", "destructured", "read_import"]
 

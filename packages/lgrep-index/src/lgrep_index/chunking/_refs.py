@@ -13,7 +13,7 @@ one convention:
   `@module` captured directly (`const x = require('./x')`).
 
 What comes out is a list of `Reference`s (lines 1-based). `chunker` hands each chunk the refs on its
-lines and `refs_text` stores them in one text column (format in `lgrep_core.structure`).
+lines and `refs_text` stores them in one text column (format in `lgrep_core.domain.structure`).
 Resolution (which file an import names, which definition a call reaches) happens when a trace is
 asked, against the files the index holds then, so it never goes stale (lgrep_search.languages).
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import threading
 
-from lgrep_core.structure import Reference, RefKind
+from lgrep_core.domain.structure import Reference, RefKind
 from tree_sitter import Node, Query, QueryCursor
 from tree_sitter_language_pack import SupportedLanguage, get_language
 

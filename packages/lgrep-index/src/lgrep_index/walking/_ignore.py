@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import re2
-from lgrep_core.pathnames import is_utf8
+from lgrep_core.domain.pathnames import is_utf8
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 __all__ = ["MAX_IGNORE_FILE_BYTES", "Rules", "compile_ignore", "escape_glob"]
@@ -148,7 +148,7 @@ def _window_wildcards(line: str) -> int:
 
 def _glob_safe(line: str) -> str:
     """A pattern from the environment may hold undecodable bytes (as surrogates); write each as the
-    glob of the `\\xNN` that paths show for it (lgrep_core.pathnames), any other surrogate as U+FFFD."""
+    glob of the `\\xNN` that paths show for it (lgrep_core.domain.pathnames), any other surrogate as U+FFFD."""
     if line.isascii() or is_utf8(line):
         return line
     out: list[str] = []

@@ -4,7 +4,7 @@ binary extensions, generated and minified names)."""
 
 from __future__ import annotations
 
-from lgrep_core.secrets import path_has_secret
+from lgrep_core.domain.secrets import path_has_secret
 
 from lgrep_index.walking._defaults import (
     BINARY_EXTENSIONS,

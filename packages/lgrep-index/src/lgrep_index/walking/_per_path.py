@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from lgrep_core.pathnames import disk_path
+from lgrep_core.domain.pathnames import disk_path
 
 from lgrep_index.walking._defaults import (
     CACHEDIR_TAG,
@@ -38,7 +38,7 @@ class PathRules:
     a list of paths (`Indexer.update`).
 
     Paths are '/'-separated, relative to the root, without '.' or '..' parts, names shown as the
-    walk shows them (`lgrep_core.pathnames`); anything else (absolute, '..', empty) is never
+    walk shows them (`lgrep_core.domain.pathnames`); anything else (absolute, '..', empty) is never
     considered. A folder that exists but is not a real folder (a symlink to one, say) is never
     entered, as in the walk, so nothing outside the root is ever considered. A folder that does not
     exist (deleted) counts as a plain folder of its parent, and is not cached.
@@ -91,7 +91,7 @@ class PathRules:
         """Whether a change to this file can change what the walk considers: an ignore file
         (`.lgrepignore`, and `.gitignore` unless git's rules are off), `.git/info/exclude`, or the
         `CACHEDIR.TAG` / `pyvenv.cfg` that make the walk skip a folder, in a folder the walk enters.
-        (The project's `.lgrep.yaml` changes the options themselves: see lgrep_core.config.)"""
+        (The project's `.lgrep.yaml` changes the options themselves: see lgrep_core.settings.config.)"""
         parts = relative_parts(path)
         if parts is None:
             return False

@@ -9,9 +9,9 @@ import os
 import re
 from pathlib import Path
 
-from lgrep_core.errors import LgrepError
-from lgrep_core.pathnames import open_project_file, read_up_to
-from lgrep_core.text import decode_text
+from lgrep_core.domain.errors import LgrepError
+from lgrep_core.domain.pathnames import open_project_file, read_up_to
+from lgrep_core.domain.text import decode_text
 
 from lgrep_index.walking._defaults import MINIFIED_SUFFIXES, extension, is_generated_name
 from lgrep_index.walking._ignore import Rules
@@ -55,7 +55,7 @@ def read_text(file: WalkedFile, max_file_bytes: int) -> str | None:
     Returns None when the file should not be indexed after all: it is binary, it grew past
     `max_file_bytes`, or it vanished or became unreadable since the walk.
     """
-    # Opened name by name below the root, no symlink followed (lgrep_core.pathnames): a folder
+    # Opened name by name below the root, no symlink followed (lgrep_core.domain.pathnames): a folder
     # swapped for a symlink since the walk listed it cannot lead the read out of the project.
     depth = file.path.count("/") + 1
     parts = file.abs_path.parts

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
-from lgrep_core.pathnames import collides, display_name, display_path, read_up_to
+from lgrep_core.domain.pathnames import collides, display_name, display_path, read_up_to
 
 from lgrep_index.walking._defaults import (
     CACHEDIR_SIGNATURE,
@@ -168,7 +168,7 @@ class Walker:
     def _list(
         self, abs_dir: str, prefix: str, rules: Rules, *, is_root: bool
     ) -> tuple[list[tuple[str, os.DirEntry[str]]], Rules] | None:
-        """List a folder: its entries with their displayed names (lgrep_core.pathnames), sorted for
+        """List a folder: its entries with their displayed names (lgrep_core.domain.pathnames), sorted for
         the walk, and the rules in force inside it."""
         try:
             with os.scandir(abs_dir) as scan:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lgrep_core.pathnames import disk_path, display_name
+from lgrep_core.domain.pathnames import disk_path, display_name
 from watchdog.observers.inotify_c import CallbackId, InotifyConstants, InotifyEvent, InotifyFD, Mask, WatchDescriptor
 
 from lgrep_index.walker import PathRules

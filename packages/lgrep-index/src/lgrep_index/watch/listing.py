@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from lgrep_core.pathnames import disk_path, display_name
+from lgrep_core.domain.pathnames import disk_path, display_name
 
 from lgrep_index.walker import PathRules
 

@@ -27,9 +27,9 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from lgrep_core.config import LgrepSettings, load_settings
-from lgrep_core.errors import InvalidRequestError, LgrepError
-from lgrep_core.models import ProjectState, WatchLease, WatchResult
+from lgrep_core.domain.errors import InvalidRequestError, LgrepError
+from lgrep_core.domain.models import ProjectState, WatchLease, WatchResult
+from lgrep_core.settings.config import LgrepSettings, load_settings
 from lgrep_core.storage.layout import index_state, project_dir
 
 from lgrep_index.changes import ChangeBatch

@@ -63,8 +63,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from lgrep_core.config import PROJECT_CONFIG_NAME
-from lgrep_core.errors import NotFoundError
+from lgrep_core.domain.errors import NotFoundError
+from lgrep_core.settings.config import PROJECT_CONFIG_NAME
 
 from lgrep_index.changes import ChangeBatch
 from lgrep_index.walker import PathRules, WalkOptions

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from lgrep_core.models import GetFileRequest, SkeletonRequest, check_release
-from lgrep_core.serialize import file_slice_json, skeleton_json
+from lgrep_core.app.serialize import file_slice_json, skeleton_json
+from lgrep_core.domain.models import GetFileRequest, SkeletonRequest, check_release
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field

@@ -6,14 +6,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from lgrep_core.models import IndexSummary, ProjectStatus, StatusRequest, UnwatchProjectRequest, WatchProjectRequest
-from lgrep_core.scope import Purpose
-from lgrep_core.serialize import (
+from lgrep_core.app.scope import Purpose
+from lgrep_core.app.serialize import (
     index_progress_json,
     index_summary_json,
     project_status_json,
     unwatch_json,
     watch_json,
+)
+from lgrep_core.domain.models import (
+    IndexSummary,
+    ProjectStatus,
+    StatusRequest,
+    UnwatchProjectRequest,
+    WatchProjectRequest,
 )
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult

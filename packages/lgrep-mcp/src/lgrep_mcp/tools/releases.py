@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from lgrep_core.models import ListComponentsRequest, ListFilesRequest, ListVersionsRequest
-from lgrep_core.serialize import component_json, file_list_json, release_json
+from lgrep_core.app.serialize import component_json, file_list_json, release_json
+from lgrep_core.domain.models import ListComponentsRequest, ListFilesRequest, ListVersionsRequest
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
-from lgrep_core.models import ContentType, SearchRequest, SearchResponse, SearchType, check_release
-from lgrep_core.serialize import index_progress_json, projects_search_json, release_json
+from lgrep_core.app.serialize import index_progress_json, projects_search_json, release_json
+from lgrep_core.domain.models import ContentType, SearchRequest, SearchResponse, SearchType, check_release
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult

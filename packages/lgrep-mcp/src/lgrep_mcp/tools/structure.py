@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from lgrep_core.models import FindRelatedRequest, FindSymbolRequest, TraceRequest
-from lgrep_core.serialize import location_json, symbol_match_json, trace_json
+from lgrep_core.app.serialize import location_json, symbol_match_json, trace_json
+from lgrep_core.domain.models import FindRelatedRequest, FindSymbolRequest, TraceRequest
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
@@ -41,7 +41,7 @@ class StructureTools(Unit):
         class or package) or name (the name alone; a name with several definitions lists them as
         candidates and is not followed). A name defined in several places is listed, not guessed:
         ask again with `path`."""
-        from lgrep_core.models import TraceDirection
+        from lgrep_core.domain.models import TraceDirection
 
         if path:
             project, rel = self.app.locate(path)
@@ -89,7 +89,7 @@ class StructureTools(Unit):
     ) -> Annotated[CallToolResult, SymbolAnswer]:
         """Where a symbol is defined: exact names first, then typo-tolerant and partial matches,
         each with its file, lines, scope and signature."""
-        from lgrep_core.models import ChunkKind
+        from lgrep_core.domain.models import ChunkKind
 
         project, path_glob, _ = self.app.scope(path)
         try:

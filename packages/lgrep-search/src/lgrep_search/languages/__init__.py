@@ -9,14 +9,14 @@ knows none.
 
 The indexer's half of the same languages (how each grammar spells definitions, calls and imports)
 is lgrep_index.languages and lgrep_index.chunking; the two halves share only the refs format of
-lgrep_core.structure.
+lgrep_core.domain.structure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from lgrep_core.structure import SAME_FILE
+from lgrep_core.domain.structure import SAME_FILE
 
 from . import _go, _javascript, _jvm, _python, _rust
 from ._facts import EXPLICIT_SELF, PACKAGE_FOLDERS, SELF_RECEIVERS, builtin_names, family

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lgrep_core.structure import IMPORT_ALL
+from lgrep_core.domain.structure import IMPORT_ALL
 
 from ._files import ProjectFiles
 

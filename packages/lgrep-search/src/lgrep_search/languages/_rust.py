@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import posixpath
 
-from lgrep_core.structure import IMPORT_ALL
+from lgrep_core.domain.structure import IMPORT_ALL
 
 from ._files import ProjectFiles
 

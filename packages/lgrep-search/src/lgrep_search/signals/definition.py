@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 import re2
-from lgrep_core.models import ChunkKind
+from lgrep_core.domain.models import ChunkKind
 
 from lgrep_search.corpus import Corpus, file_name_key
 from lgrep_search.fusion import Candidate

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from lgrep_core.text import identifier_parts, stem
+from lgrep_core.domain.text import identifier_parts, stem
 
 from lgrep_search.query import ParsedQuery, QueryKind
 

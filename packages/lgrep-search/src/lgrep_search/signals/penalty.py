@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lgrep_core.models import ContentType
+from lgrep_core.domain.models import ContentType
 
 from lgrep_search.corpus import Corpus
 from lgrep_search.fusion import Candidate

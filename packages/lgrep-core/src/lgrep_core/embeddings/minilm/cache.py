@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Final
 
 import onnxruntime as ort
 
+from lgrep_core.domain.errors import ProviderUnavailableError
 from lgrep_core.embeddings.minilm import graph as _graph_module
 from lgrep_core.embeddings.minilm import quantize as _quantize_module
 from lgrep_core.embeddings.minilm.files import (
@@ -34,7 +35,6 @@ from lgrep_core.embeddings.minilm.files import (
 )
 from lgrep_core.embeddings.minilm.graph import build_graph
 from lgrep_core.embeddings.minilm.quantize import calibrate, calibration_session, quantize, smoothing_scales
-from lgrep_core.errors import ProviderUnavailableError
 
 if TYPE_CHECKING:
     import onnx

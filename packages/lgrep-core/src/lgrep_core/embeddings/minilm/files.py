@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Final, Literal
 
-from lgrep_core.errors import ProviderUnavailableError
+from lgrep_core.domain.errors import ProviderUnavailableError
 
 INSTALL_HINT: Final = "install the local embedding extra: pip install 'lgrep-core[embed-local]'"
 
