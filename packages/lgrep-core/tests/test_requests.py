@@ -30,3 +30,13 @@ def test_a_number_past_int32_is_refused_and_the_largest_one_travels(make: Any, w
     request = make(MAX_WIRE_INT).validate()
     message = wire.ROUTES[type(request)].to_proto(request)
     assert getattr(message, what) == MAX_WIRE_INT
+
+
+def test_a_request_type_must_say_how_it_is_checked() -> None:
+    from lgrep_core.domain.models import Request
+
+    class Unchecked(Request[int]):
+        __slots__ = ()
+
+    with pytest.raises(TypeError, match="abstract method validate"):
+        Unchecked()  # pyright: ignore[reportAbstractUsage]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -195,15 +196,16 @@ def embedding_text(path: str, scope: Sequence[str], content: str) -> str:
 Answer = TypeVar("Answer")
 
 
-class Request(Generic[Answer]):
+class Request(ABC, Generic[Answer]):
     """A use case's input; `Answer` is the type of its answer. Every request is a frozen dataclass
-    that names its project (`project_root`, absolute once it is sent) and checks itself."""
+    that names its project (`project_root`, absolute once it is sent) and checks itself: a request
+    type without `validate` cannot be made."""
 
     __slots__ = ()
 
+    @abstractmethod
     def validate(self) -> Self:
         """The request itself, or InvalidRequestError naming what is wrong with it."""
-        raise NotImplementedError
 
 
 # What a request may ask for. The CLI, gRPC and MCP all check through SearchRequest.validate().
