@@ -49,7 +49,7 @@ def _check_answers(run, repo: Path) -> None:  # type: ignore[no-untyped-def]
     assert shape["path"] == "auth/tokens.py" and shape["language"] == "python"
     assert "    def verify_jwt(self, token: str) -> dict:" in shape["content"]
     assert "hmac.compare_digest" not in shape["content"] and "⋯" in shape["content"]
-    assert 0 < shape["tokens"] < shape["file_tokens"] and shape["tokenizer"].endswith("WordPiece")
+    assert 0 < shape["skeleton_tokens"] < shape["file_tokens"] and shape["tokenizer"].endswith("WordPiece")
     # fresh: an edit shows at once, before any re-index
     tokens_py = repo / "auth" / "tokens.py"
     original = tokens_py.read_text()

@@ -96,14 +96,18 @@ def test_every_tool_through_a_real_mcp_client(daemon, mini_repo: Path) -> None:
     assert "hmac.compare_digest" not in skeleton["content"]  # bodies are elided
     assert 0 < skeleton["skeleton_tokens"] < skeleton["file_tokens"]
     assert skeleton["tokens_saved"] == skeleton["file_tokens"] - skeleton["skeleton_tokens"]
-    assert skeleton["skeleton"] is True and skeleton["definitions"] is None  # the content says where
+    assert skeleton["skeleton"] is True and "definitions" not in skeleton  # the content says where
     traced = out["lgrep_trace"]
     assert traced["definitions"][0]["path"] == "auth/tokens.py" and not traced["ambiguous"]
-    callees = {(e["callee"], e["resolution"]) for e in traced["edges"] if e["direction"] == "callees"}
-    assert ("auth/tokens.py:41 TokenSigner._sign", "local") in callees
-    assert ("auth/tokens.py:10 TokenError", "local") in callees
-    assert ("auth/tokens.py:45 _b64", "local") in callees  # depth 2: _sign calls _b64
-    assert all(e["site"].startswith("auth/tokens.py:") for e in traced["edges"])
+    callees = {
+        (e["callee"]["path"], e["callee"]["start_line"], ".".join(e["callee"]["scope"]), e["resolution"])
+        for e in traced["edges"]
+        if e["direction"] == "callees"
+    }
+    assert ("auth/tokens.py", 41, "TokenSigner._sign", "local") in callees
+    assert ("auth/tokens.py", 10, "TokenError", "local") in callees
+    assert ("auth/tokens.py", 45, "_b64", "local") in callees  # depth 2: _sign calls _b64
+    assert all(e["path"] == "auth/tokens.py" and e["line"] > 0 for e in traced["edges"])
     assert out["lgrep_watch_start"]["watched"] is True and out["lgrep_watch_stop"]["was_watched"] is True
     # Every answer says what it costs in tokens, and stays within the default budget.
     for name, answer in out.items():
@@ -295,12 +299,12 @@ def test_answers_fit_the_token_budget(daemon, make_repo, tmp_path: Path) -> None
         assert json.loads(text) == answer
     default, small = out["default"][1], out["small"][1]
     assert default["max_tokens"] == 4000
-    assert small["omitted"] > 0 and "max_tokens" in small["note"]
+    assert small["omitted"] > 0 and "max_tokens" in small["notes"][-1]
     assert len(small["results"]) + small["omitted"] == len(default["results"]) + default["omitted"]
     assert small["results"] and small["results"][0]["path"] == default["results"][0]["path"]
     file_answer = out["file"][1]
     assert file_answer["truncated"] and file_answer["start_line"] == 1
-    assert f"start_line={file_answer['end_line'] + 1}" in file_answer["note"]
+    assert f"start_line={file_answer['end_line'] + 1}" in file_answer["notes"][0]
     assert file_answer["total_lines"] == len(long_file.read_text().splitlines())
     assert out["symbols"][1]["matches"] and out["symbols"][1]["tokens"] <= 600
     assert out["too_small"][0] is True and "max_tokens" in out["too_small"][2]
@@ -460,9 +464,9 @@ def test_index_returns_before_a_long_run_and_reports_it(daemon, make_repo, tmp_p
     index, search = out["index"], out["search"]
     # The call came back with the run's progress instead of its end; the run goes on in the daemon.
     assert index["done"] is False and index["progress"]["phase"], index
-    assert "goes on" in index["note"]
+    assert "goes on" in index["notes"][0]
     # A search meanwhile either found the index ready for words and names, or said how far it is.
-    assert search["results"] or ("being indexed" in search["note"] and search["indexing"]["phase"]), search
+    assert search["results"] or ("being indexed" in search["notes"][0] and search["indexing"]["phase"]), search
     status = lambda: daemon.lgrep("status", str(repo), "--json", check=False)  # noqa: E731
     wait_for(lambda: status().code == 0 and status().json()["state"] == "ready", 300, "the index to finish")
 

@@ -102,8 +102,8 @@ def test_answers_use_the_contracts_field_names() -> None:
     from datetime import UTC, datetime
 
     from lgrep.v1 import index_pb2, search_pb2
-    from lgrep_core.app.serialize import index_summary_json, project_status_json
-    from lgrep_core.domain.models import FileChanges, IndexSummary, ProjectState, ProjectStatus
+    from lgrep_core.app.serialize import index_summary_json, project_status_json, skeleton_json
+    from lgrep_core.domain.models import FileChanges, IndexSummary, ProjectState, ProjectStatus, Skeleton
 
     def fields(message: type) -> set[str]:
         return {f.name for f in message.DESCRIPTOR.fields}
@@ -122,6 +122,11 @@ def test_answers_use_the_contracts_field_names() -> None:
         ProjectStatus("/p", ProjectState.READY, changes=FileChanges(1), last_indexed=datetime.now(UTC))
     )
     assert set(status) - fields(index_pb2.GetStatusResponse) == set()
+    skeleton = skeleton_json(Skeleton("a.py", "python", "def f(): ...", (), 1, 4, 9, 5, "t"), root="/p")
+    # `skeleton_tokens` for the message's `tokens` (ADR 0033: an MCP answer's `tokens` is its own
+    # size); `project_root` says which project the path is in, as every answer with a path does.
+    assert set(skeleton) - fields(search_pb2.GetSkeletonResponse) == {"skeleton_tokens", "project_root"}
+    assert fields(search_pb2.GetSkeletonResponse) - set(skeleton) == {"tokens"}
 
 
 def test_a_several_projects_answer_names_each_hits_project() -> None:

@@ -52,13 +52,15 @@ def test_lower_results_shrink_before_the_best_and_then_drop(counter: TokenCounte
     _, tokens = fit_results(answer, "results", counter, 600)
     assert tokens <= 600 and answer["omitted"] > 0
     assert [r["path"] for r in answer["results"]] == [f"src/m{i}.py" for i in range(len(answer["results"]))]
-    assert "max_tokens" in answer["note"] and str(answer["omitted"]) in answer["note"]
+    (note,) = answer["notes"]
+    assert "max_tokens" in note and str(answer["omitted"]) in note
 
 
-def test_an_existing_note_is_kept(counter: TokenCounter) -> None:
-    answer = {**_answer(10, SNIPPET_LINES), "note": "indexed /p first"}
+def test_existing_notes_are_kept(counter: TokenCounter) -> None:
+    answer = {**_answer(10, SNIPPET_LINES), "notes": ["indexed /p first"]}
     fit_results(answer, "results", counter, 600)
-    assert answer["note"].startswith("indexed /p first; ")
+    first, dropped = answer["notes"]
+    assert first == "indexed /p first" and dropped.endswith("or a narrower path")
 
 
 def test_measured_counts_itself(counter: TokenCounter) -> None:

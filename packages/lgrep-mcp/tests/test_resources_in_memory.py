@@ -130,9 +130,9 @@ def test_files_resource_of_a_large_project_says_what_it_left_out(mcp: Mcp, repo:
     mcp.engine.answer(ListFilesRequest, lambda r: listed)
     data = json.loads(mcp.read("lgrep://files"))
     assert (data["total"], len(data["files"])) == (1234, 1000)
-    assert data["note"] == (
+    assert data["notes"] == [
         "the first 1,000 of 1,234 files by path; `lgrep files --path GLOB` or lgrep_search with a path narrows it"
-    )
+    ]
 
 
 def test_files_resource_of_a_server_started_in_a_subfolder_keeps_to_it(mcp: Mcp, repo: Path) -> None:

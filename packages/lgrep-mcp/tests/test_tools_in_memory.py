@@ -168,8 +168,11 @@ def test_search_sends_every_filter_and_answers_with_the_hits_and_their_files(mcp
         "results": [hit_item(VERIFY_HIT), hit_item(LOGIN_HIT)],
         "stale_files": ["src/app.py"],
         "vectors_pending": 0,
-        "note": "the query could not be embedded; 1 result file(s) changed since indexing (src/app.py): their "
-        "snippets may be out of date, lgrep_get_file shows them as they are now",
+        "notes": [
+            "the query could not be embedded",
+            "1 result file(s) changed since indexing (src/app.py): their snippets may be out of date, lgrep_get_file "
+            "shows them as they are now",
+        ],
     }
     check_receipt(mcp, answer, ["src/app.py", "src/auth.py"])
 
@@ -180,9 +183,9 @@ def test_search_defaults_and_a_folder_keep_the_search_to_that_folder(mcp: Mcp, r
     assert mcp.engine.calls == [SearchRequest("verify", project_root=str(repo), limit=10, path_glob="src")]
     assert answer["scope"] == "src"
     assert answer["vectors_pending"] == 12
-    assert answer["note"] == (
+    assert answer["notes"] == [
         "12 chunks are still waiting for their vectors: results lean on words and names until they are in"
-    )
+    ]
     assert answer["results"] == [hit_item(VERIFY_HIT)]
 
 
@@ -192,7 +195,7 @@ def test_search_by_an_absolute_file_path_inside_the_project_sends_it_relative(mc
     (sent,) = mcp.engine.requests(SearchRequest)
     assert sent == SearchRequest("verify", project_root=str(repo), limit=10, path_glob="src/auth.py")
     assert (answer["scope"], answer["results"], answer["stale_files"]) == ("src/auth.py", [], [])
-    assert "note" not in answer
+    assert "notes" not in answer
     assert answer["receipt"] == {"files": 0, "file_tokens": 0, "saved": -answer["tokens"]}
 
 
@@ -211,8 +214,10 @@ def test_search_in_files_mode_answers_with_files_and_their_line_ranges(mcp: Mcp,
         ],
         "stale_files": ["src/app.py"],
         "vectors_pending": 0,
-        "note": "1 result file(s) changed since indexing (src/app.py): their line ranges may have moved, "
-        "lgrep_get_file shows them as they are now",
+        "notes": [
+            "1 result file(s) changed since indexing (src/app.py): their line ranges may have moved, "
+            "lgrep_get_file shows them as they are now"
+        ],
     }
     assert answer["files"][0]["ranges"] == [
         {"start_line": 9, "end_line": 11, "symbol": "verify"},
@@ -243,7 +248,7 @@ def test_search_of_a_project_with_no_index_builds_it_first_with_progress(
         "results": [],
         "stale_files": [],
         "vectors_pending": 0,
-        "note": f"indexed {repo} first (2 files, 0 chunks)",
+        "notes": [f"indexed {repo} first (2 files, 0 chunks)"],
     }
 
 
@@ -268,8 +273,10 @@ def test_search_while_the_first_index_is_still_running_says_how_far_it_is(
             "chunks_total": 0,
             "eta_seconds": None,
         },
-        "note": f"{repo} is being indexed for the first time (chunk: 2/2 files); it is searchable by words and "
-        "names once its files are chunked: search again shortly, or follow it with lgrep_status",
+        "notes": [
+            f"{repo} is being indexed for the first time (chunk: 2/2 files); it is searchable by words and "
+            "names once its files are chunked: search again shortly, or follow it with lgrep_status"
+        ],
     }
     assert "receipt" not in answer
 
@@ -336,10 +343,10 @@ def test_search_fits_its_budget_by_leaving_out_the_lowest_results(mcp: Mcp) -> N
     assert answer["tokens"] <= 1000 and answer["max_tokens"] == 1000
     assert [r["path"] for r in answer["results"]] == [f"src/mod_{i}.py" for i in range(kept)]
     assert all(r["truncated"] and r["content"].count("\n") < 25 for r in answer["results"])
-    assert answer["note"] == (
-        f"{30 - kept} more result(s) left out to stay within 968 tokens: ask again with a larger max_tokens, "
+    assert answer["notes"] == [  # the budget the agent asked for, not what is left once the receipt is counted
+        f"{30 - kept} more result(s) left out to stay within 1000 tokens: ask again with a larger max_tokens, "
         "a smaller limit or a narrower path"
-    )
+    ]
 
 
 # --- lgrep_get_file ------------------------------------------------------------------------------------
@@ -376,7 +383,7 @@ def test_get_file_cuts_a_long_range_at_a_line_end_and_names_the_next_call(mcp: M
     assert 1 <= end < 400
     assert answer["content"] == "\n".join(lines[:end])
     assert (answer["start_line"], answer["total_lines"], answer["truncated"]) == (1, 400, True)
-    assert answer["note"] == f"lines 1-{end} of 400: call again with start_line={end + 1} for more"
+    assert answer["notes"] == [f"lines 1-{end} of 400: call again with start_line={end + 1} for more"]
     check_receipt(mcp, answer, ["src/auth.py"], max_tokens=600)
 
 
@@ -387,8 +394,7 @@ def test_get_file_skeleton_answers_with_the_structure_and_what_it_saves(mcp: Mcp
     assert without_budget(answer) == {
         "path": "src/auth.py",
         "language": "python",
-        "content": AUTH_SKELETON.content,
-        "definitions": None,  # its lines say where each definition is
+        "content": AUTH_SKELETON.content,  # no definitions: its lines say where each one is
         "total_lines": 11,
         "skeleton_tokens": 48,
         "file_tokens": 77,
@@ -407,7 +413,7 @@ def test_get_file_skeleton_of_a_script_says_to_read_its_lines(mcp: Mcp, repo: Pa
     mcp.engine.answer(SkeletonRequest, lambda r: Skeleton(r.path, "python", "", (), 6, 0, 40, 40, "all-MiniLM-L6-v2"))
     answer = mcp.answer("lgrep_get_file", {"path": "src/app.py", "skeleton": True})
     assert mcp.engine.calls == [SkeletonRequest(str(repo), "src/app.py")]
-    assert answer["note"] == "no imports or definitions (a script): read its lines without skeleton"
+    assert answer["notes"] == ["no imports or definitions (a script): read its lines without skeleton"]
     assert (answer["content"], answer["skeleton_tokens"], answer["end_line"]) == ("", 0, 6)
 
 
@@ -462,7 +468,7 @@ def test_find_related_sends_the_place_and_answers_with_the_anchor_and_related_co
     check_receipt(mcp, answer, ["docs/guide.md", "src/app.py"])
 
 
-def test_trace_sends_every_argument_and_answers_with_compact_edges(mcp: Mcp, repo: Path) -> None:
+def test_trace_sends_every_argument_and_answers_with_brief_edges(mcp: Mcp, repo: Path) -> None:
     other_verify = Location("src/legacy.py", 3, 5, "verify", ChunkKind.FUNCTION, "python", ("verify",))
     edges = (
         TraceEdge(TraceDirection.CALLERS, 1, LOGIN, VERIFY, "src/app.py", 5, Resolution.IMPORT, sites=2),
@@ -495,6 +501,9 @@ def test_trace_sends_every_argument_and_answers_with_compact_edges(mcp: Mcp, rep
     assert mcp.engine.calls == [
         TraceRequest(str(repo), "verify", "src/auth.py", 2, TraceDirection.CALLERS, limit=3, offset=0)
     ]
+    # an edge's ends are places: where the definition starts and its name
+    verify = {"path": "src/auth.py", "start_line": 9, "symbol": "verify", "scope": ["Auth", "verify"]}
+    login = {"path": "src/app.py", "start_line": 4, "symbol": "login", "scope": ["login"]}
     assert without_budget(answer) == {
         "project_root": str(repo),
         "symbol": "verify",
@@ -504,18 +513,20 @@ def test_trace_sends_every_argument_and_answers_with_compact_edges(mcp: Mcp, rep
             {
                 "direction": "callers",
                 "depth": 1,
-                "caller": "src/app.py:4 login",
-                "callee": "src/auth.py:9 Auth.verify",
-                "site": "src/app.py:5",
+                "caller": login,
+                "callee": verify,
+                "path": "src/app.py",
+                "line": 5,
                 "resolution": "import",
                 "sites": 2,
             },
             {
                 "direction": "callers",
                 "depth": 2,
-                "caller": "src/app.py (top level)",
-                "callee": "src/auth.py:9 Auth.verify",
-                "site": "src/app.py:1",
+                "caller": {"path": "src/app.py", "start_line": 1, "symbol": "", "scope": []},
+                "callee": verify,
+                "path": "src/app.py",
+                "line": 1,
                 "resolution": "name",
                 "sites": 1,
                 "others": 1,
@@ -523,18 +534,19 @@ def test_trace_sends_every_argument_and_answers_with_compact_edges(mcp: Mcp, rep
             {
                 "direction": "callees",
                 "depth": 1,
-                "caller": "src/auth.py:9 Auth.verify",
+                "caller": verify,
                 "callee": None,
-                "site": "src/auth.py:11",
+                "path": "src/auth.py",
+                "line": 11,
                 "resolution": "name",
                 "sites": 1,
-                "candidates": ["src/jwt.py:1 decode", "src/app.py:4 login"],
+                "candidates": [{"path": "src/jwt.py", "start_line": 1, "symbol": "decode", "scope": ["decode"]}, login],
             },
         ],
         "total": 9,
         "next_offset": 3,
-        "resolve_imports": True,  # not in the output schema (mcp_harness.UNDECLARED)
-        "note": "6 more edges: call again with offset=3",
+        "resolve_imports": True,
+        "notes": ["6 more edges: call again with offset=3"],
     }
     check_receipt(mcp, answer, ["src/app.py", "src/auth.py"])
 
@@ -546,7 +558,7 @@ def test_trace_defaults_and_an_ambiguous_name(mcp: Mcp, repo: Path) -> None:
     assert mcp.engine.calls == [TraceRequest(str(repo), "verify", "", 1, TraceDirection.BOTH, limit=30, offset=0)]
     assert answer["definitions"] == [location_json(VERIFY), location_json(other_verify)]
     assert (answer["ambiguous"], answer["edges"]) == (True, [])
-    assert answer["note"] == "several definitions: call again with path= the file of the one you mean"
+    assert answer["notes"] == ["several definitions: call again with path= the file of the one you mean"]
 
 
 # --- lgrep_index, lgrep_status, lgrep_watch_start, lgrep_watch_stop -------------------------------------
@@ -593,7 +605,7 @@ def test_index_that_outlasts_the_wait_answers_with_its_progress(engine: FakeEngi
             "chunks_total": 0,
             "eta_seconds": None,
         },
-        "note": "still indexing after 5 s (chunk: 2/2 files); it goes on in the daemon",
+        "notes": ["still indexing after 5 s (chunk: 2/2 files); it goes on in the daemon"],
     }
 
 
@@ -653,7 +665,7 @@ def test_status_answers_with_the_whole_status_and_whether_it_is_stale(mcp: Mcp, 
             "tokens": 1200,
             "requests": 3,
             "cost_usd": 2.4e-05,
-            "cost_known": True,  # not in the output schema (mcp_harness.UNDECLARED)
+            "cost_known": True,
             "unpriced_models": [],
         },
         "total_spend": {
@@ -793,5 +805,5 @@ def test_trace_and_related_of_a_subfolder_root_leave_out_what_lies_outside_it(mc
     ]
     assert [r["path"] for r in related["related"]] == ["src/app.py"]
     assert [d["path"] for d in traced["definitions"]] == ["src/auth.py"]
-    assert [e["site"] for e in traced["edges"]] == ["src/app.py:5"]
+    assert [(e["path"], e["line"]) for e in traced["edges"]] == [("src/app.py", 5)]
     assert traced["receipt"]["files"] == 2  # src/auth.py and src/app.py, never docs/

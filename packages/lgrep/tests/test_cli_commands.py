@@ -103,7 +103,7 @@ FILE_HIT_KEYS = ["path", "score", "language", "ranges", "why", "stale"]
 LOCATION_KEYS = ["path", "start_line", "end_line", "symbol", "kind", "language", "scope", "signature"]
 SLICE_KEYS = ["path", "language", "content", "start_line", "end_line", "total_lines", "stale", "truncated"]
 RELEASE_KEYS = ["component", "version", "tag", "commit", "files", "prerelease", "indexed_at"]
-SKELETON_KEYS = ["path", "language", "content", "definitions", "total_lines", "tokens", "file_tokens"]
+SKELETON_KEYS = ["path", "language", "content", "definitions", "total_lines", "skeleton_tokens", "file_tokens"]
 SKELETON_KEYS += ["tokens_saved", "tokenizer"]
 TRACE_KEYS = ["project_root", "symbol", "definitions", "ambiguous", "edges", "total", "next_offset", "resolve_imports"]
 EDGE_KEYS = ["direction", "depth", "caller", "callee", "path", "line", "resolution", "sites"]
@@ -1016,7 +1016,7 @@ def test_status(lgrep: Callable[..., Result], repo: Path, engine: FakeEngine, sh
     ]
     payload = lgrep("status", "--json", "--no-daemon").json()
     assert shell.apps[1] == {"no_daemon": True, "start": False}
-    assert list(payload) == [*STATUS_COMMON, *STATUS_READY, *STATUS_SPEND]
+    assert list(payload) == [*STATUS_COMMON, *STATUS_SPEND, *STATUS_READY]
     assert payload["state"] == "ready" and payload["last_indexed"] == "2025-05-01T12:00:00+00:00"
     assert payload["changes"] == {"added": 1, "modified": 2, "deleted": 0, "total": 3}
     assert payload["project_spend"] is None and payload["spend_warnings"] == []

@@ -1,293 +1,350 @@
-"""The shapes of the MCP tools' answers: each tool publishes one as its output schema and returns it
-as structured content (the text content is the same object as compact JSON). Field names follow the
-CLI's `--json` output (lgrep_core.app.serialize), so an agent that knows one knows the other."""
+"""The shapes of the MCP tools' answers, derived from the one definition of each answer
+(lgrep_core.app.shapes, which the CLI's `--json` prints too): each tool publishes one as its output
+schema and returns it as structured content (the text content is the same object as compact JSON).
 
-from __future__ import annotations
+A derived answer keeps the core shape's field names, types and meanings; it may leave fields out
+(an agent does not need a search's `timings_ms`), let a field be absent, put an agent's wording on a
+field's description, and add fields it declares as its extensions (`tokens`, `uri`, ...): a TypedDict
+here, listed in docs/json.md. A field that is neither the core shape's nor a declared extension
+cannot appear: every answer model forbids other fields, and `derive` refuses an extension that
+redefines a shared field (packages/lgrep-mcp/tests/test_answers.py checks every tool).
+"""
 
-from pydantic import BaseModel, Field
+import types
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, ClassVar, NotRequired, Required, TypedDict, Union, get_args, get_origin
+from typing import get_type_hints as _hints
+
+from lgrep_core.app import shapes as core
+from lgrep_core.app.shapes import Doc
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from typing_extensions import is_typeddict
 
 __all__ = [
+    "ANSWERS",
+    "Answer",
     "FileAnswer",
-    "FileResult",
     "IndexAnswer",
-    "IndexProgressOut",
-    "IndexSummaryOut",
-    "LocationOut",
-    "ReceiptOut",
     "RelatedAnswer",
+    "ReleasesAnswer",
     "SearchAnswer",
-    "SearchResult",
     "StatusAnswer",
     "SymbolAnswer",
-    "SymbolOut",
+    "TraceAnswer",
     "UnwatchAnswer",
     "WatchAnswer",
+    "derive",
+    "extensions_of",
+    "shared_fields_of",
 ]
 
 
-class ReceiptOut(BaseModel):
-    files: int = Field(description="Files the results come from")
-    file_tokens: int = Field(description="Their tokens, read whole")
-    saved: int = Field(description="file_tokens - tokens")
+class Answer(BaseModel):
+    """A model derived from core shapes (`shapes`) plus declared extensions (`extensions`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    shapes: ClassVar[tuple[type, ...]] = ()
+    extensions: ClassVar[tuple[str, ...]] = ()
 
 
-class Budgeted(BaseModel):
-    tokens: int = Field(description="Tokens in this answer (cl100k_base), this count included")
-    max_tokens: int = Field(description="The budget it was cut to fit (pass max_tokens for more)")
-    note: str | None = Field(None, description="Anything the agent should know: what was left out and how to get it")
-    receipt: ReceiptOut | None = Field(None, description="Tokens saved against reading the files whole")
+def _unwrap(hint: Any) -> tuple[Any, str | None]:
+    """A TypedDict field's type without NotRequired/Required and Annotated, and its Doc's text."""
+    if get_origin(hint) in (NotRequired, Required):
+        hint = get_args(hint)[0]
+    text = None
+    if get_origin(hint) is Annotated:
+        text = next((m.text for m in hint.__metadata__ if isinstance(m, Doc)), None)
+        hint = hint.__origin__
+        if get_origin(hint) in (NotRequired, Required):  # Annotated[NotRequired[...]] is not allowed, but be safe
+            hint = get_args(hint)[0]
+    return hint, text
 
 
-class SearchResult(BaseModel):
-    project_root: str | None = Field(None, description="With projects: its project")
-    path: str = Field(description="File, relative to the project root")
-    start_line: int = Field(description="First line of the chunk (1-based)")
-    end_line: int = Field(description="Last line of the chunk (inclusive); the snippet may stop earlier")
-    symbol: str = Field(description="The function, class or section it defines ('' if none)")
-    kind: str = Field(description="function, method, class, module, anchor, section, config, block or window")
-    language: str
-    score: float = Field(description="Higher is better; comparable within one answer")
-    match: str = Field(description="The channels that found it: bm25, vector, fuzzy, joined by '+'")
-    stale: bool = Field(description="The file changed on disk since it was indexed: re-read it with lgrep_get_file")
-    content: str = Field(description="The snippet: the chunk's first lines")
-    truncated: bool = Field(description="The snippet is shorter than the chunk (lgrep_get_file reads the rest)")
-    why: list[str] = Field(default_factory=list, description="The ranking signals that moved it, in words")
-    uri: str | None = Field(None, description="The file as an MCP resource (lgrep://file/...)")
+def _typeddicts(tp: Any) -> list[type]:
+    """The TypedDicts a type mentions (`list[LocationJSON] | None` mentions one)."""
+    if is_typeddict(tp):
+        return [tp]
+    return [t for arg in get_args(tp) for t in _typeddicts(arg)]
 
 
-class LineRangeOut(BaseModel):
-    start_line: int
-    end_line: int = Field(description="Inclusive")
-    symbol: str = Field(description="What the lines define ('' if nothing)")
+def _covers(model: type[Answer], shape: type) -> bool:
+    """Whether `model` is derived from `shape`, or from a shape holding all of `shape`'s fields."""
+    if shape in model.shapes:
+        return True
+    wanted = _hints(shape, include_extras=True)
+    have: dict[str, Any] = {}
+    for s in model.shapes:
+        have.update(_hints(s, include_extras=True))
+    return all(k in have and _unwrap(have[k])[0] == _unwrap(v)[0] for k, v in wanted.items())
 
 
-class FileResult(BaseModel):
-    project_root: str | None = Field(None, description="With projects: its project")
-    path: str = Field(description="File, relative to the project root")
-    score: float = Field(description="Higher is better; comparable within one answer")
-    language: str
-    ranges: list[LineRangeOut] = Field(description="The lines to read first, best first (lgrep_get_file reads them)")
-    why: list[str] = Field(default_factory=list, description="The evidence that ranked it, in words")
-    stale: bool = Field(description="The file changed on disk since it was indexed")
-    uri: str | None = Field(None, description="The file as an MCP resource (lgrep://file/...)")
+_DEFAULT: dict[type, type[Answer]] = {}
 
 
-class ReleaseOut(BaseModel):
-    component: str
-    version: str = Field(description="As the tag spells it")
-    tag: str
-    commit: str
-    files: int = Field(description="Files of this version in the index")
-    prerelease: bool
-    indexed_at: float = Field(description="Seconds since the epoch")
+def _convert(tp: Any, item: type[Answer] | None) -> Any:
+    """`tp` with each core shape in it replaced by its answer model: `item` where given (it must be
+    derived from that shape), else the shape's plain derivation."""
+    if is_typeddict(tp):
+        if item is not None:
+            if not _covers(item, tp):
+                raise TypeError(f"{item.__name__} is not derived from {tp.__name__}")
+            return item
+        if tp not in _DEFAULT:
+            _DEFAULT[tp] = derive(tp.__name__.removesuffix("JSON") + "Out", tp)
+        return _DEFAULT[tp]
+    origin = get_origin(tp)
+    if origin is None:
+        return tp
+    args = tuple(_convert(a, item) for a in get_args(tp))
+    if origin in (Union, types.UnionType):
+        return Union[args]  # noqa: UP007  # a union built from a tuple of types
+    return origin[args[0] if len(args) == 1 else args]
 
 
-class ProjectPart(BaseModel):
-    project_root: str
-    scope: str = ""
-    indexing: IndexProgressOut | None = Field(None, description="Its first index is still running: no results yet")
+def derive(
+    name: str,
+    *shapes: type,
+    omit: Iterable[str] = (),
+    optional: Iterable[str] = (),
+    items: Mapping[str, type[Answer]] | None = None,
+    describe: Mapping[str, str] | None = None,
+    extensions: type | None = None,
+) -> type[Answer]:
+    """An answer model named `name` from core `shapes` (their fields in order; a field two shapes
+    share must have one type in both): without the `omit` fields, with the `optional` ones allowed
+    to be absent, the nested shapes of the fields in `items` given as those answer models (each
+    derived from the shape it replaces), descriptions reworded by `describe`, and the fields of the
+    `extensions` TypedDict added. An extension may repeat a shared field only with its type."""
+    omit, optional = set(omit), set(optional)
+    items, describe = dict(items or {}), dict(describe or {})
+    hints: dict[str, Any] = {}
+    required: dict[str, bool] = {}
+    for shape in shapes:
+        for key, hint in _hints(shape, include_extras=True).items():
+            if key in omit:
+                continue
+            if key in hints:
+                if key not in items and _unwrap(hints[key])[0] != _unwrap(hint)[0]:
+                    raise TypeError(f"{name}: {key} has two types in {', '.join(s.__name__ for s in shapes)}")
+                continue
+            hints[key] = hint
+            required[key] = key in shape.__required_keys__ and key not in optional  # type: ignore[attr-defined]
+    added: list[str] = []
+    if extensions is not None:
+        for key, hint in _hints(extensions, include_extras=True).items():
+            if key in hints:
+                if _unwrap(hints[key])[0] != _unwrap(hint)[0]:
+                    raise TypeError(f"{name}: extension {key} redefines a field of {hints[key]}")
+                continue
+            hints[key] = hint
+            required[key] = key in extensions.__required_keys__ and key not in optional  # type: ignore[attr-defined]
+            added.append(key)
+    named = omit | optional | set(items) | set(describe)
+    every = {k for s in shapes for k in _hints(s)} | set(hints)
+    if named - every:
+        raise TypeError(f"{name}: no field {', '.join(sorted(named - every))}")
+    fields: dict[str, Any] = {}
+    for key, hint in hints.items():
+        tp, text = _unwrap(hint)
+        tp = _convert(tp, items.get(key))
+        text = describe.get(key, text)
+        fields[key] = (tp, Field(description=text)) if required[key] else (tp | None, Field(None, description=text))
+    model: type[Answer] = create_model(name, __base__=Answer, __module__=__name__, **fields)
+    model.shapes = shapes
+    model.extensions = tuple(added)
+    return model
 
 
-class SearchAnswer(Budgeted):
-    project_root: str = Field(
-        description="The project whose index answered (absolute); paths are relative to it ('' with projects: "
-        "each result names its own)"
-    )
-    scope: str = Field("", description="The folder inside it the search kept to ('' for the whole project)")
-    projects: list[ProjectPart] | None = Field(None, description="With projects: each project searched")
-    release: ReleaseOut | None = Field(None, description="The released version searched (with component)")
-    results: list[SearchResult] = Field(description="Best first (empty with files=true)")
-    files: list[FileResult] | None = Field(None, description="With files=true: the files to open, best first")
-    stale_files: list[str] = Field(description="Result files changed since they were indexed")
-    vectors_pending: int = Field(0, description="Chunks still waiting for their vectors (found by words and names)")
-    omitted: int = Field(0, description="Results (or files) left out to fit max_tokens")
-    indexing: IndexProgressOut | None = Field(
-        None, description="Set while the project's first index is still being built: how far it is"
-    )
+def shared_fields_of(model: type[Answer]) -> set[str]:
+    """The fields `model` takes from its core shapes."""
+    return set(model.model_fields) - set(model.extensions)
 
 
-class IndexSummaryOut(BaseModel):
-    files_seen: int
-    files_indexed: int = Field(description="Files (re)chunked in this run")
-    files_unchanged: int
-    files_deleted: int
-    files_skipped: dict[str, int] = Field(description="Files left out, by reason (binary, secret, too_large, ...)")
-    chunks_written: int
-    chunks_total: int
-    vectors_embedded: int
-    vectors_pending: int = Field(description="Chunks whose vectors the daemon is still computing")
-    seconds_bm25: float = Field(description="Seconds until the project was searchable by words and names")
-    seconds_vectors: float
-    created: bool = Field(description="A new index was built (first index, force, or a repair)")
-    tokens_billed: int = Field(0, description="Tokens a cloud embedding provider billed for this run")
+def extensions_of(model: type[Answer]) -> set[str]:
+    return set(model.extensions)
 
 
-class IndexProgressOut(BaseModel):
-    phase: str = Field(description="walk, chunk, store or embed")
-    files_done: int
-    files_total: int
-    chunks_done: int
-    chunks_total: int
-    eta_seconds: float | None = None
+# --- the extensions: what an MCP answer adds to the shared shapes -----------------------------------------
 
 
-class IndexAnswer(BaseModel):
-    project_root: str
-    done: bool = Field(description="The run finished (the project is searchable by words and names)")
-    summary: IndexSummaryOut | None = Field(None, description="What the run did, when done")
-    progress: IndexProgressOut | None = Field(None, description="How far it is, when not done")
-    note: str | None = None
+class Budget(TypedDict):
+    """Every answer cut to a token budget (ADR 0011) says so, and may carry a receipt (ADR 0025)."""
+
+    tokens: Annotated[int, Doc("Tokens in this answer (cl100k_base), this count included")]
+    max_tokens: Annotated[int, Doc("The budget it was cut to fit (pass max_tokens for more)")]
+    notes: NotRequired[Annotated[list[str], Doc("Anything the agent should know: what was left out and how to get it")]]
+    omitted: NotRequired[Annotated[int, Doc("Results left out to fit max_tokens")]]
+    receipt: NotRequired[Annotated[core.ReceiptSumsJSON, Doc("Tokens saved against reading the files whole")]]
 
 
-class ChangesOut(BaseModel):
-    added: int
-    modified: int
-    deleted: int
-    total: int
+class Resource(TypedDict):
+    uri: NotRequired[
+        Annotated[str | None, Doc("The file as an MCP resource (lgrep://file/...); null outside this project")]
+    ]
 
 
-class SpendOut(BaseModel):
-    tokens: int = Field(description="Tokens the cloud embedding provider billed")
-    requests: int
-    cost_usd: float = Field(description="Estimated from the price table; covers only models with a price")
-    unpriced_models: list[str] = Field(default_factory=list, description="Models whose cost is unknown")
+class SearchExtensions(Budget):
+    stale_files: Annotated[list[str], Doc("Result files changed since they were indexed")]
+    indexing: NotRequired[
+        Annotated[
+            core.IndexProgressJSON, Doc("Set while the project's first index is still being built: how far it is")
+        ]
+    ]
 
 
-class StatusAnswer(BaseModel):
-    project_root: str
-    state: str = Field(description="ready, building, interrupted or outdated")
-    index_dir: str
-    watched: bool = Field(description="The daemon keeps the index fresh as files change")
-    watch_leases: int = Field(0, description="Clients (MCP servers like this one) keeping the project watched")
-    files: int = 0
-    chunks: int = 0
-    vectors_pending: int = 0
-    languages: dict[str, int] = Field(default_factory=dict, description="Files per language")
-    provider: str = ""
-    model: str = ""
-    dimension: int = 0
-    chunker_version: str = ""
-    last_indexed: str | None = None
-    changes: ChangesOut | None = Field(
-        None, description="Files changed on disk since the last index (the index is stale when total > 0)"
-    )
-    stale: bool = Field(False, description="Some files changed since the last index (lgrep_index or a watch fixes it)")
-    detail: str = ""
-    project_spend: SpendOut | None = Field(None, description="Cloud embedding spend of this project (none: local)")
-    total_spend: SpendOut | None = Field(None, description="Cloud embedding spend of every project")
-    spend_warnings: list[str] = Field(
-        default_factory=list, description="Money warnings (a spend threshold passed, a cost unknown): tell the user"
-    )
+class FileExtensions(Budget):
+    skeleton: NotRequired[Annotated[bool, Doc("content is the file's skeleton, not its lines")]]
 
 
-class WatchAnswer(BaseModel):
-    project_root: str
-    watched: bool
-    already_watched: bool
+class EdgeExtensions(TypedDict):
+    others: NotRequired[
+        Annotated[int, Doc("Other definitions of the called name (the call may mean one of them; not listed)")]
+    ]
 
 
-class UnwatchAnswer(BaseModel):
-    project_root: str
-    was_watched: bool
+class IndexExtensions(TypedDict):
+    project_root: Annotated[str, Doc("The project indexed (absolute)")]
+    done: Annotated[bool, Doc("The run finished (the project is searchable by words and names)")]
+    summary: NotRequired[Annotated[core.IndexSummaryJSON, Doc("What the run did, when done")]]
+    progress: NotRequired[Annotated[core.IndexProgressJSON, Doc("How far it is, when not done")]]
+    notes: NotRequired[Annotated[list[str], Doc("Anything the agent should know")]]
 
 
-class FileAnswer(Budgeted):
-    path: str
-    language: str
-    content: str = Field(description="The lines, as the file is on disk now (secrets redacted)")
-    start_line: int
-    end_line: int = Field(description="The last line in content")
-    total_lines: int
-    stale: bool = Field(description="The file changed since it was indexed")
-    truncated: bool = Field(description="content stops before the lines asked for (see note for the next call)")
-    release: ReleaseOut | None = Field(None, description="The released version read (with component)")
-    # with skeleton=true
-    skeleton: bool = Field(False, description="content is the file's skeleton, not its lines")
-    definitions: list[LocationOut] | None = Field(None, description="Skeleton: every definition shown, in file order")
-    skeleton_tokens: int | None = Field(None, description="Skeleton: its size in the embedding model's tokens")
-    file_tokens: int | None = Field(None, description="Skeleton: the whole file's size in the same tokens")
-    tokens_saved: int | None = None
-    tokenizer: str | None = None
-    omitted: int = 0
+class StatusExtensions(TypedDict):
+    stale: Annotated[bool, Doc("Some files changed since the last index (lgrep_index or a watch fixes it)")]
 
 
-class ComponentOut(BaseModel):
-    name: str
-    versions: int
-    latest: str = Field(description="The newest version (releases before prereleases)")
+# --- the answers -----------------------------------------------------------------------------------------
 
+_READ_AGAIN = "The file changed on disk since it was indexed: re-read it with lgrep_get_file"
 
-class ReleaseFileOut(BaseModel):
-    path: str
-    language: str
-    content_type: str
-    chunks: int
-    last_line: int
+Receipt = derive("Receipt", core.ReceiptSumsJSON, omit=("calls", "tokens_returned"))
+Location = derive("Location", core.LocationJSON)
+# A trace edge's ends: where the definition starts and what it is called (the rest is one
+# lgrep_find_symbol or lgrep_get_file away), so an answer holds many edges.
+Place = derive("Place", core.LocationJSON, omit=("end_line", "kind", "language", "signature"))
+SearchResult = derive(
+    "SearchResult",
+    core.ProjectSearchHitJSON,
+    omit=("signals",),
+    optional=("project_root",),
+    describe={
+        "stale": _READ_AGAIN,
+        "truncated": "The snippet is shorter than the chunk (lgrep_get_file reads the rest)",
+        "content": "The snippet: the chunk's first lines",
+    },
+    extensions=Resource,
+)
+FileResult = derive(
+    "FileResult",
+    core.ProjectFileHitJSON,
+    optional=("project_root",),
+    describe={"ranges": "The lines to read first, best first (lgrep_get_file reads them)"},
+    extensions=Resource,
+)
+ProjectPart = derive(
+    "ProjectPart",
+    core.ProjectPartJSON,
+    omit=("query_kind", "search_type", "timings_ms", "chunks_searched", "vectors_pending", "notes"),
+)
 
+SearchAnswer = derive(
+    "SearchAnswer",
+    core.SearchJSON,
+    core.ProjectsSearchJSON,
+    omit=("query", "query_kind", "search_type", "timings_ms", "chunks_searched"),
+    optional=("files", "projects", "notes", "vectors_pending"),
+    items={"results": SearchResult, "files": FileResult, "projects": ProjectPart, "receipt": Receipt},
+    describe={
+        "project_root": "The project whose index answered (absolute); paths are relative to it ('' with projects: "
+        "each result names its own)",
+        "results": "Best first (empty with files=true)",
+        "files": "With files=true: the files to open, best first",
+    },
+    extensions=SearchExtensions,
+)
 
-class ReleasesAnswer(Budgeted):
-    project_root: str
-    components: list[ComponentOut] | None = Field(None, description="Without component: every component")
-    versions: list[ReleaseOut] | None = Field(None, description="With component: its versions, newest first")
-    release: ReleaseOut | None = Field(None, description="With component and version: the version listed")
-    files: list[ReleaseFileOut] | None = Field(None, description="With component and version: its files, by path")
-    total: int = Field(0, description="Components, versions or files in all (some may be left out to fit)")
-    omitted: int = 0
+IndexAnswer = derive(
+    "IndexAnswer",
+    items={"summary": derive("IndexSummary", core.IndexSummaryJSON, omit=("project_root",))},
+    extensions=IndexExtensions,
+)
+StatusAnswer = derive("StatusAnswer", core.StatusJSON, extensions=StatusExtensions)
+WatchAnswer = derive("WatchAnswer", core.WatchJSON)
+UnwatchAnswer = derive("UnwatchAnswer", core.UnwatchJSON)
 
+FileAnswer = derive(
+    "FileAnswer",
+    core.FileSliceJSON,
+    core.SkeletonJSON,
+    omit=("project_root", "definitions"),
+    optional=("skeleton_tokens", "file_tokens", "tokens_saved", "tokenizer"),
+    items={"receipt": Receipt},
+    describe={
+        "content": "The lines, as the file is on disk now (secrets redacted); with skeleton=true its skeleton",
+        "truncated": "content stops before the lines asked for (notes name the next call)",
+    },
+    extensions=FileExtensions,
+)
 
-class LocationOut(BaseModel):
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str
-    kind: str
-    language: str
-    scope: list[str] = Field(default_factory=list, description="Enclosing definitions, outermost first")
-    signature: str = ""
+ReleasesAnswer = derive(
+    "ReleasesAnswer",
+    core.ComponentsJSON,
+    core.VersionsJSON,
+    core.FileListJSON,
+    omit=("component",),
+    optional=("components", "versions", "files", "total"),
+    items={"receipt": Receipt},
+    describe={
+        "components": "Without component: every component",
+        "versions": "With component: its versions, newest first",
+        "files": "With component and version: its files, by path",
+        "release": "With component and version: the version listed",
+        "total": "Components, versions or files in all (some may be left out to fit)",
+    },
+    extensions=Budget,
+)
 
+SymbolAnswer = derive(
+    "SymbolAnswer",
+    core.SymbolsJSON,
+    omit=("query",),
+    items={"matches": derive("SymbolMatch", core.SymbolMatchJSON, extensions=Resource), "receipt": Receipt},
+    extensions=Budget,
+)
 
-class SymbolOut(LocationOut):
-    score: float
-    exact: bool = Field(description="The name is exactly the one asked for (not a typo-tolerant or partial match)")
-    uri: str | None = None
+RelatedAnswer = derive(
+    "RelatedAnswer",
+    core.RelatedJSON,
+    items={"anchor": Location, "related": SearchResult, "receipt": Receipt},
+    extensions=Budget,
+)
 
+TraceEdge = derive(
+    "TraceEdge",
+    core.TraceEdgeJSON,
+    items={"caller": Place, "callee": Place, "candidates": Place},
+    describe={"candidates": "The definitions the called name could mean, up to 5 (not followed)"},
+    extensions=EdgeExtensions,
+)
+TraceAnswer = derive(
+    "TraceAnswer",
+    core.TraceJSON,
+    items={"edges": TraceEdge, "definitions": Location, "receipt": Receipt},
+    describe={"next_offset": "Call again with offset=next_offset for more; 0: no more"},
+    extensions=Budget,
+)
 
-class SymbolAnswer(Budgeted):
-    project_root: str
-    matches: list[SymbolOut] = Field(description="Exact matches first")
-    omitted: int = 0
-
-
-class RelatedAnswer(Budgeted):
-    project_root: str
-    anchor: LocationOut = Field(description="The chunk that spans the line asked about")
-    related: list[SearchResult] = Field(
-        description="Best first; `match` says which relations found each: caller (calls the anchor), callee "
-        "(the anchor calls it), vector (near in meaning), names (references the same names), bm25"
-    )
-    omitted: int = 0
-
-
-class TraceEdgeOut(BaseModel):
-    direction: str = Field(description="callers or callees")
-    depth: int = Field(description="Hops from the traced symbol")
-    caller: str = Field(description="The calling definition: 'path:line Class.method' ('path (top level)')")
-    callee: str | None = Field(None, description="The called definition, 'path:line Class.method'; null if unknown")
-    site: str = Field(description="The call: 'path:line'")
-    resolution: str = Field(description="import, local, or name (matched by name only)")
-    sites: int = Field(1, description="Call sites from caller to callee")
-    candidates: list[str] = Field(
-        default_factory=list, description="Callees: the definitions the called name could mean (not followed)"
-    )
-    others: int = Field(0, description="Other definitions of the called name (the call may mean one of them)")
-
-
-class TraceAnswer(Budgeted):
-    project_root: str
-    symbol: str
-    definitions: list[LocationOut] = Field(description="What was traced (several + ambiguous: pick one)")
-    ambiguous: bool = Field(description="Several definitions: ask again with path or a qualified name")
-    edges: list[TraceEdgeOut] = Field(description="Breadth first: resolved edges before name-matched ones")
-    total: int = Field(description="Edges found to this depth")
-    next_offset: int = Field(description="Call again with offset=next_offset for more; 0: no more")
-    omitted: int = 0
+ANSWERS: dict[str, type[Answer]] = {
+    "lgrep_search": SearchAnswer,
+    "lgrep_index": IndexAnswer,
+    "lgrep_status": StatusAnswer,
+    "lgrep_watch_start": WatchAnswer,
+    "lgrep_watch_stop": UnwatchAnswer,
+    "lgrep_get_file": FileAnswer,
+    "lgrep_trace": TraceAnswer,
+    "lgrep_releases": ReleasesAnswer,
+    "lgrep_find_symbol": SymbolAnswer,
+    "lgrep_find_related": RelatedAnswer,
+}
+"""Each tool's answer model (its output schema)."""

@@ -146,7 +146,9 @@ class App:
         each result's project in that list at its index), one receipt sums them."""
         data = inert(data)
         reserve = RECEIPT_TOKENS if receipt is not None or projects is not None else 0
-        text, _ = fit_results(data, key, self.counter, max_tokens - reserve, snippet_field=snippet_field)
+        text, _ = fit_results(
+            data, key, self.counter, max_tokens - reserve, snippet_field=snippet_field, asked=max_tokens
+        )
         if receipt is not None:
             paths = sources(data) if sources is not None else (item["path"] for item in data[key])
             text = self.with_receipt(data, receipt, paths, max_tokens)

@@ -107,15 +107,18 @@ def fit_results(
     *,
     snippet_field: str | None = "content",
     snippet_lines: int = SNIPPET_LINES,
+    asked: int | None = None,
 ) -> tuple[str, int]:
     """Cut `answer[key]` (a list of results, best first) until the answer's compact JSON fits in
     `max_tokens`: first every snippet to `snippet_lines`, then the lower-ranked results' snippets
     down to MIN_SNIPPET_LINES, then the lowest results are dropped. `answer` is changed in place and
     gains `tokens` (the final count, itself included), `max_tokens` and, when results were dropped,
-    `omitted` and a `note` that says how to get them. Returns the JSON text and its token count."""
+    `omitted` and a note (in `notes`) that says how to get them; `asked` is the budget the agent
+    asked for, when `max_tokens` keeps room for something added later (a receipt). Returns the JSON text and its token
+    count."""
     results: list[dict[str, Any]] = answer[key]
-    answer["max_tokens"] = max_tokens
-    base_note = answer.get("note")
+    answer["max_tokens"] = asked if asked is not None else max_tokens
+    base_notes = list(answer.get("notes") or [])
     if snippet_field is not None:
         for item in results:
             _cut_snippet(item, snippet_field, snippet_lines)
@@ -144,10 +147,10 @@ def fit_results(
         omitted += 1
         answer["omitted"] = omitted
         dropped = (
-            f"{omitted} more result(s) left out to stay within {max_tokens} tokens: ask again with a larger "
+            f"{omitted} more result(s) left out to stay within {answer['max_tokens']} tokens: ask again with a larger "
             "max_tokens, a smaller limit or a narrower path"
         )
-        answer["note"] = f"{base_note}; {dropped}" if base_note else dropped
+        answer["notes"] = [*base_notes, dropped]
     return text, tokens
 
 

@@ -78,10 +78,10 @@ class Resources(Unit):
             ],
         }
         if listed.total > len(listed.files):
-            data["note"] = (
+            data["notes"] = [
                 f"the first {len(listed.files):,} of {listed.total:,} files by path; `lgrep files --path GLOB` "
                 "or lgrep_search with a path narrows it"
-            )
+            ]
         return compact_json(inert(data))
 
     def file_resource(self, path: str) -> str:

@@ -231,7 +231,7 @@ def index(
     --no-wait run goes on in the background); --cancel cancels the daemon's runs of the project from
     any terminal. A cancelled run keeps what it committed: the next `lgrep index` goes on from there."""
     from lgrep_core.app.scope import Purpose
-    from lgrep_core.app.serialize import index_summary_json
+    from lgrep_core.app.serialize import indexed_json
     from lgrep_core.storage.layout import project_dir
 
     from . import output
@@ -277,8 +277,8 @@ def index(
             return EXIT_INTERRUPTED
     warnings = _spend_warnings(settings, root)
     if as_json:
-        payload = {**index_summary_json(summary), "index_dir": str(project_dir(cs.cache_dir, root))}
-        print(json.dumps({**payload, "spend_warnings": list(warnings)}, indent=2))
+        payload = indexed_json(summary, index_dir=str(project_dir(cs.cache_dir, root)), spend_warnings=warnings)
+        print(json.dumps(payload, indent=2))
     elif not vectors_only:
         output.print_summary(summary, background=no_wait)
     output.print_spend_warnings(warnings)
@@ -533,7 +533,7 @@ def file_command(
     """Print lines of an indexed file as it is on disk now (secrets redacted as in the index), or,
     with --component, as it is in a released version (FILE is then relative to the repository)."""
     from lgrep_core.app.scope import Purpose
-    from lgrep_core.app.serialize import file_slice_json
+    from lgrep_core.app.serialize import file_json
 
     from .output import printable
 
@@ -553,7 +553,7 @@ def file_command(
         root = _project(cs, target if project is None else project, Purpose.FILE).project
         piece = _ask(cs, GetFileRequest(str(root), str(target), start, end), no_daemon=no_daemon, start=True)
     if as_json:
-        print(json.dumps({"project_root": str(root), **file_slice_json(piece)}, indent=2, ensure_ascii=False))
+        print(json.dumps(file_json(piece, root=str(root)), indent=2, ensure_ascii=False))
         return EXIT_OK
     width = len(str(piece.end_line))
     text = piece.content[:-1] if piece.content.endswith("\n") else piece.content
@@ -630,15 +630,14 @@ def files(
 def components(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -> int:
     """List the components of a repository's indexed releases (lgrep index --tags), with version counts."""
     from lgrep_core.app.scope import Purpose
-    from lgrep_core.app.serialize import component_json
+    from lgrep_core.app.serialize import components_json
 
     from .output import printable
 
     root = _project(cs, path, Purpose.RELEASES).project
     found = _ask(cs, ListComponentsRequest(str(root)), no_daemon=no_daemon, start=True)
     if as_json:
-        payload = {"project_root": str(root), "components": [component_json(c) for c in found]}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print(json.dumps(components_json(found, root=str(root)), indent=2, ensure_ascii=False))
         return EXIT_OK
     for c in found:
         print(f"{printable(c.name)}  {c.versions} versions  latest {printable(c.latest)}")
@@ -654,15 +653,14 @@ def components(cs: ClientSettings, path: Path, as_json: bool, no_daemon: bool) -
 def versions(cs: ClientSettings, component: str, path: Path, as_json: bool, no_daemon: bool) -> int:
     """List the indexed versions of a component, newest first."""
     from lgrep_core.app.scope import Purpose
-    from lgrep_core.app.serialize import release_json
+    from lgrep_core.app.serialize import versions_json
 
     from .output import printable
 
     root = _project(cs, path, Purpose.RELEASES).project
     found = _ask(cs, ListVersionsRequest(str(root), component), no_daemon=no_daemon, start=True)
     if as_json:
-        payload = {"project_root": str(root), "component": component, "versions": [release_json(r) for r in found]}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print(json.dumps(versions_json(found, component=component, root=str(root)), indent=2, ensure_ascii=False))
         return EXIT_OK
     for r in found:
         pre = "  prerelease" if r.prerelease else ""
@@ -683,7 +681,7 @@ def symbol(
 ) -> int:
     """Where a symbol is defined (exact names first, then typo-tolerant matches: getUsrByld)."""
     from lgrep_core.app.scope import Purpose
-    from lgrep_core.app.serialize import symbol_match_json
+    from lgrep_core.app.serialize import symbols_json
     from lgrep_core.domain.errors import InvalidRequestError
     from lgrep_core.domain.models import ChunkKind
 
@@ -700,8 +698,7 @@ def symbol(
         cs, FindSymbolRequest(str(scope.folder), name, limit, kinds=tuple(kinds)), no_daemon=no_daemon, start=True
     )
     if as_json:
-        payload = {"project_root": str(root), "query": name, "matches": [symbol_match_json(m) for m in matches]}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print(json.dumps(symbols_json(matches, name=name, root=str(root)), indent=2, ensure_ascii=False))
         return EXIT_OK
     if not matches:
         print("no matches", file=sys.stderr)
@@ -765,7 +762,7 @@ def skeleton(cs: ClientSettings, file: Path, project: Path | None, as_json: bool
     root = _project(cs, target if project is None else project, Purpose.FILE).project
     result = _ask(cs, SkeletonRequest(str(root), str(target)), no_daemon=no_daemon, start=True)
     if as_json:
-        print(json.dumps({"project_root": str(root), **skeleton_json(result)}, indent=2, ensure_ascii=False))
+        print(json.dumps(skeleton_json(result, root=str(root)), indent=2, ensure_ascii=False))
         return EXIT_OK
     for line in result.content.splitlines():
         print(printable(line))

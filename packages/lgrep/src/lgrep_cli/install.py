@@ -373,10 +373,10 @@ def init(cs: ClientSettings, path: Path, *, no_index: bool, dry_run: bool, as_js
     skipped = [s.plan.client for s in steps if s.skipped]
     extra: dict[str, Any] = {"project_root": str(root), "clients": clients, "skipped": skipped}
     if summary is not None:
-        from lgrep_core.app.serialize import index_summary_json
+        from lgrep_core.app.serialize import indexed_json
         from lgrep_core.storage.layout import project_dir
 
-        extra["index"] = {**index_summary_json(summary), "index_dir": str(project_dir(cs.cache_dir, root))}
+        extra["index"] = indexed_json(summary, index_dir=str(project_dir(cs.cache_dir, root)))
     _report(steps, dry_run=dry_run, as_json=as_json, extra=extra if as_json else None)
     if not as_json:
         if summary is not None:

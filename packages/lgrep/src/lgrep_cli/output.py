@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from lgrep_core.app.cli_support import terminal_safe
 from lgrep_core.app.serialize import project_status_json, projects_search_json, search_response_json, tags_summary_json
+from lgrep_core.app.shapes import ReceiptsJSON, ReceiptSumsJSON
 from lgrep_core.domain.models import (
     FileHit,
     IndexPhase,
@@ -407,7 +408,7 @@ def server_info_json(info: ServerInfo) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------- stats
 
 
-def print_stats(stats: dict[str, Any]) -> None:
+def print_stats(stats: ReceiptsJSON) -> None:
     """`lgrep stats`: per project, a line per MCP client and the project's total; then per client
     across projects when there are several projects (`stats` is lgrep_core.app.serialize.receipts_json);
     its notes (a damaged ledger file) on stderr."""
@@ -433,7 +434,7 @@ def print_stats(stats: dict[str, Any]) -> None:
     print(f"tokens: {stats['tokenizer']}; saved = the files' tokens less the answers'", file=sys.stderr)
 
 
-def _stats_row(name: str, sums: dict[str, Any]) -> str:
+def _stats_row(name: str, sums: ReceiptSumsJSON) -> str:
     share = f" ({sums['saved'] / sums['file_tokens']:.0%})" if sums["file_tokens"] > 0 else ""
     return (
         f"  {printable(name)[:24]:<24} {sums['calls']:>7,} {sums['tokens_returned']:>11,} "

@@ -1,15 +1,52 @@
 """One JSON vocabulary for every answer, shared by every front end that prints or returns JSON: the
-CLI's `--json`, the MCP server's structured content (its compact answers derive from these), and the
-names of the gRPC contract's fields (`project_root`, `files_seen`, `chunks_total`, ...), so a field
-has one name wherever an agent or a script meets it. docs/json.md lists them. Fields may be added,
-none removed or renamed.
+CLI's `--json`, the `lgrep://` resources and the MCP server's structured content, with the names of
+the gRPC contract's fields (`project_root`, `files_seen`, `chunks_total`, ...), so a field has one name
+wherever an agent or a script meets it. Each function builds one shape of lgrep_core.app.shapes
+(their one definition, from which the MCP server derives its output schemas); docs/json.md lists
+them. Fields may be added, none removed or renamed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from lgrep_core.app.shapes import (
+    ChangesJSON,
+    ComponentJSON,
+    ComponentsJSON,
+    FileEntryJSON,
+    FileHitJSON,
+    FileJSON,
+    FileListJSON,
+    FileSliceJSON,
+    IndexedJSON,
+    IndexProgressJSON,
+    IndexSummaryJSON,
+    LocationJSON,
+    ProjectFileHitJSON,
+    ProjectPartJSON,
+    ProjectReceiptsJSON,
+    ProjectSearchHitJSON,
+    ProjectsSearchJSON,
+    ReceiptsJSON,
+    ReceiptSumsJSON,
+    RelatedJSON,
+    ReleaseJSON,
+    SearchHitJSON,
+    SearchJSON,
+    SkeletonJSON,
+    SpendJSON,
+    StatusJSON,
+    SymbolMatchJSON,
+    SymbolsJSON,
+    TagsSummaryJSON,
+    TraceEdgeJSON,
+    TraceJSON,
+    UnwatchJSON,
+    VersionsJSON,
+    WatchJSON,
+)
 from lgrep_core.domain.models import (
     ComponentInfo,
     FileHit,
@@ -39,11 +76,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "component_json",
+    "components_json",
     "file_hit_json",
+    "file_json",
     "file_list_json",
     "file_slice_json",
     "index_progress_json",
     "index_summary_json",
+    "indexed_json",
     "location_json",
     "project_status_json",
     "projects_search_json",
@@ -56,18 +96,20 @@ __all__ = [
     "skeleton_json",
     "spend_json",
     "symbol_match_json",
+    "symbols_json",
     "tags_summary_json",
     "trace_edge_json",
     "trace_json",
     "unwatch_json",
+    "versions_json",
     "watch_json",
 ]
 
 
-def search_hit_json(hit: SearchHit, *, explain: bool = False) -> dict[str, Any]:
+def search_hit_json(hit: SearchHit, *, explain: bool = False) -> SearchHitJSON:
     """One result: where it is, what it is, how well and why it matched, and its snippet.
     `explain` adds the per-channel and per-signal numbers (`signals`) and the reasons in words (`why`)."""
-    out: dict[str, Any] = {
+    out: SearchHitJSON = {
         "path": hit.path,
         "start_line": hit.start_line,
         "end_line": hit.end_line,
@@ -86,7 +128,7 @@ def search_hit_json(hit: SearchHit, *, explain: bool = False) -> dict[str, Any]:
     return out
 
 
-def file_hit_json(hit: FileHit) -> dict[str, Any]:
+def file_hit_json(hit: FileHit) -> FileHitJSON:
     """One file of a files answer: where it is, how well it ranked, the line ranges to read first
     (best first) and the evidence that ranked it, in words."""
     return {
@@ -99,10 +141,10 @@ def file_hit_json(hit: FileHit) -> dict[str, Any]:
     }
 
 
-def search_response_json(response: SearchResponse, *, query: str, root: str, explain: bool = False) -> dict[str, Any]:
+def search_response_json(response: SearchResponse, *, query: str, root: str, explain: bool = False) -> SearchJSON:
     """A whole answer: the query, the project that answered (and the folder in it the search kept
     to, `scope`), the results (chunks) or, for a files search, the files, and how the search went."""
-    return {
+    out: SearchJSON = {
         "query": query,
         "project_root": response.project_root or root,
         "scope": response.scope,
@@ -114,29 +156,29 @@ def search_response_json(response: SearchResponse, *, query: str, root: str, exp
         "chunks_searched": response.chunks_searched,
         "vectors_pending": response.vectors_pending,
         "notes": list(response.notes),
-        **({"release": release_json(response.release)} if response.release is not None else {}),
     }
+    if response.release is not None:
+        out["release"] = release_json(response.release)
+    return out
 
 
-def projects_search_json(outcome: ProjectsOutcome, *, query: str, explain: bool = False) -> dict[str, Any]:
+def projects_search_json(outcome: ProjectsOutcome, *, query: str, explain: bool = False) -> ProjectsSearchJSON:
     """One question asked of several projects (ADR 0026): each project's part of the answer
     (`projects`: where it answered, how the search went there), and one ranking of results (or, for
     a files search, files), each naming its `project_root`; paths stay relative to it. A project
     still being indexed has `indexing` instead of its numbers, and no results."""
-    projects: list[dict[str, Any]] = []
+    projects: list[ProjectPartJSON] = []
     for o in outcome.outcomes:
-        part: dict[str, Any] = {"project_root": str(o.scope.project), "scope": o.scope.within or ""}
+        part: ProjectPartJSON = {"project_root": str(o.scope.project), "scope": o.scope.within or ""}
         if o.response is None:
             part["indexing"] = index_progress_json(o.progress)
         else:
-            part.update(
-                query_kind=o.response.query_kind,
-                search_type=o.response.search_type.value if o.response.search_type is not None else "",
-                timings_ms=dict(o.response.timings_ms),
-                chunks_searched=o.response.chunks_searched,
-                vectors_pending=o.response.vectors_pending,
-                notes=list(o.response.notes),
-            )
+            part["query_kind"] = o.response.query_kind
+            part["search_type"] = o.response.search_type.value if o.response.search_type is not None else ""
+            part["timings_ms"] = dict(o.response.timings_ms)
+            part["chunks_searched"] = o.response.chunks_searched
+            part["vectors_pending"] = o.response.vectors_pending
+            part["notes"] = list(o.response.notes)
         projects.append(part)
     answered = [o.response for o in outcome.outcomes if o.response is not None]
     first = answered[0] if answered else None
@@ -144,9 +186,12 @@ def projects_search_json(outcome: ProjectsOutcome, *, query: str, explain: bool 
         "query": query,
         "projects": projects,
         "results": [
-            {"project_root": str(project), **search_hit_json(hit, explain=explain)} for project, hit in outcome.results
+            ProjectSearchHitJSON(project_root=str(project), **search_hit_json(hit, explain=explain))
+            for project, hit in outcome.results
         ],
-        "files": [{"project_root": str(project), **file_hit_json(hit)} for project, hit in outcome.files],
+        "files": [
+            ProjectFileHitJSON(project_root=str(project), **file_hit_json(hit)) for project, hit in outcome.files
+        ],
         "query_kind": first.query_kind if first else "",
         "search_type": first.search_type.value if first and first.search_type is not None else "",
         "chunks_searched": sum(r.chunks_searched for r in answered),
@@ -154,7 +199,7 @@ def projects_search_json(outcome: ProjectsOutcome, *, query: str, explain: bool 
     }
 
 
-def location_json(location: Location) -> dict[str, Any]:
+def location_json(location: Location) -> LocationJSON:
     """Where a chunk is and what it defines (a symbol's match, a related search's anchor)."""
     return {
         "path": location.path,
@@ -168,23 +213,29 @@ def location_json(location: Location) -> dict[str, Any]:
     }
 
 
-def symbol_match_json(match: SymbolMatch) -> dict[str, Any]:
+def symbol_match_json(match: SymbolMatch) -> SymbolMatchJSON:
     """A definition found by name: its location, score and whether the name matched exactly."""
-    return {**location_json(match.location), "score": match.score, "exact": match.exact}
+    return SymbolMatchJSON(**location_json(match.location), score=match.score, exact=match.exact)
 
 
-def related_json(result: RelatedResult, *, root: str) -> dict[str, Any]:
+def symbols_json(matches: Sequence[SymbolMatch], *, name: str, root: str) -> SymbolsJSON:
+    """The definitions found for a name, exact matches first."""
+    return {"project_root": root, "query": name, "matches": [symbol_match_json(m) for m in matches]}
+
+
+def related_json(result: RelatedResult, *, root: str) -> RelatedJSON:
     """The chunk at a place (`anchor`) and the chunks related to it, best first."""
-    return {
-        "project_root": root,
-        "anchor": location_json(result.anchor),
-        "related": [{**search_hit_json(h), "why": list(h.why)} for h in result.related],
-    }
+    related: list[SearchHitJSON] = []
+    for h in result.related:
+        hit = search_hit_json(h)
+        hit["why"] = list(h.why)
+        related.append(hit)
+    return {"project_root": root, "anchor": location_json(result.anchor), "related": related}
 
 
-def file_slice_json(piece: FileSlice) -> dict[str, Any]:
+def file_slice_json(piece: FileSlice) -> FileSliceJSON:
     """Lines of a file as they are on disk now."""
-    return {
+    out: FileSliceJSON = {
         "path": piece.path,
         "language": piece.language,
         "content": piece.content,
@@ -193,11 +244,18 @@ def file_slice_json(piece: FileSlice) -> dict[str, Any]:
         "total_lines": piece.total_lines,
         "stale": piece.stale,
         "truncated": piece.truncated,
-        **({"release": release_json(piece.release)} if piece.release is not None else {}),
     }
+    if piece.release is not None:
+        out["release"] = release_json(piece.release)
+    return out
 
 
-def release_json(release: Release) -> dict[str, Any]:
+def file_json(piece: FileSlice, *, root: str) -> FileJSON:
+    """Lines of a file of the project at `root` (`lgrep file --json`)."""
+    return FileJSON(project_root=root, **file_slice_json(piece))
+
+
+def release_json(release: Release) -> ReleaseJSON:
     """A component@version: the tag it comes from and what it holds."""
     return {
         "component": release.component,
@@ -210,47 +268,61 @@ def release_json(release: Release) -> dict[str, Any]:
     }
 
 
-def component_json(component: ComponentInfo) -> dict[str, Any]:
+def component_json(component: ComponentInfo) -> ComponentJSON:
     return {"name": component.name, "versions": component.versions, "latest": component.latest}
 
 
-def file_list_json(listed: FileList, *, root: str) -> dict[str, Any]:
+def components_json(found: Sequence[ComponentInfo], *, root: str) -> ComponentsJSON:
+    """The components of a project's indexed releases."""
+    return {"project_root": root, "components": [component_json(c) for c in found]}
+
+
+def versions_json(found: Sequence[Release], *, component: str, root: str) -> VersionsJSON:
+    """A component's indexed versions, newest first."""
+    return {"project_root": root, "component": component, "versions": [release_json(r) for r in found]}
+
+
+def file_list_json(listed: FileList, *, root: str) -> FileListJSON:
     """The files of an index (or of a released version), by path."""
-    return {
+    out: FileListJSON = {
         "project_root": root,
         "total": listed.total,
         "files": [
-            {
-                "path": f.path,
-                "language": f.language,
-                "content_type": f.content_type.value if f.content_type is not None else "",
-                "chunks": f.chunks,
-                "last_line": f.last_line,
-            }
+            FileEntryJSON(
+                path=f.path,
+                language=f.language,
+                content_type=f.content_type.value if f.content_type is not None else "",
+                chunks=f.chunks,
+                last_line=f.last_line,
+            )
             for f in listed.files
         ],
-        **({"release": release_json(listed.release)} if listed.release is not None else {}),
     }
+    if listed.release is not None:
+        out["release"] = release_json(listed.release)
+    return out
 
 
-def skeleton_json(skeleton: Skeleton) -> dict[str, Any]:
+def skeleton_json(skeleton: Skeleton, *, root: str) -> SkeletonJSON:
     """A file's skeleton, its definitions and what it saves against reading the whole file."""
     return {
+        "project_root": root,
         "path": skeleton.path,
         "language": skeleton.language,
         "content": skeleton.content,
         "definitions": [location_json(d) for d in skeleton.definitions],
         "total_lines": skeleton.total_lines,
-        "tokens": skeleton.tokens,
+        "skeleton_tokens": skeleton.tokens,
         "file_tokens": skeleton.file_tokens,
         "tokens_saved": skeleton.tokens_saved,
         "tokenizer": skeleton.tokenizer,
     }
 
 
-def trace_edge_json(edge: TraceEdge) -> dict[str, Any]:
-    """One call relation: who calls what, where, and how that was resolved."""
-    return {
+def trace_edge_json(edge: TraceEdge) -> TraceEdgeJSON:
+    """One call relation: who calls what, where, and how that was resolved (`candidates` when the
+    called name has several definitions)."""
+    out: TraceEdgeJSON = {
         "direction": edge.direction.value,
         "depth": edge.depth,
         "caller": location_json(edge.caller),
@@ -259,11 +331,13 @@ def trace_edge_json(edge: TraceEdge) -> dict[str, Any]:
         "line": edge.line,
         "resolution": edge.resolution.value,
         "sites": edge.sites,
-        **({"candidates": [location_json(c) for c in edge.candidates]} if edge.candidates else {}),
     }
+    if edge.candidates:
+        out["candidates"] = [location_json(c) for c in edge.candidates]
+    return out
 
 
-def trace_json(result: TraceResult, *, root: str) -> dict[str, Any]:
+def trace_json(result: TraceResult, *, root: str) -> TraceJSON:
     """Callers and callees of a symbol, breadth first, with how to ask for more."""
     return {
         "project_root": root,
@@ -277,7 +351,7 @@ def trace_json(result: TraceResult, *, root: str) -> dict[str, Any]:
     }
 
 
-def index_summary_json(summary: IndexSummary) -> dict[str, Any]:
+def index_summary_json(summary: IndexSummary) -> IndexSummaryJSON:
     """What an index run did (the fields of lgrep.v1.IndexSummary; seconds as numbers)."""
     return {
         "project_root": summary.root,
@@ -297,10 +371,23 @@ def index_summary_json(summary: IndexSummary) -> dict[str, Any]:
     }
 
 
-def index_progress_json(event: IndexProgress | None) -> dict[str, Any]:
+def indexed_json(summary: IndexSummary, *, index_dir: str, spend_warnings: Sequence[str] = ()) -> IndexedJSON:
+    """`lgrep index --json` (and `lgrep init`'s `index`): the run's summary, the index's folder and
+    the money warnings."""
+    return IndexedJSON(**index_summary_json(summary), index_dir=index_dir, spend_warnings=list(spend_warnings))
+
+
+def index_progress_json(event: IndexProgress | None) -> IndexProgressJSON:
     """How far an index run is (None: queued, nothing reported yet)."""
     if event is None:
-        return {"phase": "queued", "files_done": 0, "files_total": 0, "chunks_done": 0, "chunks_total": 0}
+        return {
+            "phase": "queued",
+            "files_done": 0,
+            "files_total": 0,
+            "chunks_done": 0,
+            "chunks_total": 0,
+            "eta_seconds": None,
+        }
     return {
         "phase": event.phase.value if event.phase is not None else "working",
         "files_done": event.files_done,
@@ -311,7 +398,7 @@ def index_progress_json(event: IndexProgress | None) -> dict[str, Any]:
     }
 
 
-def spend_json(totals: SpendTotals | None) -> dict[str, Any] | None:
+def spend_json(totals: SpendTotals | None) -> SpendJSON | None:
     """Cloud embedding spend (None: nothing in the ledger, as with the local model)."""
     if totals is None:
         return None
@@ -324,52 +411,50 @@ def spend_json(totals: SpendTotals | None) -> dict[str, Any] | None:
     }
 
 
-def project_status_json(status: ProjectStatus) -> dict[str, Any]:
+def project_status_json(status: ProjectStatus) -> StatusJSON:
     """Where a project's index stands (the fields of lgrep.v1.GetStatusResponse). When the index is
     not ready, only where it is, its state and `detail` (why, and what to run)."""
-    common = {
+    out: StatusJSON = {
         "project_root": status.project_root,
         "state": status.state.value if status.state is not None else "",
         "index_dir": status.index_dir,
         "watched": status.watched,
         "watch_leases": status.watch_leases,
         "detail": status.detail,
-    }
-    spend = {
         "project_spend": spend_json(status.project_spend),
         "total_spend": spend_json(status.total_spend),
         "spend_warnings": list(status.spend_warnings),
     }
-    if status.state is not ProjectState.READY:
-        return {**common, **spend}
-    changes = status.changes
-    return {
-        **common,
-        "files": status.files,
-        "chunks": status.chunks,
-        "vectors_pending": status.vectors_pending,
-        "languages": dict(status.languages),
-        "provider": status.provider,
-        "model": status.model,
-        "dimension": status.dimension,
-        "chunker_version": status.chunker_version,
-        "last_indexed": status.last_indexed.isoformat() if status.last_indexed else None,
-        "changes": None
-        if changes is None
-        else {"added": changes.added, "modified": changes.modified, "deleted": changes.deleted, "total": changes.total},
-        **spend,
-    }
+    if status.state is ProjectState.READY:
+        changes = status.changes
+        out.update(
+            files=status.files,
+            chunks=status.chunks,
+            vectors_pending=status.vectors_pending,
+            languages=dict(status.languages),
+            provider=status.provider,
+            model=status.model,
+            dimension=status.dimension,
+            chunker_version=status.chunker_version,
+            last_indexed=status.last_indexed.isoformat() if status.last_indexed else None,
+            changes=None
+            if changes is None
+            else ChangesJSON(
+                added=changes.added, modified=changes.modified, deleted=changes.deleted, total=changes.total
+            ),
+        )
+    return out
 
 
-def watch_json(result: WatchResult, *, root: str) -> dict[str, Any]:
+def watch_json(result: WatchResult, *, root: str) -> WatchJSON:
     return {"project_root": root, "watched": result.watched, "already_watched": result.already_watched}
 
 
-def unwatch_json(was_watched: bool, *, root: str) -> dict[str, Any]:
+def unwatch_json(was_watched: bool, *, root: str) -> UnwatchJSON:
     return {"project_root": root, "was_watched": was_watched}
 
 
-def tags_summary_json(summary: TagsSummary) -> dict[str, Any]:
+def tags_summary_json(summary: TagsSummary) -> TagsSummaryJSON:
     """What `lgrep index --tags` did (its fields, with the names the index summary uses)."""
     return {
         "project_root": summary.root,
@@ -393,7 +478,7 @@ def tags_summary_json(summary: TagsSummary) -> dict[str, Any]:
     }
 
 
-def receipt_sums_json(sums: ClientReceipts) -> dict[str, Any]:
+def receipt_sums_json(sums: ClientReceipts) -> ReceiptSumsJSON:
     """Receipts summed (one client on one project, a project, a client, everything): answers that
     carried one, the tokens they held, the tokens of the whole files their results come from, and
     the difference."""
@@ -406,7 +491,7 @@ def receipt_sums_json(sums: ClientReceipts) -> dict[str, Any]:
     }
 
 
-def receipts_json(projects: Sequence[ProjectReceipts], notes: Sequence[str] = ()) -> dict[str, Any]:
+def receipts_json(projects: Sequence[ProjectReceipts], notes: Sequence[str] = ()) -> ReceiptsJSON:
     """`lgrep stats --json` and the `lgrep://stats` resource: per project (and per client in it), per
     client across projects, the total, and `notes` on ledger files that could not be read (a
     damaged one is named there, not an error: receipts are a by-product)."""
@@ -414,17 +499,17 @@ def receipts_json(projects: Sequence[ProjectReceipts], notes: Sequence[str] = ()
 
     per_client: dict[str, ClientReceipts] = {}
     total = ClientReceipts()
-    rows: list[dict[str, Any]] = []
+    rows: list[ProjectReceiptsJSON] = []
     for project in projects:
         for name, sums in project.clients.items():
             per_client.setdefault(name, ClientReceipts()).add(sums)
             total.add(sums)
         rows.append(
-            {
-                "project_root": project.project_root,
+            ProjectReceiptsJSON(
+                project_root=project.project_root,
+                clients={name: receipt_sums_json(s) for name, s in sorted(project.clients.items())},
                 **receipt_sums_json(project.total),
-                "clients": {name: receipt_sums_json(s) for name, s in sorted(project.clients.items())},
-            }
+            )
         )
     return {
         "projects": rows,

@@ -16,7 +16,7 @@ from lgrep_mcp.answers import FileAnswer
 from lgrep_mcp.app import Unit
 from lgrep_mcp.budget import DEFAULT_MAX_TOKENS, TokenCounter, measured
 from lgrep_mcp.receipts import RECEIPT_TOKENS
-from lgrep_mcp.shaping import inert, tool_errors
+from lgrep_mcp.shaping import inert, loose, tool_errors
 from lgrep_mcp.tools.params import Component, MaxTokens, VersionSpec
 from lgrep_mcp.tools.releases import release_path
 
@@ -44,7 +44,7 @@ class FileTools(Unit):
         """Lines of an indexed file as it is on disk now (secrets redacted as in the index), or, with
         `component` (and `version`), as it is in that released version (`path` relative to the
         repository; `total_lines` is its line count). A long range is cut to max_tokens at a line
-        end; `note` names the next start_line. With `skeleton`, the file's structure, which costs a
+        end; `notes` name the next start_line. With `skeleton`, the file's structure, which costs a
         fraction of its tokens (`tokens_saved`); then read only the lines you need."""
         check_release(component or "", version or "")  # a version alone is refused, not dropped
         if component:
@@ -56,20 +56,19 @@ class FileTools(Unit):
             piece = self.app.engine.call(
                 GetFileRequest(str(project), rel, start_line, end_line, component=component, version=version or "")
             )
-            return _fit_file(file_slice_json(piece), self.app.counter, max_tokens, self.app.answer)
+            return _fit_file(loose(file_slice_json(piece)), self.app.counter, max_tokens, self.app.answer)
         project, rel = self.app.locate(path)
         if skeleton:
-            shape = skeleton_json(self.app.engine.call(SkeletonRequest(str(project), rel)))
-            shape["skeleton_tokens"] = shape.pop("tokens")
+            outline = skeleton_json(self.app.engine.call(SkeletonRequest(str(project), rel)), root=str(project))
             # its lines already say where every definition is (`⋯ N lines (La-b)`): listing them
             # again would cost more than it saves (`lgrep skeleton --json` has them)
-            shape["definitions"] = None
+            shape = {k: v for k, v in loose(outline).items() if k not in ("project_root", "definitions")}
             if not shape["content"].strip():
-                shape["note"] = "no imports or definitions (a script): read its lines without skeleton"
+                shape["notes"] = ["no imports or definitions (a script): read its lines without skeleton"]
             shape.update(skeleton=True, start_line=1, end_line=shape["total_lines"], stale=False, truncated=False)
             fitted = _fit_skeleton(shape, self.app.counter, max_tokens - RECEIPT_TOKENS, _unanswered)
         else:
-            data = file_slice_json(self.app.engine.call(GetFileRequest(str(project), rel, start_line, end_line)))
+            data = loose(file_slice_json(self.app.engine.call(GetFileRequest(str(project), rel, start_line, end_line))))
             fitted = _fit_file(data, self.app.counter, max_tokens - RECEIPT_TOKENS, _unanswered)
         answer = fitted.structured_content or {}
         return self.app.answer(FileAnswer, answer, self.app.with_receipt(answer, project, [rel], max_tokens))
@@ -97,7 +96,7 @@ def _fit_skeleton(
             return answer(FileAnswer, data, text)
         keep = max(1, min(keep - 1, int(keep * max_tokens / tokens * 0.95)))
         data["content"] = "\n".join(lines[:keep])
-        data["note"] = f"skeleton cut at its line {keep} of {len(lines)} to fit max_tokens; raise max_tokens for all"
+        data["notes"] = [f"skeleton cut at its line {keep} of {len(lines)} to fit max_tokens; raise max_tokens for all"]
 
 
 def _fit_file(
@@ -117,10 +116,10 @@ def _fit_file(
             data["end_line"] = data["start_line"] + keep - 1
             data["truncated"] = True
         if data["truncated"] and data["end_line"] < data["total_lines"]:
-            data["note"] = (
+            data["notes"] = [
                 f"lines {data['start_line']}-{data['end_line']} of {data['total_lines']}: call again with "
                 f"start_line={data['end_line'] + 1} for more"
-            )
+            ]
         data["max_tokens"] = max_tokens
         text, tokens = measured(data, counter)
         if tokens <= max_tokens or keep <= 1:

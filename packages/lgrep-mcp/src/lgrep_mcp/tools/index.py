@@ -28,7 +28,7 @@ from pydantic import Field
 from lgrep_mcp.answers import IndexAnswer, StatusAnswer, UnwatchAnswer, WatchAnswer
 from lgrep_mcp.app import Unit
 from lgrep_mcp.indexing import index_for, progress_words
-from lgrep_mcp.shaping import tool_errors
+from lgrep_mcp.shaping import loose, tool_errors
 from lgrep_mcp.tools.params import ProjectPath
 
 __all__ = ["IndexTools", "status_answer"]
@@ -59,12 +59,10 @@ class IndexTools(Unit):
         outcome = await index_for(self.app, project, ctx, force=force, wait_s=wait)
         data: dict[str, Any] = {"project_root": str(project), "done": isinstance(outcome, IndexSummary)}
         if isinstance(outcome, IndexSummary):
-            summary = index_summary_json(outcome)
-            summary.pop("project_root")
-            data["summary"] = summary
+            data["summary"] = {k: v for k, v in index_summary_json(outcome).items() if k != "project_root"}
         else:
             data["progress"] = index_progress_json(outcome)
-            data["note"] = f"still indexing after {wait:g} s ({progress_words(outcome)}); it goes on in the daemon"
+            data["notes"] = [f"still indexing after {wait:g} s ({progress_words(outcome)}); it goes on in the daemon"]
         return self.app.plain(IndexAnswer, data)
 
     @tool_errors
@@ -83,7 +81,7 @@ class IndexTools(Unit):
         however many agents ask."""
         project = self.app.project(path, Purpose.WATCH)
         result = self.app.engine.call(WatchProjectRequest(str(project)))
-        return self.app.plain(WatchAnswer, watch_json(result, root=str(project)))
+        return self.app.plain(WatchAnswer, loose(watch_json(result, root=str(project))))
 
     @tool_errors
     def lgrep_watch_stop(self, path: ProjectPath = None) -> Annotated[CallToolResult, UnwatchAnswer]:
@@ -92,14 +90,15 @@ class IndexTools(Unit):
         catch a branch switch; files saved meanwhile show as `stale` in results."""
         project = self.app.project(path, Purpose.UNWATCH)
         return self.app.plain(
-            UnwatchAnswer, unwatch_json(self.app.engine.call(UnwatchProjectRequest(str(project))), root=str(project))
+            UnwatchAnswer,
+            loose(unwatch_json(self.app.engine.call(UnwatchProjectRequest(str(project))), root=str(project))),
         )
 
 
 def status_answer(status: ProjectStatus) -> dict[str, Any]:
     """A project's status as lgrep_status and lgrep://status give it: the shared JSON shape, and
     whether any file changed since the last index (`stale`)."""
-    data = project_status_json(status)
+    data = loose(project_status_json(status))
     changes = data.get("changes")
     data["stale"] = bool(changes and changes["total"])
     return data

@@ -79,7 +79,7 @@ class SearchTools(Unit):
         do I open?"): pass its whole text as the query (traceback and errors included, up to 32,768
         characters) with files=true, and get `files` instead: the files to open, ranked, each with
         the line ranges to read first and why. The answer stays within max_tokens (default 4000):
-        lower results are shortened, then left out, and `note` says so. With `component` (and
+        lower results are shortened, then left out, and `notes` say so. With `component` (and
         `version`), it searches that released version instead (search_type bm25 for full-text only).
         With `projects`, it searches several of this server's roots and ranks their results together."""
         check_release(component or "", version or "")  # a version alone is refused, not dropped
@@ -117,11 +117,11 @@ class SearchTools(Unit):
         response = outcome.response
         if response is None:
             data["indexing"] = index_progress_json(outcome.progress)
-            data["note"] = (
+            data["notes"] = [
                 f"{project} is being indexed for the first time ({progress_words(outcome.progress)}); it is "
                 "searchable by words and names once its files are chunked: search again shortly, or follow "
                 "it with lgrep_status"
-            )
+            ]
             return self.app.budgeted(SearchAnswer, data, key, max_tokens)
         notes: list[str] = []
         if outcome.built is not None:
@@ -143,7 +143,7 @@ class SearchTools(Unit):
                 "lgrep_get_file shows them as they are now"
             )
         if notes:
-            data["note"] = "; ".join(notes)
+            data["notes"] = notes
         snippets = None if files else "content"
         return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=snippets, receipt=project)
 
@@ -211,7 +211,7 @@ class SearchTools(Unit):
             f"{o.scope.project}: {n}" for o in outcome.outcomes if o.response is not None for n in o.response.notes
         ]
         if notes:
-            data["note"] = "; ".join(notes)
+            data["notes"] = notes
         key = "files" if files else "results"
         snippets = None if files else "content"
         return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=snippets, projects=order)
@@ -270,7 +270,7 @@ class SearchTools(Unit):
             data["release"] = release_json(response.release)
         data["vectors_pending"] = response.vectors_pending
         if response.notes:
-            data["note"] = "; ".join(response.notes)
+            data["notes"] = list(response.notes)
         key = "files" if files else "results"
         return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=None if files else "content")
 

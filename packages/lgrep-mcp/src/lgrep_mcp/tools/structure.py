@@ -14,7 +14,7 @@ from pydantic import Field
 from lgrep_mcp.answers import RelatedAnswer, SymbolAnswer, TraceAnswer
 from lgrep_mcp.app import Unit
 from lgrep_mcp.budget import DEFAULT_MAX_TOKENS
-from lgrep_mcp.shaping import tool_errors
+from lgrep_mcp.shaping import loose, tool_errors
 from lgrep_mcp.tools.params import MaxTokens, ProjectPath
 
 __all__ = ["StructureTools"]
@@ -58,22 +58,22 @@ class StructureTools(Unit):
                 offset=offset,
             )
         )
-        data = trace_json(result, root=str(project))
+        data = loose(trace_json(result, root=str(project)))
         readable = self.app.readable(project)
         data["definitions"] = [d for d in data["definitions"] if readable(d["path"])]
         data["edges"] = [
-            _compact_edge(e)
+            _brief_edge(loose(e))
             for e in data["edges"]
             if readable(e["path"])
             and readable(e["caller"]["path"])
             and (e["callee"] is None or readable(e["callee"]["path"]))
         ]
         if result.next_offset:
-            data["note"] = (
+            data["notes"] = [
                 f"{result.total - result.next_offset} more edges: call again with offset={result.next_offset}"
-            )
+            ]
         elif result.ambiguous:
-            data["note"] = "several definitions: call again with path= the file of the one you mean"
+            data["notes"] = ["several definitions: call again with path= the file of the one you mean"]
         return self.app.budgeted(
             TraceAnswer, data, "edges", max_tokens, snippet_field=None, receipt=project, sources=_trace_files
         )
@@ -127,33 +127,26 @@ class StructureTools(Unit):
 
 
 def _trace_files(data: dict[str, Any]) -> list[str]:
-    """The files a trace answer points into: its definitions' and its call sites' (`path:line`)."""
-    return [d["path"] for d in data["definitions"]] + [e["site"].rsplit(":", 1)[0] for e in data["edges"]]
+    """The files a trace answer points into: its definitions' and its call sites'."""
+    return [d["path"] for d in data["definitions"]] + [e["path"] for e in data["edges"]]
 
 
-def _where(loc: dict[str, Any] | None) -> str | None:
-    """A location as agents read it: `path:line Class.method`."""
-    if loc is None:
-        return None
-    name = ".".join(loc["scope"]) or loc["symbol"]
-    return f"{loc['path']}:{loc['start_line']} {name}" if name else f"{loc['path']} (top level)"
+# The fields of a trace edge's ends an agent needs to go there (answers.Place).
+PLACE = ("path", "start_line", "symbol", "scope")
 
 
-def _compact_edge(edge: dict[str, Any]) -> dict[str, Any]:
-    """A trace edge in a few dozen tokens: locations as `path:line name`; a caller edge whose name
-    is ambiguous counts the other definitions instead of listing them again on every edge."""
-    candidates = edge.get("candidates") or []
-    out: dict[str, Any] = {
-        "direction": edge["direction"],
-        "depth": edge["depth"],
-        "caller": _where(edge["caller"]),
-        "callee": _where(edge["callee"]),
-        "site": f"{edge['path']}:{edge['line']}",
-        "resolution": edge["resolution"],
-        "sites": edge["sites"],
-    }
+def _place(loc: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if loc is None else {k: loc[k] for k in PLACE}
+
+
+def _brief_edge(edge: dict[str, Any]) -> dict[str, Any]:
+    """A trace edge with its ends as places (where each definition starts and its name); a resolved
+    edge whose called name has other definitions counts them (`others`) instead of listing them again
+    on every edge, an unresolved one lists up to five."""
+    candidates = edge.pop("candidates", None) or []
+    out = {**edge, "caller": _place(edge["caller"]), "callee": _place(edge["callee"])}
     if candidates and edge["callee"] is None:
-        out["candidates"] = [_where(c) for c in candidates[:5]]
+        out["candidates"] = [_place(c) for c in candidates[:5]]
     elif candidates:
         out["others"] = len(candidates) - 1
     return out
