@@ -530,7 +530,7 @@ async def _mcp(project: Path, env: dict[str, str], files: list[str], traces: lis
                     "tokens": answer["tokens"],
                     "skeleton_tokens": answer["skeleton_tokens"],
                     "file_tokens": answer["file_tokens"],
-                    "cut": "note" in answer,
+                    "cut": any(n.startswith("skeleton cut") for n in answer.get("notes", ())),
                     # cl100k, as `tokens`: the skeleton text alone, and the whole file read instead
                     "content_cl100k": count(answer["content"]),
                     "file_cl100k": count((project / path).read_text(encoding="utf-8", errors="replace")),

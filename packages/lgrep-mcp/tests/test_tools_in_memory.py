@@ -501,9 +501,11 @@ def test_trace_sends_every_argument_and_answers_with_brief_edges(mcp: Mcp, repo:
     assert mcp.engine.calls == [
         TraceRequest(str(repo), "verify", "src/auth.py", 2, TraceDirection.CALLERS, limit=3, offset=0)
     ]
-    # an edge's ends are places: where the definition starts and its name
-    verify = {"path": "src/auth.py", "start_line": 9, "symbol": "verify", "scope": ["Auth", "verify"]}
-    login = {"path": "src/app.py", "start_line": 4, "symbol": "login", "scope": ["login"]}
+    # an edge's ends are places: where the definition starts and its qualified name (a caller is in
+    # the file of the call site)
+    verify = {"path": "src/auth.py", "start_line": 9, "scope": ["Auth", "verify"]}
+    login = {"path": "src/app.py", "start_line": 4, "scope": ["login"]}
+    verify_calls, login_calls = ({"start_line": p["start_line"], "scope": p["scope"]} for p in (verify, login))
     assert without_budget(answer) == {
         "project_root": str(repo),
         "symbol": "verify",
@@ -513,7 +515,7 @@ def test_trace_sends_every_argument_and_answers_with_brief_edges(mcp: Mcp, repo:
             {
                 "direction": "callers",
                 "depth": 1,
-                "caller": login,
+                "caller": login_calls,
                 "callee": verify,
                 "path": "src/app.py",
                 "line": 5,
@@ -523,7 +525,7 @@ def test_trace_sends_every_argument_and_answers_with_brief_edges(mcp: Mcp, repo:
             {
                 "direction": "callers",
                 "depth": 2,
-                "caller": {"path": "src/app.py", "start_line": 1, "symbol": "", "scope": []},
+                "caller": {"start_line": 1, "scope": []},
                 "callee": verify,
                 "path": "src/app.py",
                 "line": 1,
@@ -534,13 +536,13 @@ def test_trace_sends_every_argument_and_answers_with_brief_edges(mcp: Mcp, repo:
             {
                 "direction": "callees",
                 "depth": 1,
-                "caller": verify,
+                "caller": verify_calls,
                 "callee": None,
                 "path": "src/auth.py",
                 "line": 11,
                 "resolution": "name",
                 "sites": 1,
-                "candidates": [{"path": "src/jwt.py", "start_line": 1, "symbol": "decode", "scope": ["decode"]}, login],
+                "candidates": [{"path": "src/jwt.py", "start_line": 1, "scope": ["decode"]}, login],
             },
         ],
         "total": 9,

@@ -220,9 +220,13 @@ _READ_AGAIN = "The file changed on disk since it was indexed: re-read it with lg
 
 Receipt = derive("Receipt", core.ReceiptSumsJSON, omit=("calls", "tokens_returned"))
 Location = derive("Location", core.LocationJSON)
-# A trace edge's ends: where the definition starts and what it is called (the rest is one
-# lgrep_find_symbol or lgrep_get_file away), so an answer holds many edges.
-Place = derive("Place", core.LocationJSON, omit=("end_line", "kind", "language", "signature"))
+# A trace edge's ends: where the definition starts and its qualified name (`scope`; the rest is one
+# lgrep_find_symbol or lgrep_get_file away), so an answer holds many edges. The caller is in the
+# file of the call site (the edge's `path`), so its place leaves the path out.
+Place = derive("Place", core.LocationJSON, omit=("end_line", "symbol", "kind", "language", "signature"))
+CallerPlace = derive(
+    "CallerPlace", core.LocationJSON, omit=("path", "end_line", "symbol", "kind", "language", "signature")
+)
 SearchResult = derive(
     "SearchResult",
     core.ProjectSearchHitJSON,
@@ -323,8 +327,13 @@ RelatedAnswer = derive(
 TraceEdge = derive(
     "TraceEdge",
     core.TraceEdgeJSON,
-    items={"caller": Place, "callee": Place, "candidates": Place},
-    describe={"candidates": "The definitions the called name could mean, up to 5 (not followed)"},
+    items={"caller": CallerPlace, "callee": Place, "candidates": Place},
+    describe={
+        "caller": "The calling definition, in the call site's file: its first line and qualified name "
+        "(scope; [] at the top level)",
+        "callee": "The called definition: file, first line and qualified name (scope); null if unknown",
+        "candidates": "The definitions the called name could mean, up to 5 (not followed)",
+    },
     extensions=EdgeExtensions,
 )
 TraceAnswer = derive(

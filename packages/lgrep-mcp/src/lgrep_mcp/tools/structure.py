@@ -131,20 +131,21 @@ def _trace_files(data: dict[str, Any]) -> list[str]:
     return [d["path"] for d in data["definitions"]] + [e["path"] for e in data["edges"]]
 
 
-# The fields of a trace edge's ends an agent needs to go there (answers.Place).
-PLACE = ("path", "start_line", "symbol", "scope")
+# The fields of a trace edge's ends an agent needs to go there (answers.Place, answers.CallerPlace:
+# the caller is in the call site's file).
+PLACE = ("path", "start_line", "scope")
 
 
-def _place(loc: dict[str, Any] | None) -> dict[str, Any] | None:
-    return None if loc is None else {k: loc[k] for k in PLACE}
+def _place(loc: dict[str, Any] | None, fields: tuple[str, ...] = PLACE) -> dict[str, Any] | None:
+    return None if loc is None else {k: loc[k] for k in fields}
 
 
 def _brief_edge(edge: dict[str, Any]) -> dict[str, Any]:
-    """A trace edge with its ends as places (where each definition starts and its name); a resolved
-    edge whose called name has other definitions counts them (`others`) instead of listing them again
-    on every edge, an unresolved one lists up to five."""
+    """A trace edge with its ends as places (where each definition starts and its qualified name);
+    a resolved edge whose called name has other definitions counts them (`others`) instead of
+    listing them again on every edge, an unresolved one lists up to five."""
     candidates = edge.pop("candidates", None) or []
-    out = {**edge, "caller": _place(edge["caller"]), "callee": _place(edge["callee"])}
+    out = {**edge, "caller": _place(edge["caller"], PLACE[1:]), "callee": _place(edge["callee"])}
     if candidates and edge["callee"] is None:
         out["candidates"] = [_place(c) for c in candidates[:5]]
     elif candidates:
