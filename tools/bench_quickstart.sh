@@ -34,7 +34,7 @@ lgrep serve --stop
 step "install.sh again" ./install.sh >/dev/null
 step "test environment" uv run --quiet --frozen --group dev pytest --version
 if [ "${TESTS:-0}" = 1 ]; then
-  step "test command" uv run --frozen --group dev pytest -q -p no:cacheprovider
+  step "test command" uv run --frozen --group dev pytest -m "not slow" -q -p no:cacheprovider
   lgrep serve --stop >/dev/null 2>&1 || true
 fi
 # du counts a file hard-linked into both environments once: each is measured alone.

@@ -438,7 +438,7 @@ def test_stopping_a_busy_daemon_waits_for_its_exit_and_stops_once(wait_for, daem
         stopped = daemon.lgrep("serve", "--stop", check=False, timeout=300)
         # It answers once the process has ended, and says so truthfully.
         assert stopped.code == 0 and "stopped the lgrep daemon" in stopped.err, stopped.err + _daemon_log_tail(daemon)
-        assert daemon.process is not None and daemon.process.poll() == 0
+        assert daemon.process is not None and daemon.process.poll() == 0, _daemon_log_tail(daemon)
         _out, err = index.communicate(timeout=120)
     finally:
         if index.poll() is None:
