@@ -38,11 +38,10 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
         IndexBusyError: another daemon serves this socket, or another index server writes this cache dir.
     """
     from lgrep_core.embeddings.base import is_remote
-    from lgrep_core.embeddings.registry import Embedders, make_embedder
-    from lgrep_index.outline import outline_file
     from lgrep_index.server import build_index_role
-    from lgrep_search.projects import ProjectSearchers
     from lgrep_search.service import add_search_service
+
+    from . import parts
 
     activity = ActivityInterceptor()
     runtime = ServerRuntime(
@@ -53,10 +52,10 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
         cache_dir=settings.cache_dir,
     )
     runtime.claim()  # before anything heavy: a second daemon refuses at once
-    embedder = make_embedder(settings.embedding, settings.cache_dir)
+    embedder = parts.embedder(settings)
     # One provider per process, shared by every agent; projects opted out of a cloud one get the local model.
-    embedders = Embedders(settings.embedding, settings.cache_dir, embedder)
-    searchers = ProjectSearchers(settings, embedders, outliner=outline_file)
+    embedders = parts.embedders(settings, embedder)
+    searchers = parts.searchers(settings, embedders)
     role = build_index_role(
         settings,
         embedders,

@@ -76,12 +76,10 @@ def index(
     progress: Callable[[IndexProgress], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> IndexSummary:
-    from lgrep_core.embeddings.registry import make_embedder
-    from lgrep_index.pipeline import Indexer
+    from . import parts
 
     limit_heap_arenas()  # before LanceDB's and the model's threads: see lgrep_core.runtime.memory
-    embedder = make_embedder(settings.embedding.for_project(root), settings.cache_dir)
-    return Indexer(settings, root, embedder, progress=progress, cancel=cancel).run(
+    return parts.indexer(settings, root, progress=progress, cancel=cancel).run(
         force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s
     )
 
@@ -94,10 +92,11 @@ def plan(settings: LgrepSettings, root: Path, *, force: bool = False, remote_onl
     """What indexing would embed and cost now, without sending anything (None with `remote_only`
     when the provider is not a cloud one)."""
     from lgrep_core.embeddings.base import is_remote
-    from lgrep_core.embeddings.registry import make_embedder
     from lgrep_index.plan import plan_index
 
-    embedder = make_embedder(settings.embedding.for_project(root), settings.cache_dir)
+    from . import parts
+
+    embedder = parts.embedder(settings, root)
     if remote_only and not is_remote(embedder):
         return None
     return plan_index(settings, root, embedder, force=force)
@@ -115,15 +114,10 @@ def index_tags(
 ) -> TagsSummary:
     """Index the repository's tags into its versions index (local or `versions.store`); with a
     cloud provider, `approve` sees the spend estimate before anything is sent."""
-    from lgrep_core.embeddings.registry import make_embedder
-    from lgrep_core.storage.versions import VersionStore, store_location
-    from lgrep_index.tags import TagIndexer
+    from . import parts
 
     limit_heap_arenas()
-    embedder = make_embedder(settings.embedding.for_project(root), settings.cache_dir)
-    location = store_location(settings.cache_dir, settings.versions.store, root)
-    store = VersionStore(location, storage_options=settings.versions.storage_options, label=str(root))
-    indexer = TagIndexer(settings, root, embedder, store, tag_patterns=tag_patterns, progress=progress, approve=approve)
+    indexer = parts.tag_indexer(settings, root, tag_patterns=tag_patterns, progress=progress, approve=approve)
     return indexer.run(force=force, lock_timeout_s=lock_timeout_s)
 
 
@@ -219,20 +213,13 @@ class LocalEngine:
 
     def _reads(self) -> ProjectSearchers:
         if self._searchers is None:
-            from lgrep_core.embeddings.registry import Embedders, make_embedder
-            from lgrep_index.outline import outline_file
             from lgrep_index.pipeline import identity_for
-            from lgrep_search.projects import ProjectSearchers
+
+            from . import parts
 
             limit_heap_arenas()  # before LanceDB's and the model's threads: see lgrep_core.runtime.memory
-            embedder = make_embedder(self.settings.embedding, self.settings.cache_dir)
-            self._searchers = ProjectSearchers(
-                self.settings,
-                Embedders(self.settings.embedding, self.settings.cache_dir, embedder),
-                background=False,
-                outliner=outline_file,
-                identity=identity_for,
-            )
+            providers = parts.embedders(self.settings, parts.embedder(self.settings))
+            self._searchers = parts.searchers(self.settings, providers, background=False, identity=identity_for)
         return self._searchers
 
     def close(self) -> None:
