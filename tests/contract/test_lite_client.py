@@ -145,3 +145,24 @@ def test_a_search_request_keeps_its_fields(lgrep_server: RunningServer) -> None:
         lite.call(request)
     name, seen = lgrep_server.fake.requests[-1]
     assert name == "Search" and seen == replace(request, project_root="/p")
+
+
+def test_a_connection_the_server_closed_while_idle_is_replaced(short_dir: Path) -> None:
+    """A command's first search waits on the index stream (the gRPC client) for minutes while the
+    light client's connection sits idle; a server may close that connection meanwhile (here: after
+    0.3 s idle, as grpc's max_connection_idle does). The next call opens a new one instead of
+    failing with "the connection broke"."""
+    import select
+
+    with (
+        serve_fakes(short_dir, options=[("grpc.max_connection_idle_ms", 300)]) as server,
+        LiteClient.connect(server.socket_path) as lite,
+    ):
+        request = SearchRequest("q", project_root="/p")
+        assert lite.call(request).results
+        idle = lite._connection  # pyright: ignore[reportPrivateUsage]
+        assert idle is not None
+        # the server's GOAWAY and close arrive on the idle socket (waited for, not slept on)
+        assert select.select([idle._sock], [], [], 30)[0]  # pyright: ignore[reportPrivateUsage]
+        assert lite.call(request).results
+        assert lite._connection is not idle  # pyright: ignore[reportPrivateUsage]

@@ -124,6 +124,37 @@ class _Connection:
         self.broken = True
         self._sock.close()
 
+    def reusable(self) -> bool:
+        """Whether this idle connection can take another call. What the server sent while it sat idle
+        is read and answered first: settings and pings are acknowledged; a GOAWAY or the end of the
+        connection (a server closes connections idle for long, as a command's light connection is
+        while its first index streams over the gRPC client) makes it unusable, and it is closed."""
+        from h2.events import ConnectionTerminated
+        from h2.exceptions import H2Error
+
+        if self.broken:
+            return False
+        try:
+            self._sock.setblocking(False)
+            try:
+                while data := self._sock.recv(_READ_BYTES):
+                    if any(isinstance(e, ConnectionTerminated) for e in self._h2.receive_data(data)):
+                        self.close()
+                        return False
+            except BlockingIOError:  # nothing more to read: the connection is open
+                pass
+            else:  # recv returned b"": the server closed it
+                self.close()
+                return False
+            finally:
+                if not self.broken:
+                    self._sock.setblocking(True)
+            self._send(None)  # the acknowledgements owed
+        except (OSError, H2Error, _Failed):
+            self.close()
+            return False
+        return True
+
     @contextlib.contextmanager
     def _io(self, deadline: float | None, timed_out: str, broke: str) -> Iterator[None]:
         """One socket operation within `deadline`: a timeout is DEADLINE_EXCEEDED, any other socket
@@ -374,7 +405,7 @@ class LiteClient:
         self._open()
         with self._lock:
             try:
-                if self._connection is None or self._connection.broken:
+                if self._connection is None or not self._connection.reusable():
                     timeout = self._timeout
                     self._connection = _Connection(self._path, None if timeout is None else time.monotonic() + timeout)
                 return self._connection.call(path, request, self._metadata, self._timeout)

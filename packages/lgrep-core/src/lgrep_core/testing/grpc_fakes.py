@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -421,10 +421,13 @@ class RunningServer:
 
 
 @contextlib.contextmanager
-def serve_fakes(directory: Path, fake: FakeLgrep | None = None) -> Iterator[RunningServer]:
+def serve_fakes(
+    directory: Path, fake: FakeLgrep | None = None, *, options: Sequence[tuple[str, int]] = ()
+) -> Iterator[RunningServer]:
     """Serve `fake` (a new FakeLgrep by default) on `directory`/lgrep.sock and a free loopback TCP
     port, with its token in `directory`/lgrep.token; stopped (blocked handlers released) on exit.
-    Keep `directory` short: unix socket paths are limited to about 107 bytes."""
+    `options`: gRPC server options beside lgrep's. Keep `directory` short: unix socket paths are
+    limited to about 107 bytes."""
     fake = fake or FakeLgrep()
     token = grpc_tokens.new_token()
     token_file = grpc_tokens.write_token_file(grpc_support.default_token_path(directory), token)
@@ -434,7 +437,7 @@ def serve_fakes(directory: Path, fake: FakeLgrep | None = None) -> Iterator[Runn
             grpc_interceptors.TokenAuthInterceptor(token, token_file=token_file),
             grpc_interceptors.ErrorInterceptor(),
         ],
-        options=grpc_support.server_options(),
+        options=[*grpc_support.server_options(), *options],
     )
     add_fake_services(server, fake)
     health = grpc_server_setup.add_standard_services(server, SERVICE_NAMES)
