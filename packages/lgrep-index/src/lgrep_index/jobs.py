@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -204,8 +205,11 @@ class IndexJobs:
             for pending in self._queues.values():
                 for job in pending:
                     job.stop(SHUTTING_DOWN)
+        deadline = None if timeout is None else time.monotonic() + timeout
         for worker in workers:
-            worker.join(timeout)
+            worker.join(None if deadline is None else max(deadline - time.monotonic(), 0.0))
+            if worker.is_alive():
+                log.warning("%s did not stop within %s s: its commit is still running", worker.name, timeout)
 
     # ------------------------------------------------------------------------------ internals
 

@@ -21,6 +21,7 @@ from lgrep_core.domain.models import ServerInfo, ServerRole
 from lgrep_core.embeddings.base import EmbeddingProvider
 from lgrep_core.embeddings.registry import Embedders
 from lgrep_core.rpc.server import (
+    THREAD_JOIN_S,
     ActivityInterceptor,
     ServerRuntime,
     add_server_service,
@@ -42,8 +43,13 @@ __all__ = ["IndexRole", "build_index_role", "main", "serve_index", "unwatch_save
 log = logging.getLogger(__name__)
 
 WRITER_LOCK = "indexer.lock"
-# On stop, running index jobs get this long to finish their current commit.
-STOP_JOBS_S = 30.0
+# On stop, running index jobs get this long to finish their current commit: as long as the server
+# waits for any thread it started. A commit embeds `index.embed_batch_chunks` chunks (256: ~9 s on a
+# quiet 2-core machine without VNNI, several times that for the niced index thread under load); 30 s
+# let the process end with a worker still inside onnxruntime, which aborts it (SIGABRT) as the
+# interpreter finalizes. Past this, the stop's deadline (lgrep_core.rpc.server.STOP_DEADLINE_S) logs
+# every stack and exits with status 1 instead.
+STOP_JOBS_S = THREAD_JOIN_S
 
 
 @dataclass

@@ -232,8 +232,9 @@ def _read_line(fd: int, timeout_s: float) -> str:
     return data.decode("ascii", "replace").strip()
 
 
-# `lgrep serve --stop` waits this long for the daemon to end: running index jobs get 30 s to reach
-# their next commit (lgrep_index.server.STOP_JOBS_S), calls 5 s, a model still loading up to 120 s.
+# `lgrep serve --stop` waits this long for the daemon to end: running index jobs get up to 120 s to
+# reach their next commit (lgrep_index.server.STOP_JOBS_S), calls 5 s, a model still loading up to
+# 120 s; the daemon's own stop deadline (160 s) ends it before this.
 STOP_TIMEOUT_S = 180.0
 # After this long, `lgrep serve --stop` says what it is waiting for.
 STOP_NOTICE_S = 3.0
