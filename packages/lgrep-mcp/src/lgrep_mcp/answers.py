@@ -34,8 +34,6 @@ __all__ = [
     "UnwatchAnswer",
     "WatchAnswer",
     "derive",
-    "extensions_of",
-    "shared_fields_of",
 ]
 
 
@@ -55,8 +53,6 @@ def _unwrap(hint: Any) -> tuple[Any, str | None]:
     if get_origin(hint) is Annotated:
         text = next((m.text for m in hint.__metadata__ if isinstance(m, Doc)), None)
         hint = hint.__origin__
-        if get_origin(hint) in (NotRequired, Required):  # Annotated[NotRequired[...]] is not allowed, but be safe
-            hint = get_args(hint)[0]
     return hint, text
 
 
@@ -153,15 +149,6 @@ def derive(
     model.shapes = shapes
     model.extensions = tuple(added)
     return model
-
-
-def shared_fields_of(model: type[Answer]) -> set[str]:
-    """The fields `model` takes from its core shapes."""
-    return set(model.model_fields) - set(model.extensions)
-
-
-def extensions_of(model: type[Answer]) -> set[str]:
-    return set(model.extensions)
 
 
 # --- the extensions: what an MCP answer adds to the shared shapes -----------------------------------------

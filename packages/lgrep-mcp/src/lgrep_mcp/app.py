@@ -131,7 +131,7 @@ class App:
     def budgeted(
         self,
         model: type[BaseModel],
-        data: dict[str, Any],
+        shape: Mapping[str, Any],
         key: str,
         max_tokens: int,
         *,
@@ -140,11 +140,11 @@ class App:
         sources: Callable[[dict[str, Any]], Iterable[str]] | None = None,
         projects: Sequence[Path] | None = None,
     ) -> CallToolResult:
-        """`data` fitted to `max_tokens` by `key`'s results; with `receipt` (the project the results'
+        """`shape` fitted to `max_tokens` by `key`'s results; with `receipt` (the project the results'
         paths are of) it carries its receipt, of the files of the results kept (`sources` names
         them; default: each result's `path`). With `projects` instead (results of several projects,
         each result's project in that list at its index), one receipt sums them."""
-        data = inert(data)
+        data: dict[str, Any] = inert(shape)
         reserve = RECEIPT_TOKENS if receipt is not None or projects is not None else 0
         text, _ = fit_results(
             data, key, self.counter, max_tokens - reserve, snippet_field=snippet_field, asked=max_tokens
@@ -186,8 +186,9 @@ class App:
                 call.add(project, tokens if len(counted) == 1 else round(tokens * n / max(results, 1)), t, f)
         return text
 
-    def plain(self, model: type[BaseModel], data: dict[str, Any]) -> CallToolResult:
-        data = inert(data)
+    def plain(self, model: type[BaseModel], shape: Mapping[str, Any]) -> CallToolResult:
+        """`shape` (a shared shape, or one with the model's extensions) as an answer, whole."""
+        data: dict[str, Any] = inert(shape)
         return self.answer(model, data, compact_json(data))
 
 

@@ -4,14 +4,14 @@ with their own message (answers take their JSON shape from lgrep_core.app.serial
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from lgrep_core.app.cli_support import terminal_safe
 from lgrep_core.domain.errors import LgrepError
 from mcp.server.mcpserver.exceptions import ToolError
 
-__all__ = ["inert", "loose", "tool_errors"]
+__all__ = ["inert", "tool_errors"]
 
 T = TypeVar("T")
 
@@ -34,12 +34,6 @@ def inert(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [inert(item) for item in value]
     return value
-
-
-def loose(shape: Mapping[str, Any]) -> dict[str, Any]:
-    """A shared answer shape (lgrep_core.app.shapes) as a dict a tool may trim and add its declared
-    extensions to (lgrep_mcp.answers checks the result against the tool's answer model)."""
-    return dict(shape)
 
 
 def tool_errors(fn: Callable[..., T]) -> Callable[..., T]:

@@ -3,7 +3,7 @@ a line end to fit the answer's token budget."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 from lgrep_core.app.serialize import file_slice_json, skeleton_json
@@ -16,7 +16,7 @@ from lgrep_mcp.answers import FileAnswer
 from lgrep_mcp.app import Unit
 from lgrep_mcp.budget import DEFAULT_MAX_TOKENS, TokenCounter, measured
 from lgrep_mcp.receipts import RECEIPT_TOKENS
-from lgrep_mcp.shaping import inert, loose, tool_errors
+from lgrep_mcp.shaping import inert, tool_errors
 from lgrep_mcp.tools.params import Component, MaxTokens, VersionSpec
 from lgrep_mcp.tools.releases import release_path
 
@@ -56,19 +56,19 @@ class FileTools(Unit):
             piece = self.app.engine.call(
                 GetFileRequest(str(project), rel, start_line, end_line, component=component, version=version or "")
             )
-            return _fit_file(loose(file_slice_json(piece)), self.app.counter, max_tokens, self.app.answer)
+            return _fit_file(file_slice_json(piece), self.app.counter, max_tokens, self.app.answer)
         project, rel = self.app.locate(path)
         if skeleton:
             outline = skeleton_json(self.app.engine.call(SkeletonRequest(str(project), rel)), root=str(project))
             # its lines already say where every definition is (`⋯ N lines (La-b)`): listing them
             # again would cost more than it saves (`lgrep skeleton --json` has them)
-            shape = {k: v for k, v in loose(outline).items() if k not in ("project_root", "definitions")}
+            shape: dict[str, Any] = {k: v for k, v in outline.items() if k not in ("project_root", "definitions")}
             if not shape["content"].strip():
                 shape["notes"] = ["no imports or definitions (a script): read its lines without skeleton"]
             shape.update(skeleton=True, start_line=1, end_line=shape["total_lines"], stale=False, truncated=False)
             fitted = _fit_skeleton(shape, self.app.counter, max_tokens - RECEIPT_TOKENS, _unanswered)
         else:
-            data = loose(file_slice_json(self.app.engine.call(GetFileRequest(str(project), rel, start_line, end_line))))
+            data = file_slice_json(self.app.engine.call(GetFileRequest(str(project), rel, start_line, end_line)))
             fitted = _fit_file(data, self.app.counter, max_tokens - RECEIPT_TOKENS, _unanswered)
         answer = fitted.structured_content or {}
         return self.app.answer(FileAnswer, answer, self.app.with_receipt(answer, project, [rel], max_tokens))
@@ -80,13 +80,13 @@ def _unanswered(_model: type[BaseModel], data: dict[str, Any], text: str) -> Cal
 
 
 def _fit_skeleton(
-    data: dict[str, Any],
+    shape: Mapping[str, Any],
     counter: TokenCounter,
     max_tokens: int,
     answer: Callable[[type[BaseModel], dict[str, Any], str], CallToolResult],
 ) -> CallToolResult:
-    """A skeleton cut to `max_tokens`: its definitions list goes first, then its tail lines."""
-    data = inert(data)
+    """A skeleton cut to `max_tokens`: its tail lines go first."""
+    data: dict[str, Any] = inert(shape)
     data["max_tokens"] = max_tokens
     lines = data["content"].split("\n")
     keep = len(lines)
@@ -100,13 +100,13 @@ def _fit_skeleton(
 
 
 def _fit_file(
-    data: dict[str, Any],
+    shape: Mapping[str, Any],
     counter: TokenCounter,
     max_tokens: int,
     answer: Callable[[type[BaseModel], dict[str, Any], str], CallToolResult],
 ) -> CallToolResult:
     """A file slice cut at a line end to fit `max_tokens`, with a note naming the next call."""
-    data = inert(data)
+    data: dict[str, Any] = inert(shape)
     lines = data["content"].split("\n")
     keep = len(lines)
     while True:

@@ -28,7 +28,7 @@ from pydantic import Field
 from lgrep_mcp.answers import IndexAnswer, StatusAnswer, UnwatchAnswer, WatchAnswer
 from lgrep_mcp.app import Unit
 from lgrep_mcp.indexing import index_for, progress_words
-from lgrep_mcp.shaping import loose, tool_errors
+from lgrep_mcp.shaping import tool_errors
 from lgrep_mcp.tools.params import ProjectPath
 
 __all__ = ["IndexTools", "status_answer"]
@@ -81,7 +81,7 @@ class IndexTools(Unit):
         however many agents ask."""
         project = self.app.project(path, Purpose.WATCH)
         result = self.app.engine.call(WatchProjectRequest(str(project)))
-        return self.app.plain(WatchAnswer, loose(watch_json(result, root=str(project))))
+        return self.app.plain(WatchAnswer, watch_json(result, root=str(project)))
 
     @tool_errors
     def lgrep_watch_stop(self, path: ProjectPath = None) -> Annotated[CallToolResult, UnwatchAnswer]:
@@ -91,14 +91,13 @@ class IndexTools(Unit):
         project = self.app.project(path, Purpose.UNWATCH)
         return self.app.plain(
             UnwatchAnswer,
-            loose(unwatch_json(self.app.engine.call(UnwatchProjectRequest(str(project))), root=str(project))),
+            unwatch_json(self.app.engine.call(UnwatchProjectRequest(str(project))), root=str(project)),
         )
 
 
 def status_answer(status: ProjectStatus) -> dict[str, Any]:
     """A project's status as lgrep_status and lgrep://status give it: the shared JSON shape, and
     whether any file changed since the last index (`stale`)."""
-    data = loose(project_status_json(status))
+    data = project_status_json(status)
     changes = data.get("changes")
-    data["stale"] = bool(changes and changes["total"])
-    return data
+    return {**data, "stale": bool(changes and changes["total"])}

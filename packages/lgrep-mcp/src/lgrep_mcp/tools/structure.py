@@ -3,6 +3,7 @@ definitions and code related to a place."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from lgrep_core.app.serialize import location_json, symbol_match_json, trace_json
@@ -14,7 +15,7 @@ from pydantic import Field
 from lgrep_mcp.answers import RelatedAnswer, SymbolAnswer, TraceAnswer
 from lgrep_mcp.app import Unit
 from lgrep_mcp.budget import DEFAULT_MAX_TOKENS
-from lgrep_mcp.shaping import loose, tool_errors
+from lgrep_mcp.shaping import tool_errors
 from lgrep_mcp.tools.params import MaxTokens, ProjectPath
 
 __all__ = ["StructureTools"]
@@ -58,11 +59,11 @@ class StructureTools(Unit):
                 offset=offset,
             )
         )
-        data = loose(trace_json(result, root=str(project)))
+        data: dict[str, Any] = {**trace_json(result, root=str(project))}
         readable = self.app.readable(project)
         data["definitions"] = [d for d in data["definitions"] if readable(d["path"])]
         data["edges"] = [
-            _brief_edge(loose(e))
+            _brief_edge(e)
             for e in data["edges"]
             if readable(e["path"])
             and readable(e["caller"]["path"])
@@ -134,18 +135,20 @@ def _trace_files(data: dict[str, Any]) -> list[str]:
 # The fields of a trace edge's ends an agent needs to go there (answers.Place, answers.CallerPlace:
 # the caller is in the call site's file).
 PLACE = ("path", "start_line", "scope")
+CALLER_PLACE = ("start_line", "scope")
 
 
-def _place(loc: dict[str, Any] | None, fields: tuple[str, ...] = PLACE) -> dict[str, Any] | None:
+def _place(loc: Mapping[str, Any] | None, fields: tuple[str, ...] = PLACE) -> dict[str, Any] | None:
     return None if loc is None else {k: loc[k] for k in fields}
 
 
-def _brief_edge(edge: dict[str, Any]) -> dict[str, Any]:
+def _brief_edge(edge: Mapping[str, Any]) -> dict[str, Any]:
     """A trace edge with its ends as places (where each definition starts and its qualified name);
     a resolved edge whose called name has other definitions counts them (`others`) instead of
     listing them again on every edge, an unresolved one lists up to five."""
-    candidates = edge.pop("candidates", None) or []
-    out = {**edge, "caller": _place(edge["caller"], PLACE[1:]), "callee": _place(edge["callee"])}
+    candidates = edge.get("candidates") or []
+    out = {k: v for k, v in edge.items() if k != "candidates"}
+    out.update(caller=_place(edge["caller"], CALLER_PLACE), callee=_place(edge["callee"]))
     if candidates and edge["callee"] is None:
         out["candidates"] = [_place(c) for c in candidates[:5]]
     elif candidates:
