@@ -79,6 +79,7 @@ def test_status_resource_is_the_status_answer(mcp: Mcp, repo: Path) -> None:
         "model": "all-MiniLM-L6-v2 (int8)",
         "dimension": 384,
         "chunker_version": "7",
+        "seed": None,
         "last_indexed": None,
         "changes": {"added": 0, "modified": 0, "deleted": 0, "total": 0},
         "project_spend": None,

@@ -588,6 +588,7 @@ def test_index_runs_to_its_summary_with_progress(engine: FakeEngine, mcp: Mcp, r
             "seconds_vectors": 0.0,
             "created": False,
             "tokens_billed": 0,
+            "seed": None,
         },
     }
 
@@ -661,6 +662,7 @@ def test_status_answers_with_the_whole_status_and_whether_it_is_stale(mcp: Mcp, 
         "model": "all-MiniLM-L6-v2 (int8)",
         "dimension": 384,
         "chunker_version": "7",
+        "seed": None,
         "last_indexed": "2026-05-01T12:30:00+00:00",
         "changes": {"added": 1, "modified": 2, "deleted": 0, "total": 3},
         "project_spend": {

@@ -109,11 +109,11 @@ TRACE_KEYS = ["project_root", "symbol", "definitions", "ambiguous", "edges", "to
 EDGE_KEYS = ["direction", "depth", "caller", "callee", "path", "line", "resolution", "sites"]
 STATUS_COMMON = ["project_root", "state", "index_dir", "watched", "watch_leases", "detail"]
 STATUS_READY = ["files", "chunks", "vectors_pending", "languages", "provider", "model", "dimension"]
-STATUS_READY += ["chunker_version", "last_indexed", "changes"]
+STATUS_READY += ["chunker_version", "seed", "last_indexed", "changes"]
 STATUS_SPEND = ["project_spend", "total_spend", "spend_warnings"]
 SUMMARY_KEYS = ["project_root", "files_seen", "files_indexed", "files_unchanged", "files_deleted", "files_skipped"]
 SUMMARY_KEYS += ["chunks_written", "chunks_total", "vectors_embedded", "vectors_pending", "seconds_bm25"]
-SUMMARY_KEYS += ["seconds_vectors", "created", "tokens_billed"]
+SUMMARY_KEYS += ["seconds_vectors", "created", "tokens_billed", "seed"]
 
 AUTH_PY = "\n".join(f"line {n}" for n in range(1, 21)) + "\n"
 

@@ -41,6 +41,7 @@ class TreeEntry:
     sha: str
     size: int
     is_symlink: bool
+    raw: str = ""  # the path as git stores it (undecodable bytes as surrogates); `path` is how it is shown
 
 
 def _git() -> str:
@@ -136,8 +137,10 @@ class GitRepo:
             mode, kind, sha, size = (f.decode("ascii", "replace") for f in fields)
             if kind != "blob" or (mode not in _MODE_FILE and mode != _MODE_SYMLINK):
                 continue
-            path = display_path(raw_path.decode("utf-8", "surrogateescape"))
-            entries.append(TreeEntry(path, sha, int(size) if size.isdigit() else -1, mode == _MODE_SYMLINK))
+            raw = raw_path.decode("utf-8", "surrogateescape")
+            entries.append(
+                TreeEntry(display_path(raw), sha, int(size) if size.isdigit() else -1, mode == _MODE_SYMLINK, raw)
+            )
         return entries
 
     def blobs(self) -> BlobReader:

@@ -59,6 +59,7 @@ class _Job:
     force: bool
     wait_vectors: bool
     batch: ChangeBatch | None = None  # a watcher's batch: only these paths (Indexer.update)
+    seed: bool = False  # ask the team store on this run whatever it finds (`lgrep seed`)
     listeners: list[queue.SimpleQueue[object]] = field(default_factory=list)
     last_progress: IndexProgress | None = None
     started: bool = False
@@ -138,7 +139,13 @@ class IndexJobs:
         self._idle = threading.Condition(self._lock)  # notified when a job ends
 
     def index(
-        self, root: Path, *, force: bool = False, wait_vectors: bool = True, join_running: bool = True
+        self,
+        root: Path,
+        *,
+        force: bool = False,
+        wait_vectors: bool = True,
+        join_running: bool = True,
+        seed: bool = False,
     ) -> JobStream:
         """Index a project: progress events, then its summary as the last item. `leave()` on the
         stream cancels the job if no other caller waits for it (see the module's docstring).
@@ -147,7 +154,9 @@ class IndexJobs:
 
         Raises (from the iterator) the job's LgrepError: IndexBusyError, IndexMismatchError, ..."""
         events: queue.SimpleQueue[object] = queue.SimpleQueue()
-        job = self._submit(root, force=force, wait_vectors=wait_vectors, listener=events, join_running=join_running)
+        job = self._submit(
+            root, force=force, wait_vectors=wait_vectors, listener=events, join_running=join_running, seed=seed
+        )
         return JobStream(self, job, events)
 
     def submit(self, root: Path, *, batch: ChangeBatch | None = None, wait_vectors: bool = True) -> None:
@@ -222,6 +231,7 @@ class IndexJobs:
         listener: queue.SimpleQueue[object] | None,
         batch: ChangeBatch | None = None,
         join_running: bool = True,
+        seed: bool = False,
     ) -> _Job:
         with self._lock:
             if self._closed:
@@ -230,7 +240,7 @@ class IndexJobs:
             # A whole-project request joins an equal one that has not started yet, or a running one
             # that does at least as much; a watcher's batch is its own job.
             for job in pending:
-                if batch is not None or job.batch is not None or job.finished.is_set():
+                if batch is not None or job.batch is not None or job.finished.is_set() or seed != job.seed:
                     continue
                 joins = (not job.started and job.force == force and job.wait_vectors == wait_vectors) or (
                     join_running
@@ -246,7 +256,7 @@ class IndexJobs:
                             listener.put(job.last_progress)
                     job.keep = job.keep or listener is None or not wait_vectors
                     return job
-            job = _Job(root, force, wait_vectors, batch, [listener] if listener is not None else [])
+            job = _Job(root, force, wait_vectors, batch, seed, [listener] if listener is not None else [])
             job.keep = listener is None or not wait_vectors
             pending.append(job)
             worker = self._workers.get(root)
@@ -311,6 +321,7 @@ class IndexJobs:
                 progress=progress,
                 cancel=job.cancel,
                 resume_cancelled=lambda: job.cancel_reason == SHUTTING_DOWN,
+                seed="always" if job.seed else "auto",
             )
             if job.batch is not None:
                 job.outcome = indexer.update(job.batch, wait_vectors=job.wait_vectors, lock_timeout_s=LOCK_WAIT_S)

@@ -22,7 +22,15 @@ from pathlib import Path
 
 import numpy as np
 from lgrep_core.domain.errors import EmbeddingError, IndexingError, NotFoundError
-from lgrep_core.domain.models import Chunk, ChunkKind, IndexPhase, IndexProgress, IndexSummary, embedding_text
+from lgrep_core.domain.models import (
+    Chunk,
+    ChunkKind,
+    IndexPhase,
+    IndexProgress,
+    IndexSummary,
+    SeedReport,
+    embedding_text,
+)
 from lgrep_core.domain.secrets import redact_path, sanitize
 from lgrep_core.embeddings.base import EmbeddingProvider, model_label
 from lgrep_core.embeddings.cloud import EmbeddingIncomplete
@@ -34,6 +42,7 @@ from lgrep_core.storage.store import FileRecord, IndexState, KeySet, ProjectStor
 from lgrep_index.changes import ChangeBatch
 from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, detect_language, overflow_text
 from lgrep_index.embedding_stage import EmbeddingStage, TextBatch
+from lgrep_index.team import MIN_PENDING, TeamSource
 from lgrep_index.walker import (
     SKIP_SECRET,
     PathRules,
@@ -103,6 +112,7 @@ class _Tally:
     seconds_vectors: float = 0.0
     created: bool = False
     tokens_billed: int = 0
+    seed: SeedReport | None = None
 
     def summary(self) -> IndexSummary:
         return IndexSummary(
@@ -118,6 +128,7 @@ class _Tally:
             vectors_pending=self.vectors_pending,
             seconds_bm25=self.seconds_bm25,
             seconds_vectors=self.seconds_vectors,
+            seed=self.seed,
             created=self.created,
             tokens_billed=self.tokens_billed,
         )
@@ -243,19 +254,31 @@ class Indexer:
         progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
         resume_cancelled: Callable[[], bool] = lambda: False,
+        seed: str = "auto",
+        team: TeamSource | None = None,
     ) -> None:
         """`cancel`, when set, stops the run at its next commit boundary (`Cancelled`, an IndexingError):
         between batches of files in phase 1, before phase 2 and between its embedding batches (a batch
         being embedded finishes and is committed first). What was committed stays, the write lock is
         released, and the next run goes on from there. A cancelled run's vector fill is left for the
         user's next `lgrep index`, unless `resume_cancelled()` (a server shutting down): then the
-        next server start resumes it (`VECTORS_UNFINISHED`)."""
+        next server start resumes it (`VECTORS_UNFINISHED`).
+
+        `seed` says when the team store (settings `team.store`, ADR 0034) is asked for vectors before the
+        vector phase embeds: "auto" when a new generation is built (a first index) or many chunks wait
+        (MIN_PENDING: a pull), "always" on every run (`lgrep seed`), "never". `team` overrides the
+        source the settings name (the publisher's, which knows the repository its tree came from)."""
         self._resume_cancelled = resume_cancelled
         self.settings = settings
         self.root = root.resolve()
         self.embedder = embedder
         self.identity = identity_for(settings, embedder)
         self.store = ProjectStore(settings.cache_dir, self.root)
+        self._seed_mode = seed
+        self.team = team
+        if team is None and seed != "never" and settings.team.store and (seed == "always" or settings.team.auto_seed):
+            self.team = TeamSource(settings, self.root, self.identity)
+        self._seeded = False  # this run asked the store already
         self._progress = progress or (lambda _p: None)
         self._cancel = cancel
         # Set by an update's phase 1: the path and embedding text of each chunk it wrote, by embedding
@@ -323,6 +346,7 @@ class Indexer:
         lock = self.store.lock()
         lock.acquire(self.settings.index.lock_timeout_s if lock_timeout_s is None else lock_timeout_s, self.root)
         self._written_texts = None
+        self._seeded = False
         try:
             summary = _Tally(root=str(self.root))
             summary.created = self.store.begin_write(self.identity, force=force)
@@ -331,6 +355,11 @@ class Indexer:
             # A new generation starts empty: only a walk of everything fills it.
             (self._phase_chunks if summary.created else phase_chunks)(summary)
             summary.seconds_bm25 = time.monotonic() - started
+            if summary.created and self.team is not None:
+                # A new index takes what the team store holds before it is published, so a seed
+                # killed half-way leaves no index (the next run goes on), never half of one.
+                self._check_cancel()
+                self._seed(summary, self.store.pending_vector_keys())
             if not replacing or not wait_vectors:
                 # Searchable by BM25 now. A rebuild that waits for its vectors stays beside the live
                 # index until they are in, so searches never lose their vector channel meanwhile.
@@ -572,6 +601,14 @@ class Indexer:
             missing = self.store.missing_vector_keys(sorted(written))
             pending = KeySet.of(missing)
             items = ((key, *written[key]) for key in sorted(missing))
+        if (
+            self.team is not None
+            and not self._seeded
+            and pending
+            and (self._seed_mode == "always" or len(pending) >= MIN_PENDING)
+        ):
+            self._seed(summary, pending)
+            return self._phase_vectors(summary, written)
         progress = _PhaseProgress(IndexPhase.EMBED, chunks_total=len(pending))
         self._progress(progress.event())
         if not pending:
@@ -588,6 +625,22 @@ class Indexer:
         elapsed = time.monotonic() - progress.started
         if progress.chunks_done >= _RATE_MIN_CHUNKS and elapsed > 0:
             _EMBED_RATES[self.identity.model] = progress.chunks_done / elapsed
+
+    def _seed(self, summary: _Tally, pending: KeySet) -> None:
+        """Copy what the team store holds for the `pending` keys (once per run); a refusal is reported
+        in the summary and the run embeds locally."""
+        self._seeded = True
+        if self.team is None or (not pending and self._seed_mode != "always"):
+            return
+
+        def copied(done: int, total: int) -> None:
+            self._progress(IndexProgress(IndexPhase.SEED, chunks_done=done, chunks_total=total))
+
+        report = self.team.fill(self.store, pending, copied)
+        summary.seed = report
+        if report.seeded:
+            self.store.note_vector_writes(report.vectors_copied)
+            self.store.write_meta(seed=_seed_meta(report))
 
     def _pending_texts(self, pending: KeySet) -> Iterator[tuple[str, str, str]]:
         """The embedding text of each pending key, once (the first chunk of the table that has it),
@@ -639,6 +692,19 @@ class Indexer:
             "BM25 search finds them meanwhile, and `lgrep index` again embeds only what is missing"
         )
         return (EmbeddingError if isinstance(exc, EmbeddingIncomplete) else type(exc))(message)
+
+
+def _seed_meta(report: SeedReport) -> dict[str, object]:
+    return {
+        "store": report.store,
+        "repository": report.repository,
+        "commit": report.commit,
+        "published_at": report.published_at,
+        "vectors_copied": report.vectors_copied,
+        "bytes_copied": report.bytes_copied,
+        "files_overlaid": report.files_overlaid,
+        "seeded_at": time.time(),
+    }
 
 
 def _changed(file: WalkedFile, record: FileRecord | None) -> bool:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from lgrep_core.domain.errors import LgrepError
-from lgrep_core.domain.models import FileChanges, ProjectInfo, ProjectState, ProjectStatus, RemoveResult
+from lgrep_core.domain.models import FileChanges, ProjectInfo, ProjectState, ProjectStatus, RemoveResult, SeedReport
 from lgrep_core.settings.config import LgrepSettings
 from lgrep_core.storage.layout import (
     FileRecord,
@@ -83,10 +83,29 @@ def project_status(
         chunker_version=str(identity.get("chunker_version", "")),
         last_indexed=datetime.fromtimestamp(last, UTC) if last else None,
         changes=changes_since(settings, reader.root, records) if count_changes else None,
+        seed=seed_from_meta(meta.get("seed")),
         project_spend=spend.project,
         total_spend=spend.total,
         spend_warnings=spend.warnings,
     )
+
+
+def seed_from_meta(value: object) -> SeedReport | None:
+    """The team store's seed a generation's meta.json records (None: built locally)."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        return SeedReport(
+            store=str(value.get("store", "")),
+            repository=str(value.get("repository", "")),
+            commit=str(value.get("commit", "")),
+            published_at=float(value.get("published_at") or 0.0),
+            vectors_copied=int(value.get("vectors_copied") or 0),
+            bytes_copied=int(value.get("bytes_copied") or 0),
+            files_overlaid=int(value.get("files_overlaid") or 0),
+        )
+    except (TypeError, ValueError):
+        return None
 
 
 def _brief_status(reader: ProjectReader, state: ProjectState) -> ProjectStatus:

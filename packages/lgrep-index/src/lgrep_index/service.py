@@ -74,7 +74,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         req = wire.index_project_request_from_proto(request)
         root = self._project(req.project_root, Purpose.INDEX)  # the summary's root says which project was indexed
         self._check_writer()
-        stream = self.jobs.index(root, force=req.force, wait_vectors=req.wait_for_vectors)
+        stream = self.jobs.index(root, force=req.force, wait_vectors=req.wait_for_vectors, seed=req.seed)
         if context is not None:
 
             def ended() -> None:

@@ -285,6 +285,84 @@ def index(
     return EXIT_OK
 
 
+@cli.command()
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="print the summary as JSON")
+@click.option("-q", "--quiet", is_flag=True, help="no progress bar")
+@no_daemon_option
+@click.pass_obj
+def seed(cs: ClientSettings, path: Path, as_json: bool, quiet: bool, no_daemon: bool) -> int:
+    """Index a project taking its vectors from the team store (team.store).
+
+    Finds the publication whose commit is HEAD or its nearest ancestor, copies the vectors of the
+    project's chunks it holds, and embeds only the rest (commits since, uncommitted and untracked
+    files) with the local model. Chunks and text always come from your own files. A first index or
+    search does this on its own when team.store is set; `lgrep seed` asks again, whatever the index
+    holds. A store that cannot seed (unreachable, another model, nothing published for this
+    history, damaged) is named with what to do, and the project is indexed locally."""
+    from lgrep_core.app.scope import Purpose
+    from lgrep_core.app.serialize import indexed_json
+    from lgrep_core.domain.errors import ConfigError
+    from lgrep_core.storage.layout import project_dir
+
+    from . import output
+
+    root = _project(cs, path, Purpose.INDEX).project
+    settings = settings_for(root)
+    if not settings.team.store:
+        raise ConfigError(
+            "no team store is set: set team.store (or LGREP_TEAM_STORE) to the s3:// prefix or folder your CI "
+            "publishes to (`lgrep publish`)"
+        )
+    show_progress = not quiet and not as_json and sys.stderr.isatty()
+    app = make_app(cs, no_daemon=no_daemon, start=True, lock_timeout_s=None, fill_behind=True)
+    with app, output.progress_bar(show_progress) as on_progress:
+        try:
+            summary = app.index(root, progress=on_progress, seed=True)
+        except KeyboardInterrupt:
+            from lgrep_core.rpc.client import LgrepClient
+
+            _note(_interrupted(root, through_daemon=isinstance(app.engine, LgrepClient), no_wait=False))
+            return EXIT_INTERRUPTED
+    if as_json:
+        print(json.dumps(indexed_json(summary, index_dir=str(project_dir(cs.cache_dir, root))), indent=2))
+    else:
+        output.print_summary(summary, background=False)
+    if summary.seed is None:
+        _note(
+            "warning: the lgrep daemon has no team store set (it reads team.store from its own settings): "
+            "restart it with `lgrep stop` after setting it, or use --no-daemon"
+        )
+    elif summary.seed.reason:
+        _note(f"warning: not seeded: {summary.seed.refused}; the project was indexed locally")
+    return EXIT_OK
+
+
+@cli.command()
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option("--dry-run", is_flag=True, help="list what would be uploaded (files, chunks, bytes) and upload nothing")
+@click.option("--json", "as_json", is_flag=True, help="print the summary as JSON")
+@click.option("-q", "--quiet", is_flag=True, help="no progress bar")
+@click.pass_obj
+def publish(cs: ClientSettings, path: Path, dry_run: bool, as_json: bool, quiet: bool) -> int:
+    """Publish the repository's index at its HEAD commit to the team store (team.store), for CI.
+
+    Publishes HEAD's content, read from git (uncommitted and untracked files are never published),
+    indexed with the same ignore rules and secret redaction as any index. Uploads only vectors the
+    store does not hold, then the publication (commit, model, checksums); prunes publications past
+    team.keep. Members' first index then copies these vectors instead of embedding them."""
+    from lgrep_core.app.scope import Purpose
+
+    from . import local, output
+
+    root = _project(cs, path, Purpose.INDEX).project
+    settings = settings_for(root)
+    with output.progress_bar(not quiet and not as_json and sys.stderr.isatty()) as on_progress:
+        summary = local.publish(settings, root, dry_run=dry_run, progress=on_progress)
+    output.print_publish(summary, as_json=as_json)
+    return EXIT_OK
+
+
 EXIT_INTERRUPTED = 130
 # How long a search that has to build the index first queues, in this process, behind another
 # process building it (the daemon queues its own runs).

@@ -50,6 +50,7 @@ from lgrep_core.settings.config import LgrepSettings, load_settings
 
 if TYPE_CHECKING:
     from lgrep_index.plan import IndexPlan
+    from lgrep_index.publish import PublishSummary
     from lgrep_search.projects import ProjectSearchers
 
 __all__ = [
@@ -75,11 +76,12 @@ def index(
     lock_timeout_s: float | None = None,
     progress: Callable[[IndexProgress], None] | None = None,
     cancel: threading.Event | None = None,
+    seed: bool = False,
 ) -> IndexSummary:
     from . import parts
 
     limit_heap_arenas()  # before LanceDB's and the model's threads: see lgrep_core.runtime.memory
-    return parts.indexer(settings, root, progress=progress, cancel=cancel).run(
+    return parts.indexer(settings, root, progress=progress, cancel=cancel, seed=seed).run(
         force=force, wait_vectors=wait_vectors, lock_timeout_s=lock_timeout_s
     )
 
@@ -100,6 +102,22 @@ def plan(settings: LgrepSettings, root: Path, *, force: bool = False, remote_onl
     if remote_only and not is_remote(embedder):
         return None
     return plan_index(settings, root, embedder, force=force)
+
+
+def publish(
+    settings: LgrepSettings,
+    root: Path,
+    *,
+    dry_run: bool = False,
+    progress: Callable[[IndexProgress], None] | None = None,
+) -> PublishSummary:
+    """Publish the repository's HEAD to the team store (lgrep_index.publish), in this process."""
+    from lgrep_index.publish import publish as run
+
+    from . import parts
+
+    limit_heap_arenas()
+    return run(settings, root, parts.embedder(settings, root), dry_run=dry_run, progress=progress)
 
 
 def index_tags(
@@ -252,6 +270,7 @@ class LocalEngine:
                 lock_timeout_s=lock_timeout_s,
                 progress=progress,
                 cancel=cancel,
+                seed=request.seed,
             )
             if fill_behind and summary.vectors_pending:
                 spawn_vector_filler(settings, root)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from lgrep_core.app.cli_support import terminal_safe
 from lgrep_core.app.serialize import project_status_json, projects_search_json, search_response_json, tags_summary_json
-from lgrep_core.app.shapes import ReceiptsJSON, ReceiptSumsJSON
+from lgrep_core.app.shapes import PublishJSON, ReceiptsJSON, ReceiptSumsJSON
 from lgrep_core.domain.models import (
     FileHit,
     IndexPhase,
@@ -22,6 +22,7 @@ from lgrep_core.domain.models import (
     ProjectStatus,
     SearchHit,
     SearchResponse,
+    SeedReport,
     TagsSummary,
     TraceResult,
 )
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from lgrep_core.app.api import ProjectsOutcome
     from lgrep_core.domain.models import ServerInfo
     from lgrep_index.plan import IndexPlan
+    from lgrep_index.publish import PublishSummary
 
 __all__ = [
     "plan_json",
@@ -170,7 +172,78 @@ def print_summary(summary: IndexSummary, *, background: bool) -> None:
     ]
     if summary.tokens_billed:
         lines.append(f"  billed   {summary.tokens_billed:,} tokens by the cloud embedding provider")
+    if summary.seed is not None:
+        lines.append(f"  seeded   {describe_seed(summary.seed)}")
     print("\n".join(lines), file=sys.stderr)
+
+
+def describe_seed(seed: SeedReport) -> str:
+    """One line: where the vectors came from, or why the team store did not give them."""
+    if seed.reason:
+        return f"no: {printable(seed.refused)} (built locally)"
+    age = max(0.0, time.time() - seed.published_at) if seed.published_at else 0.0
+    when = (
+        f"{age / 60:.0f} min" if age < 7200 else (f"{age / 3600:.0f} h" if age < 172800 else f"{age / 86400:.0f} days")
+    )
+    overlaid = f"{seed.files_overlaid} file{'' if seed.files_overlaid == 1 else 's'} overlaid locally"
+    return (
+        f"from {printable(seed.store)} ({printable(seed.repository)} at {seed.commit[:12]}, published {when} ago): "
+        f"{seed.vectors_copied:,} vectors, {seed.bytes_copied / 1e6:.1f} MB read; {overlaid}"
+    )
+
+
+def print_publish(summary: PublishSummary, *, as_json: bool) -> None:
+    """What `lgrep publish` did (or, with --dry-run, would upload): JSON on stdout, or lines on stderr."""
+    if as_json:
+        print(json.dumps(publish_json(summary), indent=2, ensure_ascii=False))
+        return
+    verb = "would publish" if summary.dry_run else "published"
+    lines = [
+        f"{verb} {printable(summary.repository)} at {summary.commit[:12]} to {printable(summary.store)}",
+        f"  files    {summary.files} ({summary.chunks} chunks, {summary.vectors} distinct vectors)",
+        f"  upload   {summary.vectors_uploaded} vectors new to the store, {summary.bytes_uploaded / 1e6:.2f} MB",
+    ]
+    if not summary.dry_run:
+        lines.append(
+            f"  vectors  {summary.vectors_embedded} embedded here, {summary.vectors_from_store} taken from the store"
+        )
+        lines.append(f"  time     {summary.seconds:.2f} s; {summary.pruned} older publications pruned")
+    if summary.local_changes or summary.untracked:
+        lines.append(
+            f"  note     HEAD's content only: {summary.local_changes} changed and {summary.untracked} untracked "
+            "files of the working tree are not published"
+        )
+    if summary.skipped_paths:
+        lines.append(
+            f"  note     {summary.skipped_paths} files with names lgrep will not write ('..', '.git') left out"
+        )
+    if summary.dry_run:
+        for planned in summary.planned:
+            lines.append(f"    {printable(planned.path)}  {planned.chunks} chunks, {planned.new_vectors} new vectors")
+    print("\n".join(lines), file=sys.stderr)
+
+
+def publish_json(summary: PublishSummary) -> PublishJSON:
+    out: PublishJSON = {
+        "store": summary.store,
+        "repository": summary.repository,
+        "commit": summary.commit,
+        "dry_run": summary.dry_run,
+        "files": summary.files,
+        "chunks": summary.chunks,
+        "vectors": summary.vectors,
+        "vectors_uploaded": summary.vectors_uploaded,
+        "bytes_uploaded": summary.bytes_uploaded,
+        "vectors_embedded": summary.vectors_embedded,
+        "vectors_from_store": summary.vectors_from_store,
+        "local_changes_not_published": summary.local_changes,
+        "untracked_not_published": summary.untracked,
+        "pruned": summary.pruned,
+        "seconds": round(summary.seconds, 3),
+    }
+    if summary.dry_run:
+        out["planned"] = [{"path": p.path, "chunks": p.chunks, "new_vectors": p.new_vectors} for p in summary.planned]
+    return out
 
 
 def print_tags_summary(summary: TagsSummary, *, as_json: bool) -> None:
@@ -294,7 +367,9 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[IndexProgress], None]]:
             bar.start()
         now = time.monotonic()
         if p.phase not in tasks:
-            label = "chunking files" if p.phase is IndexPhase.CHUNK else "embedding chunks"
+            label = {IndexPhase.CHUNK: "chunking files", IndexPhase.SEED: "copying vectors from the team store"}.get(
+                p.phase, "embedding chunks"
+            )
             tasks[p.phase] = bar.add_task(label, total=None, rate="")
             started[p.phase] = now
         elapsed = max(now - started[p.phase], 1e-6)
@@ -331,6 +406,8 @@ def print_status(status: ProjectStatus, *, as_json: bool) -> None:
     print(f"  chunks    {status.chunks}, {status.vectors_pending} waiting for vectors")
     print(f"  model     {status.provider}/{status.model} ({status.dimension} d)")
     print(f"  indexed   {status.last_indexed.isoformat() if status.last_indexed else 'never'}")
+    if status.seed is not None:
+        print(f"  seeded    {describe_seed(status.seed)}")
     c = status.changes
     if c is not None:
         print(f"  changed   {c.total} files since ({c.added} added, {c.modified} modified, {c.deleted} deleted)")

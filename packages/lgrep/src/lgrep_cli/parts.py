@@ -61,11 +61,15 @@ def indexer(
     *,
     progress: Callable[[IndexProgress], None] | None = None,
     cancel: threading.Event | None = None,
+    seed: bool = False,
 ) -> Indexer:
-    """One index run of the project at `root`, with its provider."""
+    """One index run of the project at `root`, with its provider (`seed`: ask the team store whatever
+    the run finds, as `lgrep seed` does)."""
     from lgrep_index.pipeline import Indexer
 
-    return Indexer(settings, root, embedder(settings, root), progress=progress, cancel=cancel)
+    return Indexer(
+        settings, root, embedder(settings, root), progress=progress, cancel=cancel, seed="always" if seed else "auto"
+    )
 
 
 def tag_indexer(settings: LgrepSettings, root: Path, **options: Any) -> TagIndexer:

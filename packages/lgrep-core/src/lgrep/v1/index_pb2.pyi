@@ -74,6 +74,8 @@ class _IndexPhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_IndexPhase
     """Computing and writing vectors."""
     INDEX_PHASE_DONE: _IndexPhase.ValueType  # 4
     """Finished."""
+    INDEX_PHASE_SEED: _IndexPhase.ValueType  # 5
+    """Copying vectors from the team store (chunks_done and chunks_total count vectors)."""
 
 class IndexPhase(_IndexPhase, metaclass=_IndexPhaseEnumTypeWrapper):
     """A stage of indexing."""
@@ -88,6 +90,8 @@ INDEX_PHASE_EMBED: IndexPhase.ValueType  # 3
 """Computing and writing vectors."""
 INDEX_PHASE_DONE: IndexPhase.ValueType  # 4
 """Finished."""
+INDEX_PHASE_SEED: IndexPhase.ValueType  # 5
+"""Copying vectors from the team store (chunks_done and chunks_total count vectors)."""
 Global___IndexPhase: _TypeAlias = IndexPhase  # noqa: Y015
 
 @_typing.final
@@ -99,6 +103,7 @@ class IndexProjectRequest(_message.Message):
     PROJECT_ROOT_FIELD_NUMBER: _builtins.int
     FORCE_FIELD_NUMBER: _builtins.int
     WAIT_FOR_VECTORS_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
     project_root: _builtins.str
     """Absolute path of the project's root directory."""
     force: _builtins.bool
@@ -107,16 +112,21 @@ class IndexProjectRequest(_message.Message):
     """End the stream only once every chunk has its vector. When false, the summary may report
     vectors_pending > 0 and embedding goes on in the background (lexical search works meanwhile).
     """
+    seed: _builtins.bool
+    """Ask the team store for vectors on this run whatever it finds (`lgrep seed`); without it a run
+    asks only for a new index or when many chunks wait for vectors (needs team.store).
+    """
     def __init__(
         self,
         *,
         project_root: _builtins.str = ...,
         force: _builtins.bool = ...,
         wait_for_vectors: _builtins.bool = ...,
+        seed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["force", b"force", "project_root", b"project_root", "wait_for_vectors", b"wait_for_vectors"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["force", b"force", "project_root", b"project_root", "seed", b"seed", "wait_for_vectors", b"wait_for_vectors"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -210,6 +220,7 @@ class IndexSummary(_message.Message):
     VECTORS_ELAPSED_FIELD_NUMBER: _builtins.int
     CREATED_FIELD_NUMBER: _builtins.int
     TOKENS_BILLED_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
     project_root: _builtins.str
     """Absolute path of the project's root directory (as the server resolved it)."""
     files_seen: _builtins.int
@@ -246,6 +257,12 @@ class IndexSummary(_message.Message):
     def vectors_elapsed(self) -> _duration_pb2.Duration:
         """Time spent embedding (zero when the run did not wait for vectors)."""
 
+    @_builtins.property
+    def seed(self) -> Global___SeedReport:
+        """Set when the run asked the team store for vectors: where they came from, or why it did not
+        seed (the run then built locally).
+        """
+
     def __init__(
         self,
         *,
@@ -263,14 +280,73 @@ class IndexSummary(_message.Message):
         vectors_elapsed: _duration_pb2.Duration | None = ...,
         created: _builtins.bool = ...,
         tokens_billed: _builtins.int = ...,
+        seed: Global___SeedReport | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["bm25_elapsed", b"bm25_elapsed", "vectors_elapsed", b"vectors_elapsed"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bm25_elapsed", b"bm25_elapsed", "seed", b"seed", "vectors_elapsed", b"vectors_elapsed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bm25_elapsed", b"bm25_elapsed", "chunks_total", b"chunks_total", "chunks_written", b"chunks_written", "created", b"created", "files_deleted", b"files_deleted", "files_indexed", b"files_indexed", "files_seen", b"files_seen", "files_skipped", b"files_skipped", "files_unchanged", b"files_unchanged", "project_root", b"project_root", "tokens_billed", b"tokens_billed", "vectors_elapsed", b"vectors_elapsed", "vectors_embedded", b"vectors_embedded", "vectors_pending", b"vectors_pending"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bm25_elapsed", b"bm25_elapsed", "chunks_total", b"chunks_total", "chunks_written", b"chunks_written", "created", b"created", "files_deleted", b"files_deleted", "files_indexed", b"files_indexed", "files_seen", b"files_seen", "files_skipped", b"files_skipped", "files_unchanged", b"files_unchanged", "project_root", b"project_root", "seed", b"seed", "tokens_billed", b"tokens_billed", "vectors_elapsed", b"vectors_elapsed", "vectors_embedded", b"vectors_embedded", "vectors_pending", b"vectors_pending"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___IndexSummary: _TypeAlias = IndexSummary  # noqa: Y015
+
+@_typing.final
+class SeedReport(_message.Message):
+    """Where a project's vectors came from when the team store seeded it, or why it did not."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STORE_FIELD_NUMBER: _builtins.int
+    REPOSITORY_FIELD_NUMBER: _builtins.int
+    COMMIT_FIELD_NUMBER: _builtins.int
+    PUBLISHED_AT_FIELD_NUMBER: _builtins.int
+    VECTORS_COPIED_FIELD_NUMBER: _builtins.int
+    BYTES_COPIED_FIELD_NUMBER: _builtins.int
+    FILES_OVERLAID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
+    store: _builtins.str
+    """The team store, as the settings name it (no credentials)."""
+    repository: _builtins.str
+    """The repository's name in the store (host/owner/name)."""
+    commit: _builtins.str
+    """The publication's commit."""
+    vectors_copied: _builtins.int
+    """Vectors copied from the store."""
+    bytes_copied: _builtins.int
+    """Bytes read from the store (the publication's manifest and the vectors)."""
+    files_overlaid: _builtins.int
+    """Files whose content differs from the publication's (changed, added or deleted), indexed locally."""
+    reason: _builtins.str
+    """Empty when seeded; else why not: unreachable, empty, not_in_history, other_repository,
+    other_model, damaged, not_git.
+    """
+    refused: _builtins.str
+    """The refusal, for people to read (what happened and what to do). Empty when seeded."""
+    @_builtins.property
+    def published_at(self) -> _timestamp_pb2.Timestamp:
+        """When that commit was published."""
+
+    def __init__(
+        self,
+        *,
+        store: _builtins.str = ...,
+        repository: _builtins.str = ...,
+        commit: _builtins.str = ...,
+        published_at: _timestamp_pb2.Timestamp | None = ...,
+        vectors_copied: _builtins.int = ...,
+        bytes_copied: _builtins.int = ...,
+        files_overlaid: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        refused: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["published_at", b"published_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bytes_copied", b"bytes_copied", "commit", b"commit", "files_overlaid", b"files_overlaid", "published_at", b"published_at", "reason", b"reason", "refused", b"refused", "repository", b"repository", "store", b"store", "vectors_copied", b"vectors_copied"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeedReport: _TypeAlias = SeedReport  # noqa: Y015
 
 @_typing.final
 class IndexProjectResponse(_message.Message):
@@ -410,6 +486,7 @@ class GetStatusResponse(_message.Message):
     TOTAL_SPEND_FIELD_NUMBER: _builtins.int
     SPEND_WARNINGS_FIELD_NUMBER: _builtins.int
     WATCH_LEASES_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
     project_root: _builtins.str
     """Absolute path of the project's root directory."""
     indexed: _builtins.bool
@@ -475,6 +552,12 @@ class GetStatusResponse(_message.Message):
         model's cost is unknown. Empty when there is nothing to say.
         """
 
+    @_builtins.property
+    def seed(self) -> Global___SeedReport:
+        """Set when the index was seeded from the team store: from which publication, and how many files
+        were overlaid locally then.
+        """
+
     def __init__(
         self,
         *,
@@ -499,10 +582,11 @@ class GetStatusResponse(_message.Message):
         total_spend: Global___SpendTotals | None = ...,
         spend_warnings: _abc.Iterable[_builtins.str] | None = ...,
         watch_leases: _builtins.int = ...,
+        seed: Global___SeedReport | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "last_indexed", b"last_indexed", "project_spend", b"project_spend", "total_spend", b"total_spend"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "last_indexed", b"last_indexed", "project_spend", b"project_spend", "seed", b"seed", "total_spend", b"total_spend"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "chunker_version", b"chunker_version", "chunks", b"chunks", "detail", b"detail", "dimension", b"dimension", "files", b"files", "files_changed_since", b"files_changed_since", "index_dir", b"index_dir", "indexed", b"indexed", "languages", b"languages", "last_indexed", b"last_indexed", "model", b"model", "project_root", b"project_root", "project_spend", b"project_spend", "provider", b"provider", "spend_warnings", b"spend_warnings", "state", b"state", "total_spend", b"total_spend", "vectors_pending", b"vectors_pending", "watch_leases", b"watch_leases", "watched", b"watched"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["changes", b"changes", "chunker_version", b"chunker_version", "chunks", b"chunks", "detail", b"detail", "dimension", b"dimension", "files", b"files", "files_changed_since", b"files_changed_since", "index_dir", b"index_dir", "indexed", b"indexed", "languages", b"languages", "last_indexed", b"last_indexed", "model", b"model", "project_root", b"project_root", "project_spend", b"project_spend", "provider", b"provider", "seed", b"seed", "spend_warnings", b"spend_warnings", "state", b"state", "total_spend", b"total_spend", "vectors_pending", b"vectors_pending", "watch_leases", b"watch_leases", "watched", b"watched"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

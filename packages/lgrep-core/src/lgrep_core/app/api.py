@@ -267,18 +267,20 @@ class Lgrep:
         progress: Callable[[IndexProgress], None] | None = None,
         timeout: float | None = None,
         approved: bool = False,
+        seed: bool = False,
     ) -> IndexSummary:
         """Index a project to its summary, after the spend gate agrees (`approved`: the user already
-        did). The run's events are read on a worker thread: the caller's thread only waits on a
-        queue, so Ctrl-C (KeyboardInterrupt) is raised there and never inside gRPC's own locking,
-        where it could leave the channel unable to close (grpc/grpc#19973). Leaving early (an
-        exception, Ctrl-C) cancels the run for this caller.
+        did); `seed` asks the team store for vectors whatever the run finds (`lgrep seed`). The run's
+        events are read on a worker thread: the caller's thread only waits on a queue, so Ctrl-C
+        (KeyboardInterrupt) is raised there and never inside gRPC's own locking, where it could leave
+        the channel unable to close (grpc/grpc#19973). Leaving early (an exception, Ctrl-C) cancels
+        the run for this caller.
 
         Raises DeadlineExceededError past `timeout` (the run goes on), SpendDeclinedError, and the
         run's own errors."""
         if not approved:
             self._approve(project, force=force)
-        request = IndexProjectRequest(str(project), force=force, wait_for_vectors=wait_vectors)
+        request = IndexProjectRequest(str(project), force=force, wait_for_vectors=wait_vectors, seed=seed)
         run = self.engine.index(request, timeout=timeout)
         summary: IndexSummary | None = None
         try:

@@ -8,7 +8,9 @@ them. Fields may be added, none removed or renamed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from lgrep_core.app.shapes import (
@@ -35,6 +37,7 @@ from lgrep_core.app.shapes import (
     ReleaseJSON,
     SearchHitJSON,
     SearchJSON,
+    SeedJSON,
     SkeletonJSON,
     SpendJSON,
     StatusJSON,
@@ -61,6 +64,7 @@ from lgrep_core.domain.models import (
     Release,
     SearchHit,
     SearchResponse,
+    SeedReport,
     Skeleton,
     SpendTotals,
     SymbolMatch,
@@ -368,6 +372,26 @@ def index_summary_json(summary: IndexSummary) -> IndexSummaryJSON:
         "seconds_vectors": round(summary.seconds_vectors, 3),
         "created": summary.created,
         "tokens_billed": summary.tokens_billed,
+        "seed": seed_json(summary.seed),
+    }
+
+
+def seed_json(report: SeedReport | None) -> SeedJSON | None:
+    """Where a seed came from, or why there was none (None: the team store was not asked)."""
+    if report is None:
+        return None
+    published = datetime.fromtimestamp(report.published_at, UTC) if report.published_at else None
+    return {
+        "store": report.store,
+        "repository": report.repository,
+        "commit": report.commit,
+        "published_at": published.isoformat() if published else None,
+        "age_seconds": round(max(0.0, time.time() - report.published_at), 1) if report.published_at else None,
+        "vectors_copied": report.vectors_copied,
+        "bytes_copied": report.bytes_copied,
+        "files_overlaid": report.files_overlaid,
+        "reason": report.reason,
+        "refused": report.refused,
     }
 
 
@@ -436,6 +460,7 @@ def project_status_json(status: ProjectStatus) -> StatusJSON:
             model=status.model,
             dimension=status.dimension,
             chunker_version=status.chunker_version,
+            seed=seed_json(status.seed),
             last_indexed=status.last_indexed.isoformat() if status.last_indexed else None,
             changes=None
             if changes is None

@@ -346,6 +346,48 @@ class VersionsJSON(TypedDict):
 # --- index and status ------------------------------------------------------------------------------------
 
 
+class SeedJSON(TypedDict):
+    """Where a project's vectors came from when the team store seeded it, or why it did not (ADR 0034)."""
+
+    store: Annotated[str, Doc("The team store (team.store)")]
+    repository: Annotated[str, Doc("The repository's name in the store")]
+    commit: Annotated[str, Doc("The publication's commit ('' when refused before one was found)")]
+    published_at: Annotated[str | None, Doc("When it was published, in ISO 8601")]
+    age_seconds: Annotated[float | None, Doc("How old the publication is")]
+    vectors_copied: int
+    bytes_copied: Annotated[int, Doc("Read from the store: the manifest and the vectors")]
+    files_overlaid: Annotated[int, Doc("Files whose content differs from the publication's, indexed locally")]
+    reason: Annotated[str, Doc("'' when seeded; else why not (unreachable, empty, not_in_history, ...)")]
+    refused: Annotated[str, Doc("The refusal and what to do ('' when seeded); lgrep built locally instead")]
+
+
+class PlannedFileJSON(TypedDict):
+    path: str
+    chunks: int
+    new_vectors: Annotated[int, Doc("Vectors of its chunks the store does not hold yet")]
+
+
+class PublishJSON(TypedDict):
+    """`lgrep publish --json`: what was (with --dry-run: would be) published to the team store."""
+
+    store: str
+    repository: Annotated[str, Doc("The repository's name in the store")]
+    commit: Annotated[str, Doc("HEAD's commit: the content published (never local edits)")]
+    dry_run: bool
+    files: int
+    chunks: int
+    vectors: Annotated[int, Doc("Distinct vectors of the publication")]
+    vectors_uploaded: Annotated[int, Doc("Vectors new to the store (with --dry-run: would be)")]
+    bytes_uploaded: int
+    vectors_embedded: Annotated[int, Doc("Vectors computed by this run")]
+    vectors_from_store: Annotated[int, Doc("Vectors taken from an earlier publication instead")]
+    local_changes_not_published: Annotated[int, Doc("Files that differ from HEAD in the working tree")]
+    untracked_not_published: int
+    pruned: Annotated[int, Doc("Older publications removed (team.keep)")]
+    seconds: float
+    planned: NotRequired[Annotated[list[PlannedFileJSON], Doc("With --dry-run: each file, its chunks and new vectors")]]
+
+
 class IndexSummaryJSON(TypedDict):
     """What an index run did (the fields of lgrep.v1.IndexSummary; seconds as numbers)."""
 
@@ -363,6 +405,7 @@ class IndexSummaryJSON(TypedDict):
     seconds_vectors: float
     created: Annotated[bool, Doc("A new index was built (first index, force, or a repair)")]
     tokens_billed: Annotated[int, Doc("Tokens a cloud embedding provider billed for this run")]
+    seed: Annotated[SeedJSON | None, Doc("What the team store gave this run (null: it was not asked)")]
 
 
 class IndexedJSON(IndexSummaryJSON):
@@ -413,6 +456,7 @@ class StatusJSON(TypedDict):
             ChangesJSON | None, Doc("Files changed on disk since the last index (the index is stale when total > 0)")
         ]
     ]
+    seed: NotRequired[Annotated[SeedJSON | None, Doc("Where the index was seeded from (null: built locally)")]]
     project_spend: Annotated[SpendJSON | None, Doc("Cloud embedding spend of this project (null: none, as locally)")]
     total_spend: Annotated[SpendJSON | None, Doc("Cloud embedding spend of every project")]
     spend_warnings: Annotated[

@@ -75,6 +75,7 @@ __all__ = [
     "SearchRequest",
     "SearchResponse",
     "SearchType",
+    "SeedReport",
     "ServerInfo",
     "ServerRole",
     "Skeleton",
@@ -498,6 +499,7 @@ class IndexPhase(StrEnum):
     CHUNK = "chunk"  # parsing changed files into chunks and writing them (BM25-searchable after)
     EMBED = "embed"  # computing and writing vectors
     DONE = "done"
+    SEED = "seed"  # copying vectors from the team store (chunks_done/total count vectors)
 
 
 @dataclass(frozen=True, slots=True)
@@ -510,6 +512,7 @@ class IndexProjectRequest:
     project_root: str
     force: bool = False
     wait_for_vectors: bool = True
+    seed: bool = False  # ask the team store for vectors on this run (`lgrep seed`, ADR 0034)
 
     def validate(self) -> IndexProjectRequest:
         check_project_root(self.project_root)
@@ -531,6 +534,28 @@ class IndexProgress:
 
 
 @dataclass(frozen=True, slots=True)
+class SeedReport:
+    """Where a project's vectors came from when the team store seeded it (`lgrep.v1.SeedReport`), or
+    why it did not (`reason` and `refused` set: the run built locally instead)."""
+
+    store: str = ""  # the team store, as settings name it (no credentials)
+    repository: str = ""  # the repository's name in the store
+    commit: str = ""  # the publication's commit
+    published_at: float = 0.0  # when it was published, seconds since the epoch
+    vectors_copied: int = 0
+    bytes_copied: int = 0  # read from the store (manifest and vectors)
+    files_overlaid: int = 0  # files whose content differs from the publication (indexed locally)
+    reason: str = (
+        ""  # why it was refused: unreachable, empty, not_in_history, other_repository, other_model, damaged, not_git
+    )
+    refused: str = ""  # the refusal's message
+
+    @property
+    def seeded(self) -> bool:
+        return bool(self.commit) and not self.reason
+
+
+@dataclass(frozen=True, slots=True)
 class IndexSummary:
     """What an indexing run did (`lgrep.v1.IndexSummary`; `root` is its project_root, `skipped` its
     files_skipped, the seconds its Durations)."""
@@ -549,6 +574,7 @@ class IndexSummary:
     seconds_vectors: float = 0.0  # embedding
     created: bool = False  # the run started a new index generation (first index, force, or a repair)
     tokens_billed: int = 0  # tokens a cloud embedding provider billed for this run (0 for the local model)
+    seed: SeedReport | None = None  # the run asked the team store for vectors (ADR 0034)
 
 
 @dataclass(frozen=True, slots=True)
@@ -610,6 +636,7 @@ class ProjectStatus:
     total_spend: SpendTotals | None = None
     spend_warnings: tuple[str, ...] = ()
     watch_leases: int = 0  # live watch leases (clients that keep the project watched while they run)
+    seed: SeedReport | None = None  # the index was seeded from the team store (ADR 0034)
 
     @property
     def indexed(self) -> bool:

@@ -50,6 +50,7 @@ __all__ = [
     "SearchSettings",
     "ServerSettings",
     "SpendSettings",
+    "TeamSettings",
     "VersionsSettings",
     "default_user_config_path",
     "is_project_key",
@@ -419,6 +420,71 @@ class VersionsSettings(_Section):
         return value
 
 
+class TeamSettings(_Section):
+    """The team index: vectors published from CI per commit, seeded on every machine (ADR 0034).
+    Process settings only: a repository's `.lgrep.yaml` cannot say where lgrep reads or writes."""
+
+    store: str = Field(
+        default="",
+        description=(
+            "Where the team's publications live: empty for none, an object-store prefix (s3://bucket/path, "
+            "gs://, az://) or an absolute folder; each repository has a folder under it."
+        ),
+    )
+    storage_options: dict[str, str] = Field(
+        default_factory=dict[str, str],
+        description="Options of the object store (endpoint, region, allow_http, ...); credentials: AWS_* variables.",
+    )
+    repository: str = Field(
+        default="",
+        description=(
+            "The repository's name in the store (host/owner/name); default: from the `origin` remote, else the "
+            "folder's name."
+        ),
+    )
+    auto_seed: bool = Field(
+        default=True,
+        description="Seed a project with no usable index from the store on its first index or search.",
+    )
+    keep: int = Field(default=20, ge=1, le=10_000, description="Publications kept per model; older ones are pruned.")
+    grace_minutes: float = Field(
+        default=60.0,
+        ge=0,
+        le=7 * 24 * 60,
+        description="How long pruned data stays readable for a member reading it at that moment.",
+    )
+
+    @field_validator("storage_options", mode="before")
+    @classmethod
+    def _json_text(cls, value: object) -> object:
+        """An environment variable gives a mapping as JSON text."""
+        if isinstance(value, str):
+            import json
+
+            try:
+                return json.loads(value) if value.strip() else {}
+            except ValueError:
+                raise ValueError("give a mapping (as JSON text in an environment variable)") from None
+        return value
+
+    @field_validator("store")
+    @classmethod
+    def _known_scheme(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if value and not value.startswith(("s3://", "gs://", "az://", "file://", "/")):
+            raise ValueError(f"{value!r}: give an absolute folder or an s3://, gs:// or az:// prefix")
+        return value
+
+    @field_validator("repository")
+    @classmethod
+    def _plain_name(cls, value: str) -> str:
+        value = value.strip().strip("/")
+        parts = value.split("/") if value else []
+        if any(p in ("", ".", "..") or not all(c.isalnum() or c in "._-" for c in p) for p in parts):
+            raise ValueError(f"{value!r}: give a name like host/owner/name (letters, digits, '.', '_', '-')")
+        return value
+
+
 class LgrepSettings(BaseModel):
     """The effective configuration. Build it with `load_settings`, which records where each value came from."""
 
@@ -434,6 +500,7 @@ class LgrepSettings(BaseModel):
     server: ServerSettings = Field(default_factory=ServerSettings)
     spend: SpendSettings = Field(default_factory=SpendSettings)
     versions: VersionsSettings = Field(default_factory=VersionsSettings)
+    team: TeamSettings = Field(default_factory=TeamSettings)
 
     @property
     def cache_dir(self) -> Path:

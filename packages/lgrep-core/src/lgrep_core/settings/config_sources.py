@@ -33,7 +33,7 @@ ENV_ALIASES = {
     "LGREP_LOG_LEVEL": ("log_level",),
 }
 # The settings sections (config.LgrepSettings checks that it has exactly these).
-SECTIONS = frozenset({"embedding", "chunking", "index", "search", "server", "spend", "versions"})
+SECTIONS = frozenset({"embedding", "chunking", "index", "search", "server", "spend", "versions", "team"})
 # The most lgrep reads of a settings file a repository holds (`.lgrep.yaml`, and the agent clients'
 # project files lgrep_skill edits): real ones are a few kB; a planted one could be gigabytes.
 MAX_CONFIG_BYTES = 1_000_000

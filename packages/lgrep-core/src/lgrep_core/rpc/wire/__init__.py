@@ -258,7 +258,7 @@ __all__ = [
     "watch_result_to_proto",
 ]
 
-CONTRACT_REVISION = 10
+CONTRACT_REVISION = 11
 """The revision of the lgrep.v1 contract this code was generated from and speaks.
 
 Servers report it in `GetServerInfoResponse.contract_revision`; `lgrep_core.rpc.client` refuses a server

@@ -23,6 +23,7 @@ from lgrep_core.domain.models import (
     ReleaseWatchLeaseRequest,
     RemoveProjectRequest,
     RemoveResult,
+    SeedReport,
     SpendTotals,
     StatusRequest,
     UnwatchProjectRequest,
@@ -73,14 +74,20 @@ def index_phase_from_proto(number: int) -> IndexPhase | None:
 def index_project_request_to_proto(request: IndexProjectRequest) -> index_pb2.IndexProjectRequest:
     """A domain index request as `lgrep.v1.IndexProjectRequest`."""
     return index_pb2.IndexProjectRequest(
-        project_root=request.project_root, force=request.force, wait_for_vectors=request.wait_for_vectors
+        project_root=request.project_root,
+        force=request.force,
+        wait_for_vectors=request.wait_for_vectors,
+        seed=request.seed,
     )
 
 
 def index_project_request_from_proto(message: index_pb2.IndexProjectRequest) -> IndexProjectRequest:
     """An `lgrep.v1.IndexProjectRequest` as a validated domain request (InvalidRequestError if not)."""
     return IndexProjectRequest(
-        project_root=message.project_root, force=message.force, wait_for_vectors=message.wait_for_vectors
+        project_root=message.project_root,
+        force=message.force,
+        wait_for_vectors=message.wait_for_vectors,
+        seed=message.seed,
     ).validate()
 
 
@@ -129,6 +136,39 @@ def index_summary_to_proto(summary: IndexSummary) -> index_pb2.IndexSummary:
         vectors_elapsed=duration_to_proto(summary.seconds_vectors),
         created=summary.created,
         tokens_billed=summary.tokens_billed,
+        seed=seed_report_to_proto(summary.seed) if summary.seed is not None else None,
+    )
+
+
+def seed_report_to_proto(report: SeedReport) -> index_pb2.SeedReport:
+    """Where a seed came from (or why it did not happen) as `lgrep.v1.SeedReport`."""
+    message = index_pb2.SeedReport(
+        store=report.store,
+        repository=report.repository,
+        commit=report.commit,
+        vectors_copied=report.vectors_copied,
+        bytes_copied=report.bytes_copied,
+        files_overlaid=report.files_overlaid,
+        reason=report.reason,
+        refused=report.refused,
+    )
+    if report.published_at:
+        message.published_at.FromNanoseconds(round(report.published_at * 1e9))
+    return message
+
+
+def seed_report_from_proto(message: index_pb2.SeedReport) -> SeedReport:
+    """An `lgrep.v1.SeedReport` as the domain's."""
+    return SeedReport(
+        store=message.store,
+        repository=message.repository,
+        commit=message.commit,
+        published_at=message.published_at.ToNanoseconds() / 1e9 if message.HasField("published_at") else 0.0,
+        vectors_copied=message.vectors_copied,
+        bytes_copied=message.bytes_copied,
+        files_overlaid=message.files_overlaid,
+        reason=message.reason,
+        refused=message.refused,
     )
 
 
@@ -149,6 +189,7 @@ def index_summary_from_proto(message: index_pb2.IndexSummary) -> IndexSummary:
         seconds_vectors=seconds_from_proto(message.vectors_elapsed),
         created=message.created,
         tokens_billed=message.tokens_billed,
+        seed=seed_report_from_proto(message.seed) if message.HasField("seed") else None,
     )
 
 
@@ -209,6 +250,8 @@ def project_status_to_proto(status: ProjectStatus) -> index_pb2.GetStatusRespons
         message.total_spend.CopyFrom(spend_totals_to_proto(status.total_spend))
     if status.last_indexed is not None:
         message.last_indexed.CopyFrom(timestamp_to_proto(status.last_indexed))
+    if status.seed is not None:
+        message.seed.CopyFrom(seed_report_to_proto(status.seed))
     if status.changes is not None:
         message.changes.CopyFrom(
             index_pb2.FileChanges(
@@ -241,6 +284,7 @@ def project_status_from_proto(message: index_pb2.GetStatusResponse) -> ProjectSt
         total_spend=spend_totals_from_proto(message.total_spend) if message.HasField("total_spend") else None,
         spend_warnings=tuple(message.spend_warnings),
         watch_leases=message.watch_leases,
+        seed=seed_report_from_proto(message.seed) if message.HasField("seed") else None,
     )
 
 
