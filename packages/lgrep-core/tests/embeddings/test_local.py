@@ -198,6 +198,19 @@ def test_output_order_is_the_input_order(fp32: LocalMiniLMProvider) -> None:
 
 
 @pytest.mark.model
+def test_an_int8_vector_depends_on_its_text_alone(cache_dir: Path) -> None:
+    """One activation range per run: batched, a text's vector moved with its neighbours (cosine
+    ~0.996), so a team store's vectors and a member's own build of the same chunk disagreed."""
+    provider = LocalMiniLMProvider(cache_dir, threads=2)
+    target = "class LRUCache:\n    def evict(self):\n        self.items.popitem(last=False)\n"
+    alone = provider.embed_documents([target])[0]
+    crowd = [f"def f{i}(x):\n    return x * {i}\n" * (1 + i % 5) for i in range(12)]
+    for texts in ([target, *crowd], [*crowd[:3], target], [*crowd[::-1], target, "x"]):
+        vectors = provider.embed_documents(texts)
+        assert np.array_equal(vectors[texts.index(target)], alone)
+
+
+@pytest.mark.model
 def test_batches_run_at_once_give_the_vectors_of_one_at_a_time(cache_dir: Path) -> None:
     texts = [*TEXTS, *(f"{text} {i}" for i, text in enumerate(TEXTS))]
     one = LocalMiniLMProvider(cache_dir, threads=1, batch_tokens=256)

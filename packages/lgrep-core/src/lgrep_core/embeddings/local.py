@@ -5,10 +5,16 @@ mean-pools the hidden states, and keeps track of the providers whose model is in
 runs is built from the installed weights and cached on first use by `minilm` (seconds, once per
 cache dir; later processes only load the cached file).
 
-Texts of very different lengths are not batched together: the int8 graph computes one activation
-range per batch, and a long text's range costs a short one its precision (see `minilm.quantize`).
+The int8 graph runs one text per inference. It computes one activation range per run, so a text
+batched with others got a vector that depended on them (cosine ~0.996 to the same text alone), and
+the same chunk embedded on two machines, or in a fresh build and an update, differed: enough to swap
+near-ties, and to make a team index's seeded vectors differ from a local build's (ADR 0034). One
+text per run makes a text's vector depend on the text alone. Measured here on real chunks: no slower
+(25.4-25.8 against 24.7-25.5 chunks/s batched; padding is gone); short texts 16-20% slower (228
+against 265-286/s), which chunks rarely are. The fp32 graph has no activation ranges: it batches
+texts of similar length (`batch_tokens` padded tokens at most).
 
-Each inference runs on one core, and a call with several batches runs `threads` of them at once (one
+Each inference runs on one core, and a call with several runs does `threads` of them at once (one
 session, weights shared; onnxruntime releases the GIL while it runs). Measured against one batch at a
 time on two intra-op threads: more chunks per CPU-second (the two threads of one small MatMul wait on
 each other), the gaps between runs (tokenizing, padding, pooling) filled by the other batch, and a
@@ -159,7 +165,8 @@ class LocalMiniLMProvider:
                 mask[row, : lengths[i]] = 1
             out[batch] = _mean_pool_normalise(runtime.run(input_ids, mask), mask)  # rows no other batch writes
 
-        batches = _plan_batches(lengths, self._batch_tokens)
+        # int8: one text per run (the module docstring says why); the runs still go `threads` at a time.
+        batches = _plan_batches(lengths, 1 if self._variant == "int8" else self._batch_tokens)
         if len(batches) == 1 or self._threads == 1:
             for batch in batches:
                 embed_batch(batch)
