@@ -343,14 +343,21 @@ def seed(cs: ClientSettings, path: Path, as_json: bool, quiet: bool, no_daemon: 
 @click.option("--dry-run", is_flag=True, help="list what would be uploaded (files, chunks, bytes) and upload nothing")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as JSON")
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar")
+@click.option(
+    "--ray",
+    "ray_address",
+    metavar="ADDRESS",
+    help="embed on this Ray cluster (host:port, or auto), one model per CPU; needs the ray extra",
+)
 @click.pass_obj
-def publish(cs: ClientSettings, path: Path, dry_run: bool, as_json: bool, quiet: bool) -> int:
+def publish(cs: ClientSettings, path: Path, dry_run: bool, as_json: bool, quiet: bool, ray_address: str | None) -> int:
     """Publish the repository's index at its HEAD commit to the team store (team.store), for CI.
 
     Publishes HEAD's content, read from git (uncommitted and untracked files are never published),
     indexed with the same ignore rules and secret redaction as any index. Uploads only vectors the
     store does not hold, then the publication (commit, model, checksums); prunes publications past
-    team.keep. Members' first index then copies these vectors instead of embedding them."""
+    team.keep. Members' first index then copies these vectors instead of embedding them. With
+    --ray, a repository too big for one runner is embedded on a Ray cluster: the same publication."""
     from lgrep_core.app.scope import Purpose
 
     from . import local, output
@@ -358,7 +365,7 @@ def publish(cs: ClientSettings, path: Path, dry_run: bool, as_json: bool, quiet:
     root = _project(cs, path, Purpose.INDEX).project
     settings = settings_for(root)
     with output.progress_bar(not quiet and not as_json and sys.stderr.isatty()) as on_progress:
-        summary = local.publish(settings, root, dry_run=dry_run, progress=on_progress)
+        summary = local.publish(settings, root, dry_run=dry_run, progress=on_progress, ray_address=ray_address)
     output.print_publish(summary, as_json=as_json)
     return EXIT_OK
 

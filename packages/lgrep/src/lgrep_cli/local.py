@@ -110,14 +110,28 @@ def publish(
     *,
     dry_run: bool = False,
     progress: Callable[[IndexProgress], None] | None = None,
+    ray_address: str | None = None,
 ) -> PublishSummary:
-    """Publish the repository's HEAD to the team store (lgrep_index.publish), in this process."""
+    """Publish the repository's HEAD to the team store (lgrep_index.publish), in this process; with
+    `ray_address`, the embedding runs on that Ray cluster (lgrep_index.ray_embed)."""
     from lgrep_index.publish import publish as run
 
     from . import parts
 
     limit_heap_arenas()
-    return run(settings, root, parts.embedder(settings, root), dry_run=dry_run, progress=progress)
+    if ray_address is None or dry_run:
+        return run(settings, root, parts.embedder(settings, root), dry_run=dry_run, progress=progress)
+    from lgrep_index.ray_embed import TEXTS_PER_ACTOR, RayEmbedder
+
+    embedder = RayEmbedder(settings, ray_address)
+    try:
+        wide = settings.model_copy(deep=True)
+        wide.index.embed_batch_chunks = min(
+            10_000, max(wide.index.embed_batch_chunks, TEXTS_PER_ACTOR * embedder.actors)
+        )
+        return run(wide, root, embedder, progress=progress)
+    finally:
+        embedder.close()
 
 
 def index_tags(
