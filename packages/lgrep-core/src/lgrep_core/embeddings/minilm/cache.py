@@ -4,7 +4,9 @@ The first use of a cache dir writes the float32 graph (graph.py) and, for int8, 
 prepared copy (quantize.py); later processes only load the cached files. A cached graph's name
 carries a key of everything that shapes it (this package's code, onnxruntime's version, the
 weights), so a change to any of them builds anew. Builds hold a lock, write atomically, and keep
-large tensors in a data file beside the graph that onnxruntime maps rather than copies.
+large tensors in a data file beside the graph that onnxruntime maps rather than copies. A build runs
+in the process that asked for the model (an indexer, under its memory ceiling), so it holds as
+little at a time as it can (`_build`).
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ import fcntl
 import hashlib
 import importlib.metadata
 import logging
+import math
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import onnxruntime as ort
 
@@ -34,9 +37,18 @@ from lgrep_core.embeddings.minilm.files import (
     Variant,
 )
 from lgrep_core.embeddings.minilm.graph import build_graph
-from lgrep_core.embeddings.minilm.quantize import calibrate, calibration_session, quantize, smoothing_scales
+from lgrep_core.embeddings.minilm.quantize import (
+    calibrate,
+    calibration_session,
+    quantize,
+    smoothing_scales,
+    write_calibration_graph,
+)
+from lgrep_core.runtime.memory import release_free_heap
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import onnx
 
 __all__ = ["ensure_models"]
@@ -46,7 +58,7 @@ logger = logging.getLogger(__name__)
 # Bump when the graph changes in a way the modules' bytes do not show (they are hashed too).
 _GRAPH_FORMAT: Final = 2  # 2: large tensors in a mapped data file beside the graph
 _STALE_BUILD_S: Final = 3600.0
-# Tensors of at least this size are stored beside the graph and mapped (`_publish`): the embedding
+# Tensors of at least this size are stored beside the graph and mapped (`_DataFile`): the embedding
 # tables; weight matrices are smaller and onnxruntime repacks them into its own memory anyway.
 _MAPPED_TENSOR_BYTES: Final = 4 << 20
 _MAP_ALIGNMENT: Final = 64 << 10  # onnxruntime maps data at offsets aligned to the allocation granularity
@@ -122,9 +134,9 @@ def _remove_stale_builds(model_dir: Path) -> None:
 
 def _build(model_dir: Path, weights_dir: Path, key: str, variant: Variant) -> None:
     try:
-        import onnx
         import onnxruntime.quantization  # noqa: F401  (checked here, used by quantize())
-        from safetensors.numpy import load_file
+        from onnx import save_model
+        from safetensors import safe_open
     except ImportError as exc:  # imported here: ~0.5 s and 30 MB that only a first build needs
         raise ProviderUnavailableError(
             f"building the {MODEL_NAME} graph needs onnx and safetensors: {INSTALL_HINT}"
@@ -133,59 +145,154 @@ def _build(model_dir: Path, weights_dir: Path, key: str, variant: Variant) -> No
     logger.info("building the %s ONNX graph (%s) in %s, once per cache dir", MODEL_NAME, variant, model_dir)
     started = time.perf_counter()
     safetensors = str(weights_dir / "model.safetensors")
+    fp32_path = _model_path(model_dir, key, "fp32")
+    publish_fp32 = not _complete(fp32_path)
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=model_dir))
-    # Weights, graph protos, serialized copies and sessions are ~90 MB each, so each is dropped as soon
-    # as the next step no longer needs it. quantize_dynamic's own copies still take a first build to
-    # ~530 MB peak RSS (measured), against ~250 MB for embedding afterwards.
+    # The first build runs in the process that indexes, under its memory ceiling (index.memory_budget_mb,
+    # ADR 0028), and the weights, a graph and its serialized bytes are ~90 MB apiece. So the weights
+    # are read a tensor at a time, the tables go to the data file as the graph is written (not into
+    # it), onnxruntime reads the graphs from their files, the quantizer sees the tables as stand-ins,
+    # and the heap is handed back between the steps: peak RSS 531 -> 258 MB (docs/benchmarks.md).
     try:
-        weights = load_file(safetensors)
-        graph, matmul_inputs = build_graph(weights, smoothing=None)
-        del weights
-        fp32_path = _model_path(model_dir, key, "fp32")
-        if not _complete(fp32_path):
-            onnx.save_model(graph, str(work / "fp32.onnx"))
-            _publish(onnx.load(str(work / "fp32.onnx")), work, fp32_path)
+        with safe_open(safetensors, framework="numpy") as handle, _DataFile(work, fp32_path.name) as data:
+            graph, matmul_inputs = build_graph(_Weights(handle), smoothing=None, store_data=data)
+        if publish_fp32:
+            save_model(graph, str(work / fp32_path.name))
+        if variant == "int8":  # beside the fp32 graph, whose data file it reads
+            write_calibration_graph(graph, matmul_inputs, work / "calibration.onnx")
+        del graph
+        release_free_heap()
+        maxima = None
         if variant == "int8":
-            session = calibration_session(graph, matmul_inputs)
-            del graph
-            maxima = calibrate(session, matmul_inputs, weights_dir)
-            del session
-            weights = load_file(safetensors)
-            prequant, _ = build_graph(weights, smoothing=smoothing_scales(weights, maxima))
-            del weights
-            onnx.save_model(prequant, str(work / "prequant.onnx"))
-            del prequant
-            quantize(work / "prequant.onnx", work / "int8.onnx")
-            _publish(onnx.load(str(work / "int8.onnx")), work, _model_path(model_dir, key, "int8"))
+            maxima = calibrate(calibration_session(work / "calibration.onnx"), matmul_inputs, weights_dir)
+            release_free_heap()  # the session is gone
+        if publish_fp32:
+            _move_into_place(work, fp32_path)
+        if maxima is not None:
+            _build_int8(safetensors, maxima, work, _model_path(model_dir, key, "int8"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        release_free_heap()
     logger.info("built the %s graph (%s) in %.1f s", MODEL_NAME, variant, time.perf_counter() - started)
 
 
-def _publish(model: onnx.ModelProto, work: Path, target: Path) -> None:
-    """Write `model` as `target`, its large tensors in a data file beside it, each at an offset that
-    onnxruntime can map rather than copy: the 47 MB word-embedding table is then read from the page
-    cache, and only the rows of the words a process has embedded stay resident (a daemon that only
-    answers queries touches a few hundred of its 30,522 rows). Its numbers are the same: the graph
-    computes exactly what one file would (tests/embeddings/test_local.py).
+def _build_int8(safetensors: str, maxima: Mapping[str, npt.NDArray[np.float32]], work: Path, target: Path) -> None:
+    """Quantize the graph prepared with the calibration's SmoothQuant scales, and publish it as `target`."""
+    from onnx import save_model
+    from safetensors import safe_open
 
-    The data file goes in place first and the graph last, each atomically: `target` existing means
-    both are complete."""
+    with safe_open(safetensors, framework="numpy") as handle, _DataFile(work, target.name) as data:
+        weights = _Weights(handle)
+        prequant, _ = build_graph(weights, smoothing=smoothing_scales(weights, maxima), store_data=data)
+    tables = _stand_in_tables(prequant)
+    save_model(prequant, str(work / "prequant.onnx"))
+    del prequant
+    release_free_heap()
+    quantize(work / "prequant.onnx", work / "int8.onnx")
+    release_free_heap()
+    _restore_tables(work / "int8.onnx", tables, work / target.name)
+    _move_into_place(work, target)
+
+
+class _Weights(Mapping[str, "npt.NDArray[Any]"]):
+    """The installed weights, each tensor read from the file when asked for: the graph writer holds
+    one or two at a time instead of all 90 MB."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    def __getitem__(self, name: str) -> npt.NDArray[Any]:
+        return self._handle.get_tensor(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._handle.keys())
+
+    def __len__(self) -> int:
+        return len(self._handle.keys())
+
+
+class _DataFile:
+    """The data file beside a graph being written (`build_graph`'s `store_data`): tensors of at least
+    `_MAPPED_TENSOR_BYTES` go there rather than into the graph, each at an offset that onnxruntime can
+    map rather than copy. The 47 MB word-embedding table is then read from the page cache, and only
+    the rows of the words a process has embedded stay resident (a daemon that only answers queries
+    touches a few hundred of its 30,522 rows). Its numbers are the same: the graph computes exactly
+    what one file would (tests/embeddings/test_local.py)."""
+
+    def __init__(self, work: Path, graph_name: str) -> None:
+        self._name = f"{graph_name}.data"
+        self._file = (work / self._name).open("wb")
+
+    def __enter__(self) -> _DataFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
+
+    def __call__(self, tensor: onnx.TensorProto, array: npt.NDArray[Any]) -> bool:
+        from onnx import TensorProto
+
+        if array.nbytes < _MAPPED_TENSOR_BYTES:
+            return False
+        end = self._file.tell()
+        offset = -(-end // _MAP_ALIGNMENT) * _MAP_ALIGNMENT
+        self._file.write(b"\0" * (offset - end))
+        self._file.write(array.data)  # C-contiguous and little-endian (the graph writer's arrays are)
+        # What onnx.external_data_helper.set_external_data writes (it wants the values in the tensor).
+        for entry_key, value in (("location", self._name), ("offset", offset), ("length", array.nbytes)):
+            entry = tensor.external_data.add()
+            entry.key = entry_key
+            entry.value = str(value)
+        tensor.data_location = TensorProto.EXTERNAL
+        return True
+
+
+def _stand_in_tables(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
+    """Replace each tensor whose values are in a data file with a stand-in of one row of zeros, and
+    return the tensors as they were.
+
+    For the quantizer: it holds a graph's tensors two and three times over (its shape inference saves
+    and loads a copy), and the tables are not among what it quantizes (only MatMul weights), nor does
+    their length count in a shape it infers (a Gather's output is as wide as the table's rows,
+    whatever their number). With the 47 MB word table a stand-in, quantizing peaks ~150 MB lower."""
+    from onnx import TensorProto, helper
+
+    tables: dict[str, onnx.TensorProto] = {}
+    for tensor in model.graph.initializer:
+        if tensor.data_location != TensorProto.EXTERNAL:
+            continue
+        table = TensorProto()
+        table.CopyFrom(tensor)
+        tables[tensor.name] = table
+        row = [1, *tensor.dims[1:]]
+        tensor.ClearField("external_data")
+        tensor.ClearField("data_location")
+        del tensor.dims[:]
+        tensor.dims.extend(row)
+        tensor.raw_data = bytes(math.prod(row) * helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize)
+    return tables
+
+
+def _restore_tables(quantized: Path, tables: Mapping[str, onnx.TensorProto], target: Path) -> None:
+    """Write the `quantized` graph as `target` with the tensors `_stand_in_tables` stood in for put
+    back (the quantizer keeps every initializer it does not quantize as it was, in its place)."""
     import onnx
-    from onnx.external_data_helper import set_external_data
 
+    model = onnx.load(str(quantized))
+    restored = 0
+    for tensor in model.graph.initializer:
+        table = tables.get(tensor.name)
+        if table is not None:
+            tensor.CopyFrom(table)
+            restored += 1
+    if restored != len(tables):
+        raise RuntimeError(f"the quantizer dropped {len(tables) - restored} of the graph's tables")
+    onnx.save_model(model, str(target))
+
+
+def _move_into_place(work: Path, target: Path) -> None:
+    """Publish the graph `work`/<target.name> and its data file as `target`: the data file first and
+    the graph last, each atomically, so `target` existing means both are complete."""
     data_name = f"{target.name}.data"
-    with (work / data_name).open("wb") as data:
-        for tensor in model.graph.initializer:
-            if len(tensor.raw_data) < _MAPPED_TENSOR_BYTES:
-                continue
-            end = data.tell()
-            offset = -(-end // _MAP_ALIGNMENT) * _MAP_ALIGNMENT
-            data.write(b"\0" * (offset - end))
-            data.write(tensor.raw_data)
-            set_external_data(tensor, data_name, offset, len(tensor.raw_data))
-            tensor.ClearField("raw_data")
-            tensor.data_location = onnx.TensorProto.EXTERNAL
-    onnx.save_model(model, str(work / target.name))
     (work / data_name).replace(target.parent / data_name)
     (work / target.name).replace(target)  # atomic: readers never see a partial file

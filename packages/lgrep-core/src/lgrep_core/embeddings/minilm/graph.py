@@ -5,7 +5,7 @@ scales folded in and padding rows zeroed before each weight MatMul (quantize.py 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -14,7 +14,7 @@ import numpy.typing as npt
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["HIDDEN", "LAYERS", "build_graph", "matmul_node"]
+__all__ = ["HIDDEN", "LAYERS", "StoreData", "build_graph", "matmul_node"]
 
 _OPSET: Final = 17  # the first opset with LayerNormalization
 _IR_VERSION: Final = 8  # opset 17 needs IR 8; older readers (onnxruntime >= 1.13) accept it
@@ -30,21 +30,37 @@ def matmul_node(name: str) -> str:
     return f"{name}.matmul"
 
 
-class _GraphWriter:
-    """Collects nodes and initializers with readable, unique names."""
+# Given the tensor (name, shape, type) and its values, either stores the values elsewhere and points
+# the tensor at them (True) or leaves them to be written in the graph (False).
+StoreData = Callable[["onnx.TensorProto", npt.NDArray[Any]], bool]
 
-    def __init__(self) -> None:
-        from onnx import helper, numpy_helper
+
+class _GraphWriter:
+    """Collects nodes and initializers with readable, unique names.
+
+    Each initializer is written in place in the model's graph, the tensor onnx.numpy_helper.from_array
+    makes (or one that points where `store_data` put its values): built apart, collected in a list and
+    handed to onnx.helper's make_graph and make_model, the ~90 MB of weights were held three times at
+    once (the list, the graph's copy, the model's).
+    """
+
+    def __init__(self, model: onnx.ModelProto, store_data: StoreData | None) -> None:
+        from onnx import helper
 
         self._helper = helper
-        self._numpy_helper = numpy_helper
         self.nodes: list[onnx.NodeProto] = []
-        self.initializers: list[onnx.TensorProto] = []
+        self._initializers = model.graph.initializer
+        self._store_data = store_data
         self._count = 0
 
     def const(self, name: str, value: npt.ArrayLike, dtype: npt.DTypeLike = np.float32) -> str:
-        array = np.ascontiguousarray(np.asarray(value, dtype=dtype))
-        self.initializers.append(self._numpy_helper.from_array(array, name))
+        # At least one dimension (a scalar is stored as shape [1]); ONNX raw data is little-endian.
+        array = np.ascontiguousarray(np.asarray(value, dtype=np.dtype(dtype).newbyteorder("<")))
+        tensor = self._initializers.add(
+            name=name, dims=array.shape, data_type=self._helper.np_dtype_to_tensor_dtype(array.dtype)
+        )
+        if self._store_data is None or not self._store_data(tensor, array):
+            tensor.raw_data = array.tobytes()
         return name
 
     def op(self, op_type: str, inputs: Sequence[str], *, name: str | None = None, **attrs: Any) -> str:
@@ -56,17 +72,22 @@ class _GraphWriter:
 
 
 def build_graph(
-    weights: Mapping[str, npt.NDArray[Any]], *, smoothing: Mapping[str, npt.NDArray[np.float32]] | None
+    weights: Mapping[str, npt.NDArray[Any]],
+    *,
+    smoothing: Mapping[str, npt.NDArray[np.float32]] | None,
+    store_data: StoreData | None = None,
 ) -> tuple[onnx.ModelProto, dict[str, str]]:
     """The BertModel encoder of all-MiniLM-L6-v2, output last_hidden_state.
 
     With `smoothing` (one scale vector per weight MatMul), builds the graph that gets quantized: the
     same function, with each MatMul input divided by its scales, the weight rows multiplied by them,
     and padding rows zeroed. Returns the model and, per weight MatMul, the name of its input tensor.
+    `store_data` may keep initializers' values out of the model (in a data file beside it).
     """
-    from onnx import TensorProto, helper
+    from onnx import ModelProto, TensorProto, helper
 
-    g = _GraphWriter()
+    model = ModelProto()
+    g = _GraphWriter(model, store_data)
     matmul_inputs: dict[str, str] = {}
 
     def w(name: str) -> npt.NDArray[np.float32]:
@@ -185,16 +206,20 @@ def build_graph(
         x = layer_norm(f"{n}.ffn_norm", g.op("Add", [out, x], name=f"{n}.ffn_residual"), f"{p}.output.LayerNorm")
 
     g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="last_hidden_state"))
-    graph = helper.make_graph(
-        g.nodes,
-        "all-MiniLM-L6-v2",
+    # What helper.make_graph and make_model would write, into the model that holds the initializers.
+    graph = model.graph
+    graph.node.extend(g.nodes)
+    graph.name = "all-MiniLM-L6-v2"
+    graph.input.extend(
         [
             helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"]),
             helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "sequence"]),
-        ],
-        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", HIDDEN])],
-        g.initializers,
+        ]
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)], producer_name="lgrep")
+    graph.output.append(
+        helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", HIDDEN])
+    )
+    model.opset_import.append(helper.make_opsetid("", _OPSET))
+    model.producer_name = "lgrep"
     model.ir_version = _IR_VERSION
     return model, matmul_inputs

@@ -32,7 +32,7 @@ from lgrep_core.embeddings.minilm.graph import LAYERS, matmul_node
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["calibrate", "calibration_session", "quantize", "smoothing_scales"]
+__all__ = ["calibrate", "calibration_session", "quantize", "smoothing_scales", "write_calibration_graph"]
 
 # SmoothQuant migration strength (0: all difficulty stays in the activations, 1: all in the weights).
 # Measured on 120 held-out code windows and the reference set: 0.6 for both kinds of input gave the best
@@ -134,18 +134,25 @@ def _quiet_quantizer() -> Iterator[None]:
         root.removeFilter(chatter)
 
 
-def calibration_session(graph: onnx.ModelProto, matmul_inputs: Mapping[str, str]) -> ort.InferenceSession:
-    """A session over the float32 graph that also returns every weight MatMul's input."""
+def write_calibration_graph(graph: onnx.ModelProto, matmul_inputs: Mapping[str, str], path: Path) -> None:
+    """Save the float32 `graph` as `path`, with every weight MatMul's input as an output too."""
+    import onnx
     from onnx import TensorProto, helper
 
     outputs = graph.graph.output
     outputs.extend(helper.make_tensor_value_info(t, TensorProto.FLOAT, None) for t in matmul_inputs.values())
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = default_threads()
     try:
-        return ort.InferenceSession(graph.SerializeToString(), sess_options=options, providers=["CPUExecutionProvider"])
+        onnx.save_model(graph, str(path))
     finally:
         del outputs[1:]
+
+
+def calibration_session(path: Path) -> ort.InferenceSession:
+    """A session over the calibration graph in `path` (`write_calibration_graph`), read from the file:
+    from serialized bytes, onnxruntime would hold them and its own copy of the weights at once."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = default_threads()
+    return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def calibrate(
