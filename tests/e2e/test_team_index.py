@@ -115,8 +115,13 @@ def test_a_member_seeds_from_the_publication_and_answers_as_a_local_build(
         paths = {h["path"] for h in member("search", question, str(clone), "--json").json()["results"]}
         assert published["deleted"] not in paths
 
+    again = member("seed", str(clone), "--json")  # asks again: nothing left to copy
+    assert again.json()["seed"]["commit"] == published["first"]
+    assert again.json()["seed"]["vectors_copied"] == 0 and again.json()["vectors_embedded"] == 0
+    assert "warning" not in again.err
     status = member("status", str(clone), "--json").json()
     assert status["seed"]["commit"] == published["first"]
+    assert status["seed"]["vectors_copied"] == seed["vectors_copied"]  # the record of the first seed
     assert status["seed"]["files_overlaid"] == 4
     assert status["seed"]["age_seconds"] >= 0
     text = member("status", str(clone)).out
@@ -258,3 +263,26 @@ def test_publish_outside_a_repository_is_a_clear_error(lgrep: Lgrep, mini_repo: 
     assert "git repository" in result.err
     assert "Traceback" not in result.err
     assert not (tmp_path / "store").exists(), "nothing is written for a folder that is not a repository"
+
+
+def test_after_a_pull_the_index_takes_the_newer_publication(
+    lgrep: Lgrep, tmp_path: Path, published: dict[str, object]
+) -> None:
+    """A member seeded at one commit pulls a later one that CI published: the run that indexes the
+    pull (64 or more chunks to embed) copies their vectors instead of embedding them."""
+    from tests.conftest import write_python_repo
+
+    store, clone = published["store"], published["clone"]
+    assert isinstance(clone, Path)
+    member = _member(lgrep, tmp_path, "member", LGREP_TEAM_STORE=str(store))
+    member("seed", str(clone), "--json")
+    upstream = tmp_path / "mini"  # the repository CI publishes (mini_repo); the clone pulls from it
+    write_python_repo(upstream / "handlers", 20)
+    later = _commit(upstream, "twenty handler modules")
+    ci = _member(lgrep, tmp_path, "ci2", LGREP_TEAM_STORE=str(store))
+    assert ci("publish", str(upstream), "--json").json()["commit"] == later
+    git(clone, "pull", "-q", "--no-rebase", "--no-edit", str(upstream), "main")
+    summary = member("index", str(clone), "--json").json()
+    assert summary["seed"] is not None and summary["seed"]["commit"] == later, summary["seed"]
+    assert summary["seed"]["vectors_copied"] >= 64
+    assert summary["vectors_embedded"] == 0

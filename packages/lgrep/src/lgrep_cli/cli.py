@@ -303,6 +303,7 @@ def seed(cs: ClientSettings, path: Path, as_json: bool, quiet: bool, no_daemon: 
     from lgrep_core.app.scope import Purpose
     from lgrep_core.app.serialize import indexed_json
     from lgrep_core.domain.errors import ConfigError
+    from lgrep_core.rpc.client import LgrepClient
     from lgrep_core.storage.layout import project_dir
 
     from . import output
@@ -320,20 +321,18 @@ def seed(cs: ClientSettings, path: Path, as_json: bool, quiet: bool, no_daemon: 
         try:
             summary = app.index(root, progress=on_progress, seed=True)
         except KeyboardInterrupt:
-            from lgrep_core.rpc.client import LgrepClient
-
             _note(_interrupted(root, through_daemon=isinstance(app.engine, LgrepClient), no_wait=False))
             return EXIT_INTERRUPTED
     if as_json:
         print(json.dumps(indexed_json(summary, index_dir=str(project_dir(cs.cache_dir, root))), indent=2))
     else:
         output.print_summary(summary, background=False)
-    if summary.seed is None:
+    if summary.seed is None and isinstance(app.engine, LgrepClient):
         _note(
             "warning: the lgrep daemon has no team store set (it reads team.store from its own settings): "
-            "restart it with `lgrep stop` after setting it, or use --no-daemon"
+            "restart it with `lgrep serve --stop` after setting it, or use --no-daemon"
         )
-    elif summary.seed.reason:
+    elif summary.seed is not None and summary.seed.reason:
         _note(f"warning: not seeded: {summary.seed.refused}; the project was indexed locally")
     return EXIT_OK
 
