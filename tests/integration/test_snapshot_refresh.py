@@ -3,13 +3,16 @@ writer's change log), and the result is the snapshot a full load of the same ver
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from lgrep_core.domain.models import SearchRequest
 from lgrep_core.settings.config import load_settings
-from lgrep_core.storage.reader import ProjectReader
+from lgrep_core.storage.reader import IndexVersion, ProjectReader
 from lgrep_core.testing import FakeEmbedder
 from lgrep_index.pipeline import Indexer
 from lgrep_search.corpus import Corpus
@@ -112,23 +115,95 @@ def test_a_large_change_is_read_in_full(tmp_path: Path) -> None:
     _assert_same(corpus, Corpus.load(reader, reader.version()))
 
 
-def test_a_query_does_not_wait_for_a_refresh(tmp_path: Path) -> None:
+class _Lock:
+    """The snapshot's lock, with a hook run as a thread asks for it (before it may have to wait)."""
+
+    def __init__(self, on_ask: Callable[[], None]) -> None:
+        self.lock = threading.Lock()
+        self.on_ask = on_ask
+
+    def __enter__(self):
+        self.on_ask()
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.lock.__exit__(*exc)
+
+
+def test_a_query_of_an_unchanged_index_answers_without_the_lock(tmp_path: Path) -> None:
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    snapshots = Snapshots(ProjectReader(settings.cache_dir, root), background=True)
+    searcher = Searcher(snapshots, embedder)
+    loaded = snapshots.current()
+
+    def refused() -> None:
+        raise AssertionError("a query of an unchanged index asked for the snapshot's lock")
+
+    snapshots._load_lock = _Lock(refused)  # type: ignore[assignment]
+    assert searcher.search(SearchRequest("verify_token")).results[0].symbol == "verify_token"
+    assert snapshots.loaded is loaded and snapshots.refreshes == 1
+
+
+def test_a_query_after_a_commit_answers_from_it_before_the_background_refresh_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, settings = _setup(tmp_path)
     embedder = FakeEmbedder()
     Indexer(settings, root, embedder).run()
     snapshots = Snapshots(ProjectReader(settings.cache_dir, root), background=True)
     searcher = Searcher(snapshots, embedder)
     before = snapshots.current()
+    poked: list[bool] = []
+    monkeypatch.setattr(Snapshots, "_refresh_in_background", lambda self: poked.append(True))  # never runs
 
     (root / "billing.py").write_text("def charge_card(card, amount):\n    return card.charge(amount)\n")
     Indexer(settings, root, embedder).run()
-    with snapshots._load_lock:  # a refresh cannot run while this is held...
-        answer = searcher.search(SearchRequest("charge_card"))  # ...and the query still answers
-        assert snapshots.loaded is before
-    assert all(h.path != "billing.py" for h in answer.results)
+    snapshots.refresh_soon()  # what a writer in this process does after its commit
+    answer = searcher.search(SearchRequest("charge_card"))
+    assert poked and answer.results[0].path == "billing.py"
+    assert snapshots.loaded is not before and snapshots.refreshes == 2  # refreshed by the query itself
+
+
+def test_a_query_that_meets_a_running_refresh_waits_for_it_and_refreshes_no_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, settings = _setup(tmp_path)
+    embedder = FakeEmbedder()
+    Indexer(settings, root, embedder).run()
+    snapshots = Snapshots(ProjectReader(settings.cache_dir, root), background=True)
+    searcher = Searcher(snapshots, embedder)
+    snapshots.current()
+    (root / "billing.py").write_text("def charge_card(card, amount):\n    return card.charge(amount)\n")
+    Indexer(settings, root, embedder).run()
+
+    # The background refresh is inside its work, holding the lock, until the query asks for the lock.
+    working, query_asks = threading.Event(), threading.Event()
+    real_advance = Snapshots._advance
+
+    def advance(self: Snapshots, corpus: Corpus | None, version: IndexVersion) -> Corpus:
+        working.set()
+        query_asks.wait(60)
+        return real_advance(self, corpus, version)
+
+    asker = threading.current_thread()  # the test's thread asks the query
+
+    def note() -> None:
+        if threading.current_thread() is asker:
+            query_asks.set()
+
+    monkeypatch.setattr(Snapshots, "_advance", advance)
+    snapshots._load_lock = _Lock(note)  # type: ignore[assignment]
+    snapshots.refresh_soon()
+    assert working.wait(60)
+    try:
+        answer = searcher.search(SearchRequest("charge_card"))
+    finally:
+        query_asks.set()  # (with a query that did not wait, the refresh must not hang the test)
+    assert answer.results[0].path == "billing.py"
     snapshots.wait_for_refresh(timeout=60)
-    assert snapshots.loaded is not before
-    assert searcher.search(SearchRequest("charge_card")).results[0].path == "billing.py"
+    assert snapshots.refreshes == 2  # the first load and the background refresh: the query added none
 
 
 def test_a_writer_killed_between_commit_and_record_makes_readers_reload(tmp_path: Path, monkeypatch) -> None:

@@ -90,7 +90,8 @@ def test_yields_sorted_relative_posix_paths_with_stat(tmp_path: Path) -> None:
         assert not f.path.startswith("/") and ".." not in f.path.split("/")
         assert f.abs_path == tmp_path / f.path
         assert f.size == 6
-        assert f.mtime_ns == (tmp_path / f.path).stat().st_mtime_ns
+        st = (tmp_path / f.path).stat()
+        assert (f.mtime_ns, f.ctime_ns, f.inode) == (st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def test_order_is_reproducible_regardless_of_creation_order(tmp_path: Path) -> None:
@@ -909,7 +910,8 @@ def test_escaped_name_that_shows_like_a_literal_sibling_is_skipped(tmp_path: Pat
 )
 def test_read_text_decoding(tmp_path: Path, data: bytes, expected: str | None) -> None:
     path = _write(tmp_path, "f.txt", data)
-    file = WalkedFile("f.txt", path, len(data), path.stat().st_mtime_ns)
+    st = path.stat()
+    file = WalkedFile("f.txt", path, len(data), st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     assert read_text(file, 1000) == expected
 
 

@@ -516,7 +516,7 @@ class Indexer:
             language = detect_language(file.path) or "text"
             if old is not None and old.sha256 == digest:
                 # Touched but identical: remember the new stat so the next run skips it cheaply.
-                records.append(FileRecord(file.path, file.size, file.mtime_ns, digest, old.language, old.chunks))
+                records.append(_record(file, digest, old.language, old.chunks))
                 continue
             # Secrets never reach the chunks, BM25 terms or vectors: redact them (lines stay where
             # they are), or withhold a file that is essentially a credential (ADR 0005).
@@ -528,7 +528,7 @@ class Indexer:
             if clean is None:
                 log.info("%s is withheld from the index: its content is a credential", redact_path(file.path))
                 keys.append(path_key(file.path))  # drops whatever an older index held for it
-                records.append(FileRecord(file.path, file.size, file.mtime_ns, digest, language, 0))
+                records.append(_record(file, digest, language, 0))
                 withheld += 1
                 continue
             text = clean
@@ -537,7 +537,7 @@ class Indexer:
                 language = chunks[0].language  # the chunker also reads shebangs
             self._append_rows(columns, file, digest, chunks, text)
             keys.append(path_key(file.path))
-            records.append(FileRecord(file.path, file.size, file.mtime_ns, digest, language, len(chunks)))
+            records.append(_record(file, digest, language, len(chunks)))
             changed += 1
         written = len(columns["id"])
         try:
@@ -601,12 +601,7 @@ class Indexer:
             missing = self.store.missing_vector_keys(sorted(written))
             pending = KeySet.of(missing)
             items = ((key, *written[key]) for key in sorted(missing))
-        if (
-            self.team is not None
-            and not self._seeded
-            and pending
-            and (self._seed_mode == "always" or len(pending) >= MIN_PENDING)
-        ):
+        if self.team is not None and not self._seeded and (self._seed_mode == "always" or len(pending) >= MIN_PENDING):
             self._seed(summary, pending)
             return self._phase_vectors(summary, written)
         progress = _PhaseProgress(IndexPhase.EMBED, chunks_total=len(pending))
@@ -638,7 +633,9 @@ class Indexer:
 
         report = self.team.fill(self.store, pending, copied)
         summary.seed = report
-        if report.seeded:
+        # What the index records is where its vectors came from: an ask that copied nothing (`lgrep
+        # seed` on a complete index) leaves the record as it was.
+        if report.seeded and report.vectors_copied:
             self.store.note_vector_writes(report.vectors_copied)
             self.store.write_meta(seed=_seed_meta(report))
 
@@ -708,4 +705,14 @@ def _seed_meta(report: SeedReport) -> dict[str, object]:
 
 
 def _changed(file: WalkedFile, record: FileRecord | None) -> bool:
-    return record is None or record.size != file.size or record.mtime_ns != file.mtime_ns
+    """Whether a full run must read the file: it is new, or its stat differs from the record's (size,
+    mtime, ctime or inode, as git decides: `FileRecord.matches`), so a rewrite that keeps the size
+    and restores the mtime is read too. A stat only; `_index_batch` compares the content hash and
+    re-chunks only what differs. A record from an older manifest (no ctime or inode) counts as
+    changed: the file is read once, and its record then has them."""
+    return record is None or not record.matches(file.size, file.mtime_ns, file.ctime_ns, file.inode)
+
+
+def _record(file: WalkedFile, digest: str, language: str, chunks: int) -> FileRecord:
+    """The manifest record of a file read at the walk's stat of it."""
+    return FileRecord(file.path, file.size, file.mtime_ns, digest, language, chunks, file.ctime_ns, file.inode)

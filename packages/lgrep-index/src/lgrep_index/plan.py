@@ -1,7 +1,7 @@
 """What an indexing run would embed, and what that would cost, worked out without sending anything.
 
 `plan_index` walks the project with the indexer's rules and reads its index (read-only, no lock):
-a file whose size and mtime match the manifest keeps its chunks, and only those of its chunks whose
+a file whose stat matches the manifest (`FileRecord.matches`) keeps its chunks, and only those of its chunks whose
 vector is missing count; a new or changed file is read, redacted and chunked as the indexer would.
 Vectors are content-addressed (pipeline.vector_key), so a chunk whose key already has a vector
 costs nothing, and a key shared by several chunks is embedded (and billed) once. With a cloud
@@ -102,7 +102,7 @@ def plan_index(settings: LgrepSettings, root: Path, embedder: EmbeddingProvider,
     for file in walk(root, walk_options(settings)):
         files += 1
         record = records.get(file.path)
-        if record is not None and record.size == file.size and record.mtime_ns == file.mtime_ns:
+        if record is not None and record.matches(file.size, file.mtime_ns, file.ctime_ns, file.inode):
             unchanged.append(file.path)
             continue
         text = read_text(file, settings.index.max_file_bytes)

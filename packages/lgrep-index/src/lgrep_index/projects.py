@@ -125,7 +125,9 @@ def _brief_status(reader: ProjectReader, state: ProjectState) -> ProjectStatus:
 
 
 def changes_since(settings: LgrepSettings, root: Path, records: dict[str, FileRecord]) -> FileChanges:
-    """Files added, modified (by size or mtime) or deleted on disk since they were indexed."""
+    """Files added, modified or deleted on disk since they were indexed. Modified is what a full index
+    run would re-read (`FileRecord.matches`: size, mtime, ctime or inode differ, or the record is from
+    an older manifest that lacks the last two), whether or not its content turns out to differ."""
     added = modified = 0
     seen: set[str] = set()
     for f in walk(root, walk_options(settings)):
@@ -133,7 +135,7 @@ def changes_since(settings: LgrepSettings, root: Path, records: dict[str, FileRe
         rec = records.get(f.path)
         if rec is None:
             added += 1
-        elif rec.size != f.size or rec.mtime_ns != f.mtime_ns:
+        elif not rec.matches(f.size, f.mtime_ns, f.ctime_ns, f.inode):
             modified += 1
     return FileChanges(added=added, modified=modified, deleted=len(set(records) - seen))
 

@@ -88,7 +88,7 @@ def get_file(reader: ProjectReader, corpus: Corpus, request: GetFileRequest) -> 
     records = reader.manifest(corpus.version, [path]) if corpus.version is not None else {}
     rec = records.get(path)
     # the file that was read, not a second look-up of its path (which may be gone or replaced by now)
-    stale = rec is None or rec.size != st.st_size or rec.mtime_ns != st.st_mtime_ns
+    stale = rec is None or not rec.matches(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, unknown_matches=True)
     return FileSlice(
         path=path,
         language=rec.language if rec is not None else language_of(corpus, path),

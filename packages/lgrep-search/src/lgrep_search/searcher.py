@@ -242,7 +242,9 @@ class Searcher:
         )
 
     def _stale_paths(self, corpus: Corpus, paths: set[str]) -> set[str]:
-        """The result files that changed on disk since they were indexed (by size and mtime)."""
+        """The result files that changed on disk since they were indexed (by their stat, as the
+        indexer decides it: `FileRecord.matches`; size and mtime only for a record from an older
+        manifest that lacks ctime and inode)."""
         if self.snapshots is None or corpus.version is None or not paths:
             return set()
         reader = self.snapshots.reader
@@ -252,7 +254,7 @@ class Searcher:
             # A rebuild replaced the snapshot's generation since it was loaded: the new one's
             # manifest describes the same files on disk.
             try:
-                indexed = {p: (r.size, r.mtime_ns) for p, r in reader.manifest(reader.version(), sorted(paths)).items()}
+                indexed = reader.manifest(reader.version(), sorted(paths))
             except LgrepError:
                 return set()
         stale: set[str] = set()
@@ -262,7 +264,10 @@ class Searcher:
             except OSError:
                 stale.add(path)  # deleted since it was indexed
                 continue
-            if indexed.get(path) != (st.st_size, st.st_mtime_ns):
+            rec = indexed.get(path)
+            if rec is None or not rec.matches(
+                st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, unknown_matches=True
+            ):
                 stale.add(path)
         return stale
 

@@ -1,14 +1,28 @@
-"""The snapshot a project's searches read, kept current without making a query wait.
+"""The snapshot a project's searches read, as new as the index a caller could have seen.
 
-A `Snapshots` object owns one project's in-memory `Corpus`. A query takes whatever snapshot is current
-(one attribute read: the swap is atomic) after a cheap check of the index version (two small files).
-When the version moved, a refresh starts on a background thread and the query goes on with the
-snapshot it has; the refresh applies only the files the writer's change log names, or reads
-everything again when the log cannot say (another generation after a rebuild, a large change). Only
-the very first query of a project waits, for the first load.
+A `Snapshots` object owns one project's in-memory `Corpus`. A query reads the index's version
+first: two small files, the `CURRENT` pointer and the generation's `meta.json`, the same two a status
+reads and a writer updates after each commit, before its run's summary. When the snapshot is at
+that version (the common case: nothing changed since the last query) the query answers from it at
+once. When the index moved on, the query answers only from a snapshot at least as new as the
+version it read: it waits for a refresh that is running, or refreshes in line itself. The refresh
+applies only the files the writer's change log names (or only the vectors a fill added), or reads
+everything again when the log cannot say (another generation after a rebuild, a large change).
 
-One-shot callers (a CLI process in-process) pass `background=False`: they refresh in line, so they
-always answer from the newest version.
+Why a query waits (ADR 0009, amendment of 2026-11-29): a query used to answer from the
+snapshot it had while a background refresh caught up, so a search that followed `lgrep status`
+(or an index run's summary, or GetStatus through MCP) saying "vectors complete", or an edit
+indexed, could answer from the state before it for the length of a refresh: `vectors_pending` > 0,
+the new file missing. Nothing a client holds says which version it was told about, so the only
+version a query can promise is the one on disk when it starts; the snapshot's version is checked
+against it on every query anyway. The price is paid only by queries that meet a change: a one-file
+edit is ~55 ms at 10k chunks, a commit of a vector fill a read of its new vectors, a full reload
+(a rebuild) as long as a first load. Writers still poke the snapshot after each commit
+(`refresh_soon`, on a background thread at low priority), so most changes are applied before the
+next query arrives, and a query that meets a poke's refresh waits for it instead of starting a
+second one.
+
+One-shot callers (a CLI process in-process) pass `background=False`: their pokes refresh in line too.
 """
 
 from __future__ import annotations
@@ -21,6 +35,7 @@ from lgrep_core.domain.errors import LgrepError, StorageError
 from lgrep_core.domain.text import clear_term_caches
 from lgrep_core.runtime.memory import release_free_heap
 from lgrep_core.runtime.priority import lower_thread_priority
+from lgrep_core.storage.layout import FileRecord
 from lgrep_core.storage.reader import IndexVersion, ProjectReader
 
 from .corpus import Corpus
@@ -48,7 +63,7 @@ class Snapshots:
         self.last_used = time.monotonic()
         self.refreshes = 0  # completed refreshes, incremental or full (for tests and stats)
         self.full_loads = 0
-        self._stats: tuple[IndexVersion, dict[str, tuple[int, int]]] | None = None
+        self._stats: tuple[IndexVersion, dict[str, FileRecord]] | None = None
 
     @property
     def loaded(self) -> Corpus | None:
@@ -69,14 +84,14 @@ class Snapshots:
         version = self.reader.version()
         if version == corpus.version:
             return corpus
-        if not self.background:
-            return self._refresh()
-        self._refresh_in_background()
-        return corpus
+        # The index moved on since this snapshot (a status may already have said so): answer from
+        # a snapshot at least as new as `version`, never from this one (see the module docstring).
+        return self._refresh(at_least=version)
 
-    def indexed_stats(self, corpus: Corpus) -> dict[str, tuple[int, int]]:
-        """(size, mtime_ns) of each file as the index recorded it, from the manifest of `corpus`'s
-        version: read once per version, not per query (a query checks its result files against it).
+    def indexed_stats(self, corpus: Corpus) -> dict[str, FileRecord]:
+        """The manifest record of each file (its size, mtime, ctime and inode at index time), from the
+        manifest of `corpus`'s version: read once per version, not per query (a query checks its
+        result files against it).
 
         Raises:
             LgrepError: the manifest cannot be read (its generation was replaced, or it is damaged).
@@ -85,7 +100,7 @@ class Snapshots:
         if cached is not None and cached[0] == corpus.version:
             return cached[1]
         version = corpus.version if corpus.version is not None else self.reader.version()
-        stats = {path: (rec.size, rec.mtime_ns) for path, rec in self.reader.manifest(version).items()}
+        stats = self.reader.manifest(version)
         self._stats = (version, stats)
         return stats
 
@@ -142,8 +157,14 @@ class Snapshots:
         except Exception:
             log.exception("refreshing the snapshot of %s failed", self.reader.root)
 
-    def _refresh(self) -> Corpus:
+    def _refresh(self, at_least: IndexVersion | None = None) -> Corpus:
+        """The snapshot at the index's newest version, loaded or advanced under the lock. With
+        `at_least`, a snapshot that reached that version while this call waited for the lock (a
+        running refresh finished it) is enough: no second refresh for the same change."""
         with self._load_lock:
+            corpus = self._corpus
+            if at_least is not None and corpus is not None and _covers(corpus.version, at_least):
+                return corpus
             for _attempt in range(5):
                 version = self.reader.version()
                 corpus = self._corpus
@@ -173,3 +194,11 @@ class Snapshots:
             self.full_loads += 1
             return Corpus.load(self.reader, version)
         return corpus.updated(self.reader, version, changes)
+
+
+def _covers(have: IndexVersion | None, want: IndexVersion) -> bool:
+    """A snapshot at `have` holds everything `want` holds: the same version, or a later commit of
+    the same generation (commits only add to a generation; another generation is another index)."""
+    if have is None:
+        return False
+    return have == want or (have.generation == want.generation and have.commit >= want.commit)

@@ -11,9 +11,11 @@ leases hold keeps nobody's daemon awake: ADR 0024).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lgrep_core.domain.models import ServerInfo, ServerRole
 from lgrep_core.rpc.server import (
@@ -26,13 +28,54 @@ from lgrep_core.rpc.server import (
 )
 from lgrep_core.settings.config import LgrepSettings
 
-__all__ = ["serve_both"]
+if TYPE_CHECKING:
+    from lgrep_core.embeddings.base import EmbeddingProvider
+    from lgrep_index.server import IndexRole
+    from lgrep_search.projects import ProjectSearchers
+
+__all__ = ["Daemon", "build_daemon", "serve_both"]
 
 log = logging.getLogger("lgrep.daemon")
 
 
+@dataclass
+class Daemon:
+    """The daemon's parts, built and holding their locks but not yet serving (`build_daemon`).
+    `serve` runs them until the process is stopped; a test may start `runtime` with `install` itself
+    to hold a daemon in its own process (tests/e2e/test_search_after_status.py)."""
+
+    settings: LgrepSettings
+    runtime: ServerRuntime
+    embedder: EmbeddingProvider
+    searchers: ProjectSearchers
+    role: IndexRole
+    install: Callable[[Any], list[str]]
+    maintain: Callable[[], bool]
+    warm_up: Callable[[], None]
+
+    def serve(self, *, ready_fd: int | None = None) -> None:
+        """Serve until SIGTERM/SIGINT or idle (lgrep_core.rpc.server.run_server)."""
+        run_server(
+            self.runtime,
+            self.install,
+            ready_fd=ready_fd,
+            maintenance=self.maintain,
+            on_stop=[self.role.close, self.searchers.close],
+            after_start=[self.warm_up],
+        )
+
+
 def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | None = None) -> None:
     """Run the daemon until it is stopped.
+
+    Raises:
+        IndexBusyError: another daemon serves this socket, or another index server writes this cache dir.
+    """
+    build_daemon(settings, socket_path).serve(ready_fd=ready_fd)
+
+
+def build_daemon(settings: LgrepSettings, socket_path: Path) -> Daemon:
+    """Claim the socket and build both roles (see the module docstring).
 
     Raises:
         IndexBusyError: another daemon serves this socket, or another index server writes this cache dir.
@@ -107,11 +150,4 @@ def serve_both(settings: LgrepSettings, socket_path: Path, *, ready_fd: int | No
         if not runtime.stopping.is_set():
             role.start_writing()
 
-    run_server(
-        runtime,
-        install,
-        ready_fd=ready_fd,
-        maintenance=maintain,
-        on_stop=[role.close, searchers.close],
-        after_start=[warm_up],
-    )
+    return Daemon(settings, runtime, embedder, searchers, role, install, maintain, warm_up)

@@ -1,5 +1,10 @@
-"""The per-file manifest of a generation (`manifest.sqlite`): size, mtime and content hash of every
-file the index holds, so an incremental run knows which files it may skip."""
+"""The per-file manifest of a generation (`manifest.sqlite`): size, mtime, ctime, inode and content
+hash of every file the index holds, so an incremental run knows which files it may skip.
+
+A manifest an older lgrep wrote has no `ctime_ns` and `inode` columns: a writer adds them in place
+on opening it (NULL in the old rows, which `FileRecord.matches` takes as unknown: each such file is
+re-read once, and re-chunked only if its content changed), and a read-only reader reads NULL for them
+(`manifest_columns`). No rebuild."""
 
 from __future__ import annotations
 
@@ -16,9 +21,42 @@ from lgrep_core.storage.layout import FileRecord
 if TYPE_CHECKING:
     from lgrep_core.storage.store import ProjectStore
 
-__all__ = ["Manifest"]
+__all__ = ["Manifest", "manifest_columns"]
 
 log = logging.getLogger(__name__)
+
+# The columns of a manifest row, in FileRecord's order. The last two were added after the first
+# release: `_ADDED` are added to an older table on opening it.
+_COLUMNS = ("path", "size", "mtime_ns", "sha256", "language", "chunks", "ctime_ns", "inode")
+_ADDED = ("ctime_ns", "inode")
+_SELECT = ", ".join(_COLUMNS)
+_CREATE = (
+    "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, "
+    "sha256 TEXT, language TEXT, chunks INTEGER, ctime_ns INTEGER, inode INTEGER)"
+)
+
+
+def manifest_columns(conn: sqlite3.Connection) -> str:
+    """The select list of a `files` row as a FileRecord, for this manifest: NULL for a column an
+    older manifest lacks (a read-only reader cannot add it)."""
+    have = _columns_of(conn)
+    return ", ".join(c if c in have else "NULL" for c in _COLUMNS)
+
+
+def _columns_of(conn: sqlite3.Connection) -> set[str]:
+    return {str(row[1]) for row in conn.execute("PRAGMA table_info(files)")}
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    """Bring an older manifest's table to the current columns, in place (new columns are NULL in the
+    rows it holds). Checked again under the write lock: another process may have just done it."""
+    if all(c in _columns_of(conn) for c in _ADDED):
+        return
+    with _transaction(conn):
+        have = _columns_of(conn)
+        for column in _ADDED:
+            if column not in have:
+                conn.execute(f"ALTER TABLE files ADD COLUMN {column} INTEGER")
 
 
 class Manifest(StorePart):
@@ -44,10 +82,8 @@ class Manifest(StorePart):
                 conn = sqlite3.connect(path, timeout=30, isolation_level=None)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, "
-                    "sha256 TEXT, language TEXT, chunks INTEGER)"
-                )
+                conn.execute(_CREATE)
+                _add_missing_columns(conn)
             except sqlite3.Error as exc:
                 raise StorageError(
                     f"the file manifest {path} is damaged ({exc}): run `lgrep index {self._store.root}` to repair it"
@@ -60,7 +96,7 @@ class Manifest(StorePart):
         and rebuilt from the files (each is re-read once; the tables keep what they hold)."""
         try:
             ok = self.connection.execute("PRAGMA quick_check").fetchone()
-            rows = self.connection.execute("SELECT path, size, mtime_ns, sha256, language, chunks FROM files LIMIT 1")
+            rows = self.connection.execute(f"SELECT {_SELECT} FROM files LIMIT 1")
             rows.fetchall()
             if ok is None or ok[0] != "ok":
                 raise sqlite3.DatabaseError(str(ok))
@@ -74,7 +110,7 @@ class Manifest(StorePart):
 
     @storage_errors
     def records(self) -> dict[str, FileRecord]:
-        rows = self.connection.execute("SELECT path, size, mtime_ns, sha256, language, chunks FROM files")
+        rows = self.connection.execute(f"SELECT {_SELECT} FROM files")
         return {r[0]: FileRecord(*r) for r in rows}
 
     @storage_errors
@@ -84,7 +120,7 @@ class Manifest(StorePart):
             part = list(paths[start : start + 500])
             marks = ",".join("?" * len(part))
             rows = self.connection.execute(
-                f"SELECT path, size, mtime_ns, sha256, language, chunks FROM files WHERE path IN ({marks})",
+                f"SELECT {_SELECT} FROM files WHERE path IN ({marks})",
                 part,
             )
             out.update({r[0]: FileRecord(*r) for r in rows})
@@ -108,8 +144,8 @@ class Manifest(StorePart):
         conn = self.connection
         with _transaction(conn):
             conn.executemany(
-                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
-                [(r.path, r.size, r.mtime_ns, r.sha256, r.language, r.chunks) for r in records],
+                f"INSERT OR REPLACE INTO files ({_SELECT}) VALUES ({', '.join('?' * len(_COLUMNS))})",
+                [(r.path, r.size, r.mtime_ns, r.sha256, r.language, r.chunks, r.ctime_ns, r.inode) for r in records],
             )
 
     @storage_errors

@@ -55,7 +55,11 @@ _GENERATION_NAME = re.compile(r"gen-[0-9a-f]{1,20}-[0-9]{1,10}")
 
 @dataclass(frozen=True, slots=True)
 class FileRecord:
-    """A manifest row: what a file was when it was indexed."""
+    """A manifest row: what a file was when it was indexed.
+
+    `ctime_ns` and `inode` are None in a row an older lgrep wrote (its manifest had no such columns):
+    unknown, so `matches` says the file may have changed and the next run re-reads it once (its
+    content hash decides whether anything is re-chunked) and records them."""
 
     path: str
     size: int
@@ -63,6 +67,20 @@ class FileRecord:
     sha256: str
     language: str
     chunks: int
+    ctime_ns: int | None = None
+    inode: int | None = None
+
+    def matches(self, size: int, mtime_ns: int, ctime_ns: int, inode: int, *, unknown_matches: bool = False) -> bool:
+        """Whether a file's stat says it is still the file this record describes, as git decides it:
+        the same size and mtime, and the same ctime (which, unlike the mtime, no process can set back)
+        and inode (a rename over the path replaces it). A stat only: no read. A ctime or inode the
+        record does not know counts as a difference, or as a match when `unknown_matches` (a hint
+        such as a result's `stale` flag, which then says what size and mtime alone say)."""
+        if self.size != size or self.mtime_ns != mtime_ns:
+            return False
+        if self.ctime_ns is None or self.inode is None:
+            return unknown_matches
+        return self.ctime_ns == ctime_ns and self.inode == inode
 
 
 # Where a project's index stands, as a reader sees it. The enum is a domain type (it crosses the wire

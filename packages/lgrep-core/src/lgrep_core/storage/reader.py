@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from lgrep_core.domain.errors import LgrepError, StorageError
+from lgrep_core.storage._manifest import manifest_columns
 from lgrep_core.storage.engine import col, connect, lancedb
 from lgrep_core.storage.layout import (
     CHANGES_FILE,
@@ -263,8 +264,9 @@ class ProjectReader:
             raise self.damaged(exc) from None
 
     def manifest(self, version: IndexVersion, paths: Sequence[str] | None = None) -> dict[str, FileRecord]:
-        """Manifest records of the given files (all files when None): size, mtime and hash at index time.
-        Opened read-only: a missing manifest is an empty one here (a writer re-derives it)."""
+        """Manifest records of the given files (all files when None): size, mtime, ctime, inode and hash
+        at index time. Opened read-only: a missing manifest is an empty one here (a writer re-derives
+        it), and one an older lgrep wrote gives records without ctime and inode (a writer adds them)."""
         path = self.dir / version.generation / "manifest.sqlite"
         if not path.is_file():
             if not path.parent.is_dir():
@@ -274,11 +276,11 @@ class ProjectReader:
                     else StorageError(f"the index generation {version.generation} of {self.root} was replaced")
                 )
             return {}
-        select = "SELECT path, size, mtime_ns, sha256, language, chunks FROM files"
         out: dict[str, FileRecord] = {}
         try:
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
             try:
+                select = f"SELECT {manifest_columns(conn)} FROM files"
                 if paths is None:
                     out.update({r[0]: FileRecord(*r) for r in conn.execute(select)})
                 else:

@@ -3,7 +3,7 @@
 Layout under `project_dir(cache_dir, root)`:
   meta.json        identity (provider, model, dimension, chunker, schema) and bookkeeping
   lance/           LanceDB database: `chunks` (text, spans, metadata) and `vectors` (by embedding key)
-  manifest.sqlite  per-file size, mtime and content hash: what the index holds, for incremental runs
+  manifest.sqlite  per-file size, mtime, ctime, inode and content hash: what the index holds, for incremental runs
   writer.lock      advisory lock held by the one writer
 
 The tables are the truth about what is searchable; the manifest only tells a re-run which files it
@@ -15,7 +15,7 @@ for damage, keeps its meta.json, and hands each other job to a part:
   _generations.py  which generation a writer fills; create, publish, remove (ADR 0006)
   _chunks.py       the chunks table: a file's chunks replaced, appended, deleted; read back
   _vectors.py      the vectors table: embeddings by content hash; which keys still wait
-  _manifest.py     manifest.sqlite: per-file size, mtime and hash
+  _manifest.py     manifest.sqlite: per-file stat (size, mtime, ctime, inode) and hash
   _compaction.py   folding the tables' fragments together and dropping old versions
   _changes.py      changes.json: which files each recent commit changed, for readers
   _lock.py         writer.lock (and the release index's versions.lock)

@@ -31,12 +31,16 @@ SKIP_GENERATED = "generated"
 
 @dataclass(frozen=True, slots=True)
 class WalkedFile:
-    """A file to index. `path` is relative to the root, '/'-separated, without '.' or '..' parts."""
+    """A file to index. `path` is relative to the root, '/'-separated, without '.' or '..' parts.
+    Its stat as the walk saw it: size, mtime, ctime and inode (what tells a run it changed, as git
+    tells it: `FileRecord.matches`)."""
 
     path: str
     abs_path: Path
     size: int
     mtime_ns: int
+    ctime_ns: int
+    inode: int
 
 
 @dataclass(frozen=True, slots=True)

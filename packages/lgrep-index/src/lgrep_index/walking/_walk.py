@@ -299,7 +299,7 @@ class Walker:
         if by_content is not None:
             self._skip(rel, by_content)
             return None
-        return WalkedFile(rel, Path(entry.path), st.st_size, st.st_mtime_ns)
+        return WalkedFile(rel, Path(entry.path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def _sort_key(item: tuple[str, os.DirEntry[str]]) -> str:
