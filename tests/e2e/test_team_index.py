@@ -194,7 +194,9 @@ def _store_table(store: Path, name: str) -> Path:
     return found[0]
 
 
-@pytest.mark.parametrize("case", ["other_model", "other_repository", "damaged", "empty", "unreachable"])
+@pytest.mark.parametrize(
+    "case", ["other_model", "other_repository", "not_in_history", "damaged", "empty", "unreachable"]
+)
 def test_each_refusal_is_named_and_the_member_builds_locally(
     lgrep: Lgrep, tmp_path: Path, published: dict[str, object], case: str
 ) -> None:
@@ -223,6 +225,13 @@ def test_each_refusal_is_named_and_the_member_builds_locally(
         rows[0]["vector"] = [v + 0.5 for v in rows[0]["vector"]]
         table.delete("true")
         table.add(rows)
+    elif case == "not_in_history":
+        # the store holds only a later commit of the same repository, which this clone never fetched
+        upstream = tmp_path / "mini"
+        (upstream / "later.py").write_text("def later():\n    return 2\n")
+        _commit(upstream, "later")
+        env["LGREP_TEAM_STORE"] = str(tmp_path / "later-store")
+        _member(lgrep, tmp_path, "ci-later", **env)("publish", str(upstream), "--json")
     elif case == "empty":
         env["LGREP_TEAM_STORE"] = str(tmp_path / "empty-store")
     elif case == "unreachable":

@@ -50,7 +50,9 @@ def _calls(daemon, root: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[
 def test_an_agent_gets_a_seeded_index_and_each_refusal_named(daemon, mini_repo: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     git(mini_repo, "init", "-q", "-b", "main")
     git(mini_repo, "remote", "add", "origin", "git@github.com:acme/mini.git")
-    published = _commit(mini_repo, "first")
+    _commit(mini_repo, "first")
+    (mini_repo / "auth" / "sessions.py").write_text("def end_session(user):\n    return None\n")
+    published = _commit(mini_repo, "second")
     store = tmp_path / "store"
     ci_cache = tmp_path / "ci-cache"
     ci_cache.mkdir()
@@ -60,10 +62,11 @@ def test_an_agent_gets_a_seeded_index_and_each_refusal_named(daemon, mini_repo: 
 
     work = tmp_path / "work"
     work.mkdir()
-    for name in ("seeded", "other-model", "damaged"):
+    for name in ("seeded", "other-model", "damaged", "behind", "empty", "unreachable"):
         subprocess.run(["git", "clone", "-q", str(mini_repo), str(work / name)], check=True)
         git(work / name, "remote", "set-url", "origin", "https://github.com/acme/mini.git")
     (work / "other-model" / ".lgrep.yaml").write_text("chunking:\n  max_tokens: 200\n")
+    git(work / "behind", "reset", "-q", "--hard", "HEAD~1")  # older than every publication
     other = tmp_path / "other-repository"
     other.mkdir()
     (other / "main.py").write_text("def unrelated():\n    return 1\n")
@@ -76,11 +79,16 @@ def test_an_agent_gets_a_seeded_index_and_each_refusal_named(daemon, mini_repo: 
     seeded, status = _calls(daemon, work / "seeded", [("lgrep_index", {"wait": 300}), ("lgrep_status", {})])
     [other_model] = _calls(daemon, work / "other-model", [("lgrep_index", {"wait": 300})])
     [other_repository] = _calls(daemon, other, [("lgrep_index", {"wait": 300})])
+    [behind] = _calls(daemon, work / "behind", [("lgrep_index", {"wait": 300})])
     assert seeded["done"] is True
     assert seeded["summary"]["seed"]["commit"] == published, seeded["summary"]["seed"]["refused"]
     assert seeded["summary"]["seed"]["vectors_copied"] > 0 and seeded["summary"]["vectors_embedded"] == 0
     assert status["seed"]["commit"] == published and status["seed"]["age_seconds"] >= 0, status
-    for answer, reason in ((other_model, "other_model"), (other_repository, "other_repository")):
+    for answer, reason in (
+        (other_model, "other_model"),
+        (other_repository, "other_repository"),
+        (behind, "not_in_history"),
+    ):
         assert answer["done"] is True
         assert answer["summary"]["seed"]["reason"] == reason, answer
         assert answer["summary"]["seed"]["refused"]
@@ -98,3 +106,23 @@ def test_an_agent_gets_a_seeded_index_and_each_refusal_named(daemon, mini_repo: 
     [damaged] = _calls(daemon, work / "damaged", [("lgrep_index", {"wait": 300})])
     assert damaged["summary"]["seed"]["reason"] == "damaged", damaged
     assert damaged["summary"]["chunks_total"] > 0
+
+    # The store itself: empty, then unreachable (team.store is the daemon's setting: restart it).
+    for name, store_env, reason in (
+        ("empty", {"LGREP_TEAM_STORE": str(tmp_path / "empty-store")}, "empty"),
+        (
+            "unreachable",
+            {
+                "LGREP_TEAM_STORE": "s3://no-such-bucket/lgrep",
+                "LGREP_TEAM_STORAGE_OPTIONS": '{"aws_endpoint": "http://127.0.0.1:9", "allow_http": "true", '
+                '"aws_access_key_id": "x", "aws_secret_access_key": "y", "aws_region": "us-east-1"}',
+                "AWS_EC2_METADATA_DISABLED": "true",
+            },
+            "unreachable",
+        ),
+    ):
+        daemon.stop()
+        daemon.lgrep.env.update(store_env)
+        [answer] = _calls(daemon, work / name, [("lgrep_index", {"wait": 300})])
+        assert answer["summary"]["seed"]["reason"] == reason, answer
+        assert answer["summary"]["chunks_total"] > 0
