@@ -366,6 +366,26 @@ class SpendSettings(_Section):
         return sorted(set(value))
 
 
+def _mapping_from_text(value: object) -> object:
+    """A mapping setting as an environment variable gives it: JSON text (empty: no entries)."""
+    if isinstance(value, str):
+        import json
+
+        try:
+            return json.loads(value) if value.strip() else {}
+        except ValueError:
+            raise ValueError("give a mapping (as JSON text in an environment variable)") from None
+    return value
+
+
+def _store_location(value: str) -> str:
+    """A store setting (versions.store, team.store): empty, an absolute folder or an object-store prefix."""
+    value = value.strip().rstrip("/")
+    if value and not value.startswith(("s3://", "gs://", "az://", "file://", "/")):
+        raise ValueError(f"{value!r}: give an absolute folder or an s3://, gs:// or az:// prefix")
+    return value
+
+
 class VersionsSettings(_Section):
     """Release versions: how git tags map to component@version, and where their index lives (ADR 0015)."""
 
@@ -402,22 +422,12 @@ class VersionsSettings(_Section):
     @classmethod
     def _json_text(cls, value: object) -> object:
         """An environment variable gives a mapping as JSON text."""
-        if isinstance(value, str):
-            import json
-
-            try:
-                return json.loads(value) if value.strip() else {}
-            except ValueError:
-                raise ValueError("give a mapping (as JSON text in an environment variable)") from None
-        return value
+        return _mapping_from_text(value)
 
     @field_validator("store")
     @classmethod
     def _known_scheme(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if value and not value.startswith(("s3://", "gs://", "az://", "file://", "/")):
-            raise ValueError(f"{value!r}: give an absolute folder or an s3://, gs:// or az:// prefix")
-        return value
+        return _store_location(value)
 
 
 class TeamSettings(_Section):
@@ -458,22 +468,12 @@ class TeamSettings(_Section):
     @classmethod
     def _json_text(cls, value: object) -> object:
         """An environment variable gives a mapping as JSON text."""
-        if isinstance(value, str):
-            import json
-
-            try:
-                return json.loads(value) if value.strip() else {}
-            except ValueError:
-                raise ValueError("give a mapping (as JSON text in an environment variable)") from None
-        return value
+        return _mapping_from_text(value)
 
     @field_validator("store")
     @classmethod
     def _known_scheme(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if value and not value.startswith(("s3://", "gs://", "az://", "file://", "/")):
-            raise ValueError(f"{value!r}: give an absolute folder or an s3://, gs:// or az:// prefix")
-        return value
+        return _store_location(value)
 
     @field_validator("repository")
     @classmethod
