@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -352,3 +354,30 @@ if __name__ == "__main__":  # `.ci/run`: install every client ahead, all at once
     with ThreadPoolExecutor(len(NPM_CLIENTS)) as pool:
         for path in pool.map(lambda client: install_npm_client(*client), NPM_CLIENTS):
             print(path)
+
+
+@contextlib.contextmanager
+def moto_server(log: Path) -> Iterator[str]:
+    """moto's S3 server on a free port of 127.0.0.1 (its output in `log`), stopped afterwards; its
+    endpoint URL. The S3 tests of the versions index and the team store share it."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"], stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            found = re.search(r"Running on (http://127\.0\.0\.1:\d+)", log.read_text(errors="replace"))
+            if found:
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"moto_server did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.05)  # polling the log another process writes, not waiting out a race
+        yield found.group(1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)

@@ -16,7 +16,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -27,7 +26,7 @@ import pytest
 from lgrep_core.storage.layout import project_dir
 from lgrep_core.testing.repos import git
 
-from tests.conftest import InProcessLgrep, Lgrep, write_python_repo
+from tests.conftest import InProcessLgrep, Lgrep, moto_server, write_python_repo
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
@@ -73,33 +72,10 @@ class S3Server:
 def s3_server(tmp_path: Path) -> Iterator[S3Server]:
     """`moto_server` on a free port of 127.0.0.1 with the bucket created, stopped afterwards."""
     log = tmp_path / "moto.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        endpoint = None
-        while endpoint is None:
-            found = re.search(r"Running on (http://127\.0\.0\.1:\d+)", log.read_text(errors="replace"))
-            if found:
-                endpoint = found.group(1)
-            elif proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"moto_server did not start: {log.read_text()[-2000:]}")
-            else:
-                time.sleep(0.05)  # polling the log another process writes, not waiting out a race
+    with moto_server(log) as endpoint:
         server = S3Server(endpoint, log)
         server.client().create_bucket(Bucket=BUCKET)
         yield server
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
 
 
 @pytest.fixture

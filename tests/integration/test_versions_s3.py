@@ -5,15 +5,13 @@ daemon with its own cache dir and no checkout of the repository) answering from 
 from __future__ import annotations
 
 import json
-import re
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from lgrep_core.testing.repos import git, write_tagged_repo
+
+from tests.conftest import moto_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
@@ -23,24 +21,7 @@ BUCKET = "lgrep-releases"
 @pytest.fixture
 def s3_server(tmp_path: Path) -> Iterator[str]:
     """`moto_server` on a free port of 127.0.0.1, stopped afterwards; its endpoint URL."""
-    log = tmp_path / "moto.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        endpoint = None
-        while endpoint is None:
-            found = re.search(r"Running on (http://127\.0\.0\.1:\d+)", log.read_text(errors="replace"))
-            if found:
-                endpoint = found.group(1)
-            elif proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"moto_server did not start: {log.read_text()[-2000:]}")
-            else:
-                time.sleep(0.05)  # polling the log another process writes, not waiting out a race
+    with moto_server(tmp_path / "moto.log") as endpoint:
         import boto3
 
         boto3.client(
@@ -51,9 +32,6 @@ def s3_server(tmp_path: Path) -> Iterator[str]:
             region_name="us-east-1",
         ).create_bucket(Bucket=BUCKET)
         yield endpoint
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def _s3_env(endpoint: str) -> dict[str, str]:
