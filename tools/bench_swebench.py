@@ -30,8 +30,8 @@ ask lgrep for CHUNK_LIMIT chunks and keep each file where its first chunk stands
 order an agent reading the answer meets them. `full` is what `lgrep search` does; `fusion`, `bm25`,
 `vector`, `bm25+rank`, `full-SIGNAL`, ... are bench_search.py's modes. `files` is `lgrep search
 --files` (10 files, ranked by their evidence); modes that answer files themselves are FILE_RANKERS.
-By default `files` and `full` are both scored. The variant `.py` keeps only the Python files of the same
-ranking; it is reported beside each mode, never instead.
+By default `files` and `full` are both scored. The variant "code files only" keeps only the Python
+files of the same ranking; it is reported beside each mode, never instead.
 
 Long issues: SearchRequest.validate refuses queries over MAX_QUERY_CHARS; such a query is cut to the
 limit and counted.
@@ -162,11 +162,13 @@ def gold_ranks(files: Sequence[str], gold: Sequence[str]) -> tuple[int | None, i
 
 
 def summarize(ranks: Sequence[tuple[int | None, int | None]]) -> dict[str, float]:
-    """Acc@k (percent) and MRR over instances, from each one's gold_ranks."""
+    """Acc@k (percent: every gold file among the first k), hit@k (percent: any gold file among
+    them) and MRR over instances, from each one's gold_ranks."""
     n = len(ranks)
     out: dict[str, float] = {"n": n}
     for k in KS:
         out[f"acc@{k}"] = 100.0 * sum(1 for _, every in ranks if every is not None and every <= k) / n if n else 0.0
+        out[f"hit@{k}"] = 100.0 * sum(1 for first, _ in ranks if first is not None and first <= k) / n if n else 0.0
     out["mrr"] = sum(1.0 / first for first, _ in ranks if first is not None) / n if n else 0.0
     return out
 
@@ -247,24 +249,36 @@ def rank_by_score(paths: Sequence[str], scores: np.ndarray) -> list[str]:
     return [paths[i] for i in sorted(range(len(paths)), key=lambda i: (-scores[i], paths[i]))]
 
 
-class Floor:
-    """The BM25 floor of one clone: whole Python files at a commit, read from git's objects (no
-    checkout), each distinct file tokenized once per run."""
+def is_python(path: str) -> bool:
+    return path.endswith(".py")
 
-    def __init__(self, clone: Path) -> None:
+
+class Floor:
+    """The BM25 floor of one clone: whole code files (`code`, default Python) at a commit, read
+    from git's objects (no checkout), each distinct file tokenized once per run; "no tests" leaves
+    out the files `is_test` names."""
+
+    def __init__(
+        self,
+        clone: Path,
+        code: Callable[[str], bool] = is_python,
+        is_test: Callable[[str], bool] = is_test_path,
+    ) -> None:
         self.clone = clone
+        self.code = code
+        self.is_test = is_test
         self.vocab = Vocabulary()
         self._blobs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def rankings(self, commit: str, query: str) -> dict[str, list[str]]:
-        files = [(path, sha) for path, sha in _python_blobs(self.clone, commit)]
+        files = _blobs(self.clone, commit, self.code)
         missing = sorted({sha for _, sha in files if sha not in self._blobs})
         for sha, data in _read_blobs(self.clone, missing):
             self._blobs[sha] = self.vocab.counts(identifier_tokens(data.decode("utf-8", "replace")))
         q = self.vocab.counts(identifier_tokens(query))
         out: dict[str, list[str]] = {}
         for kind in FLOOR_KINDS:
-            kept = [(p, s) for p, s in files if kind == "with_tests" or not is_test_path(p)]
+            kept = [(p, s) for p, s in files if kind == "with_tests" or not self.is_test(p)]
             paths = [p for p, _ in kept]
             out[kind] = rank_by_score(paths, bm25_scores([self._blobs[s] for _, s in kept], q))
         return out
@@ -285,7 +299,8 @@ def checkout(clone: Path, commit: str) -> None:
     _git(clone, "clean", "-q", "-f", "-d", "-x")
 
 
-def _python_blobs(clone: Path, commit: str) -> list[tuple[str, str]]:
+def _blobs(clone: Path, commit: str, keep: Callable[[str], bool]) -> list[tuple[str, str]]:
+    """(path, blob sha) of the files at a commit whose path `keep` accepts."""
     out = []
     for entry in _git(clone, "ls-tree", "-r", "-z", commit).split(b"\0"):
         if not entry:
@@ -293,7 +308,7 @@ def _python_blobs(clone: Path, commit: str) -> list[tuple[str, str]]:
         info, _, path = entry.partition(b"\t")
         _mode, kind, sha = info.split()
         name = path.decode("utf-8", "surrogateescape")
-        if kind == b"blob" and name.endswith(".py"):
+        if kind == b"blob" and keep(name):
             out.append((name, sha.decode()))
     return out
 
@@ -690,14 +705,17 @@ def score_repo(
     embedder: Any,
     limit: int,
     floor: bool,
+    code: Callable[[str], bool] = is_python,
+    is_test: Callable[[str], bool] = is_test_path,
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """Every instance's answers from its saved state: per-instance rows and the time spent."""
+    """Every instance's answers from its saved state: per-instance rows and the time spent. The
+    `rank_code` variant keeps only the files `code` accepts; the floor ranks those files."""
     from lgrep_search.searcher import Searcher
 
     rankers = {mode: ranker(mode, limit) for mode in modes}
     floor_path = states.root / "floor.json"
     floors = _floor_cache(floor_path) if floor else {}
-    floor_tool = Floor(clone) if floor else None
+    floor_tool = Floor(clone, code, is_test) if floor else None
     timing = {"load_s": 0.0, "search_s": 0.0, "floor_s": 0.0}
     rows: list[dict[str, Any]] = []
     for inst in insts:
@@ -719,12 +737,12 @@ def score_repo(
             _kind, ranking, disable = search_options(searcher_mode)
             searcher = Searcher(None, embedder, ranking=ranking, disable=disable, corpus=corpus)
             files = rank_files(searcher, query)
-            py = [f for f in files if f.endswith(".py")]
+            kept = [f for f in files if code(f)]
             row["lgrep"][mode] = {
                 "rank": gold_ranks(files, inst.gold),
-                "rank_py": gold_ranks(py, inst.gold),
+                "rank_code": gold_ranks(kept, inst.gold),
                 "files": len(files),
-                "py_files": len(py),
+                "code_files": len(kept),
                 "top": files[:10],
             }
         timing["search_s"] += time.perf_counter() - t0
@@ -749,20 +767,22 @@ def score_repo(
 
 
 def _ranks(row: dict[str, Any], column: str) -> tuple[int | None, int | None]:
-    """The gold ranks of one table column: `lgrep:<mode>`, `lgrep.py:<mode>` or `floor:<kind>`."""
+    """The gold ranks of one table column: `lgrep:<mode>`, `lgrep.code:<mode>` or `floor:<kind>`."""
     source, _, name = column.partition(":")
     if source == "floor":
         first, every = row["floor"][name]["rank"]
     else:
-        first, every = row["lgrep"][name]["rank_py" if source == "lgrep.py" else "rank"]
+        first, every = row["lgrep"][name]["rank_code" if source == "lgrep.code" else "rank"]
     return first, every
 
 
-def tables(rows: list[dict[str, Any]], columns: list[str]) -> dict[str, dict[str, dict[str, float]]]:
-    """column -> group (each repository's label, then "all") -> summarize()."""
+def tables(
+    rows: list[dict[str, Any]], columns: list[str], group: Callable[[dict[str, Any]], str] | None = None
+) -> dict[str, dict[str, dict[str, float]]]:
+    """column -> group (`group(row)`, default each repository's label; then "all") -> summarize()."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault(REPOS[row["repo"]][1], []).append(row)
+        groups.setdefault(group(row) if group else REPOS[row["repo"]][1], []).append(row)
     groups["all"] = rows
     return {c: {g: summarize([_ranks(r, c) for r in rs]) for g, rs in groups.items()} for c in columns}
 
@@ -771,7 +791,7 @@ def _column_label(column: str) -> str:
     source, _, name = column.partition(":")
     if source == "floor":
         return f"BM25 floor, {'no tests' if name == 'no_tests' else 'with tests'}"
-    return f"lgrep {name}" + (", .py only" if source == "lgrep.py" else "")
+    return f"lgrep {name}" + (", code files only" if source == "lgrep.code" else "")
 
 
 def render(table: dict[str, dict[str, dict[str, float]]], published: list[dict[str, str]]) -> str:
@@ -873,7 +893,7 @@ def main() -> int:
         timing.update(repo_timing)
     score_s = time.perf_counter() - started
 
-    columns = [f"{source}:{mode}" for mode in modes for source in ("lgrep", "lgrep.py")]
+    columns = [f"{source}:{mode}" for mode in modes for source in ("lgrep", "lgrep.code")]
     if not args.no_floor:
         columns += [f"floor:{kind}" for kind in FLOOR_KINDS]
     table = tables(rows, columns)
