@@ -552,12 +552,20 @@ def build_repo(
         head = _git(clone, "rev-parse", "HEAD").decode().strip()
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
+    unreadable: list[str] = []
     try:
         for n, inst in enumerate(insts, 1):
             if states.done(inst.instance_id):
                 continue
             t0 = time.perf_counter()
-            checkout(clone, inst.base_commit)
+            try:
+                checkout(clone, inst.base_commit)
+            except SystemExit as exc:
+                # A snapshot from `fetch` lacks blobs of 4 MiB and more: a commit with one cannot
+                # be checked out whole, so its instance is left unbuilt (and reported so).
+                print(f"[{label}] {inst.instance_id}: not built: {exc}", file=sys.stderr, flush=True)
+                unreadable.append(inst.instance_id)
+                continue
             checkout_s = time.perf_counter() - t0
             reader = ProjectReader(runner.cache, clone.resolve())
             old = _content_hashes(reader)
@@ -616,8 +624,16 @@ def build_repo(
                 flush=True,
             )
     finally:
-        checkout(clone, head)  # leave the clone as it was found
-    return {"repo": repo, "seconds": round(time.perf_counter() - started, 1), "instances": rows}
+        try:
+            checkout(clone, head)  # leave the clone as it was found
+        except SystemExit as exc:
+            print(f"[{label}] the clone stays at the last commit built: {exc}", file=sys.stderr, flush=True)
+    return {
+        "repo": repo,
+        "seconds": round(time.perf_counter() - started, 1),
+        "instances": rows,
+        "unreadable": unreadable,
+    }
 
 
 # ---------------------------------------------------------------------------------------- ranking

@@ -226,6 +226,34 @@ def test_search_in_files_mode_answers_with_files_and_their_line_ranges(mcp: Mcp,
     check_receipt(mcp, answer, ["src/app.py", "src/auth.py"])
 
 
+def test_an_issue_length_question_without_files_leads_with_the_files_then_their_best_chunks(
+    mcp: Mcp, repo: Path
+) -> None:
+    """The engine ranks a task question's chunks by their files and sends both: the answer puts
+    the files first, and its receipt counts the files of both lists."""
+    mcp.engine.answer(SearchRequest, respond([VERIFY_HIT, LOGIN_HIT], files=[AUTH_FILE_HIT, APP_FILE_HIT]))
+    issue = "verify() fails on expired tokens\n" + "After an hour every request is refused with a 401. " * 6
+    answer = mcp.answer("lgrep_search", {"query": issue})
+    assert mcp.engine.calls == [SearchRequest(issue, project_root=str(repo), limit=10)]  # files not asked
+    assert list(answer)[:4] == ["project_root", "scope", "files", "results"]
+    assert [f["path"] for f in answer["files"]] == ["src/auth.py", "src/app.py"]
+    assert answer["files"][0] == {**file_hit_json(AUTH_FILE_HIT), "uri": "lgrep://file/src/auth.py"}
+    assert answer["results"] == [hit_item(VERIFY_HIT), hit_item(LOGIN_HIT)]
+    assert answer["stale_files"] == ["src/app.py"]  # a file of the files list changed on disk
+    check_receipt(mcp, answer, ["src/app.py", "src/auth.py"])
+
+
+def test_an_answer_that_leads_with_files_cuts_chunks_before_files_to_fit_max_tokens(mcp: Mcp, repo: Path) -> None:
+    long_hit = replace(VERIFY_HIT, content="\n".join(f"    check_{i}(token)  # {'x' * 60}" for i in range(40)))
+    mcp.engine.answer(SearchRequest, respond([long_hit] * 8, files=[AUTH_FILE_HIT, APP_FILE_HIT]))
+    issue = "verify() fails on expired tokens\n" + "After an hour every request is refused with a 401. " * 6
+    answer = mcp.answer("lgrep_search", {"query": issue, "max_tokens": 500})
+    assert answer["tokens"] <= 500
+    assert [f["path"] for f in answer["files"]] == ["src/auth.py", "src/app.py"]  # kept whole
+    assert len(answer["results"]) < 8 and answer["omitted"] == 8 - len(answer["results"])
+    assert sum("left out to stay within 500 tokens" in n for n in answer["notes"]) == 1
+
+
 def test_search_of_a_project_with_no_index_builds_it_first_with_progress(
     engine: FakeEngine, mcp: Mcp, repo: Path
 ) -> None:

@@ -60,6 +60,17 @@ def test_a_files_answer_ranks_files_with_their_best_lines() -> None:
     assert "defines is_upper" in shape.why and shape.language == "python"
 
 
+def test_a_task_questions_chunk_answer_carries_the_files_it_was_ranked_by() -> None:
+    searcher = _searcher()
+    files_answer = searcher.search(SearchRequest(ISSUE, limit=3, files=True)).files
+    answer = searcher.search(SearchRequest(ISSUE, limit=3))
+    assert answer.files == files_answer  # the same files, in the same order
+    assert answer.results and {h.path for h in answer.results} <= {f.path for f in answer.files}
+    assert answer.results[0].path == answer.files[0].path
+    short = searcher.search(SearchRequest("is_upper", limit=3))  # not a task question: chunks only
+    assert short.results and short.files == []
+
+
 def test_tests_and_docs_rank_below_the_source_unless_asked_for() -> None:
     searcher = _searcher()
     source_first = [f.path for f in searcher.search(SearchRequest("is_upper zeros matrix", files=True)).files]

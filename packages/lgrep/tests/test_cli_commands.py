@@ -413,6 +413,20 @@ def test_search_files_answers_with_files_and_their_line_ranges(
     ]
 
 
+def test_search_of_a_task_question_prints_the_files_to_open_then_their_best_chunks(
+    lgrep: Callable[..., Result], repo: Path, engine: FakeEngine
+) -> None:
+    engine.project(repo)
+    files = [FileHit("src/auth.py", 0.0492, "python", (LineRange(27, 39, "verify_jwt"),))]
+    _answer(engine, SearchRequest, _response(repo, files=files))
+    human = lgrep("search", "verify_jwt raised KeyError\nafter the upgrade\nevery login fails")
+    assert human.code == 0, human.err
+    lines = human.out.splitlines()
+    assert lines[:3] == ["src/auth.py  score=0.0492", "    src/auth.py:27-39 (verify_jwt)", ""]
+    assert lines[3].startswith("src/auth.py:10-14  verify_token (function)")
+    assert not any(r.files for r in engine.requests(SearchRequest))
+
+
 @pytest.mark.parametrize(("glob", "sent"), [(None, "src"), ("*.py", "src/*.py")])
 def test_search_of_a_folder_in_a_repository_is_the_repository_kept_to_the_folder(
     lgrep: Callable[..., Result], repo: Path, engine: FakeEngine, glob: str | None, sent: str

@@ -139,16 +139,20 @@ class App:
         receipt: Path | None = None,
         sources: Callable[[dict[str, Any]], Iterable[str]] | None = None,
         projects: Sequence[Path] | None = None,
+        then: str | None = None,
     ) -> CallToolResult:
         """`shape` fitted to `max_tokens` by `key`'s results; with `receipt` (the project the results'
         paths are of) it carries its receipt, of the files of the results kept (`sources` names
         them; default: each result's `path`). With `projects` instead (results of several projects,
-        each result's project in that list at its index), one receipt sums them."""
+        each result's project in that list at its index), one receipt sums them. With `then`, a
+        second list (without snippets) is cut when cutting `key`'s was not enough."""
         data: dict[str, Any] = inert(shape)
         reserve = RECEIPT_TOKENS if receipt is not None or projects is not None else 0
-        text, _ = fit_results(
+        text, tokens = fit_results(
             data, key, self.counter, max_tokens - reserve, snippet_field=snippet_field, asked=max_tokens
         )
+        if then is not None and tokens > max_tokens - reserve:
+            text, _ = fit_results(data, then, self.counter, max_tokens - reserve, snippet_field=None, asked=max_tokens)
         if receipt is not None:
             paths = sources(data) if sources is not None else (item["path"] for item in data[key])
             text = self.with_receipt(data, receipt, paths, max_tokens)

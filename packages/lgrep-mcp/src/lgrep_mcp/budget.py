@@ -118,7 +118,9 @@ def fit_results(
     count."""
     results: list[dict[str, Any]] = answer[key]
     answer["max_tokens"] = asked if asked is not None else max_tokens
-    base_notes = list(answer.get("notes") or [])
+    # A second list cut after a first (App.budgeted's `then`) counts on from the first's omissions.
+    omitted = int(answer.get("omitted", 0))
+    base_notes = [n for n in answer.get("notes") or [] if n != _dropped(omitted, answer["max_tokens"])]
     if snippet_field is not None:
         for item in results:
             _cut_snippet(item, snippet_field, snippet_lines)
@@ -138,7 +140,6 @@ def fit_results(
                 return text, tokens
         if results:
             _cut_snippet(results[0], snippet_field, MIN_SNIPPET_LINES)
-    omitted = 0
     while True:
         text, tokens = measure()
         if tokens <= max_tokens or not results:
@@ -146,12 +147,15 @@ def fit_results(
         results.pop()
         omitted += 1
         answer["omitted"] = omitted
-        dropped = (
-            f"{omitted} more result(s) left out to stay within {answer['max_tokens']} tokens: ask again with a larger "
-            "max_tokens, a smaller limit or a narrower path"
-        )
-        answer["notes"] = [*base_notes, dropped]
+        answer["notes"] = [*base_notes, _dropped(omitted, answer["max_tokens"])]
     return text, tokens
+
+
+def _dropped(omitted: int, max_tokens: int) -> str:
+    return (
+        f"{omitted} more result(s) left out to stay within {max_tokens} tokens: ask again with a larger "
+        "max_tokens, a smaller limit or a narrower path"
+    )
 
 
 def _cut_snippet(item: dict[str, Any], field: str, lines: int) -> None:

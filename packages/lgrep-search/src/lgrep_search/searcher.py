@@ -156,8 +156,13 @@ class Searcher:
             else:
                 chosen = select(corpus, cands, limit, self.ranking and "diversify" not in self.disable)
             timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
-            stale = self._stale_paths(corpus, {corpus.paths[i] for i, _ in chosen})
+            stale = self._stale_paths(
+                corpus, {corpus.paths[i] for i, _ in chosen} | {corpus.files[r.file] for r in ranked}
+            )
             hits = [self._hit(corpus, i, c, stale) for i, c in chosen]
+            # A task question's chunk answer leads with the files it was ranked by: the files to
+            # open, then their best chunks (an agent that pasted an issue wants both).
+            files = [self._file_hit(corpus, r, stale) for r in ranked]
         timings["total_ms"] = (time.perf_counter() - started) * 1000
         return SearchResponse(
             files=files,

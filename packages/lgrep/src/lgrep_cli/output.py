@@ -73,6 +73,9 @@ def print_search(
         _print_files([("", hit) for hit in response.files], explain=explain)
     elif not response.results:
         print("no results", file=sys.stderr)
+    elif response.files:  # a task question: the files to open lead, their best chunks follow
+        _print_files([("", hit) for hit in response.files], explain=explain)
+        print()
     for hit in response.results:
         _print_hit("", hit, explain=explain)
     _print_notes(response)

@@ -440,7 +440,10 @@ class SearchResponse(_message.Message):
 
     @_builtins.property
     def files(self) -> _containers.RepeatedCompositeFieldContainer[Global___FileHit]:
-        """A files answer (SearchRequest.files): files, best first (since revision 8)."""
+        """A files answer (SearchRequest.files): files, best first (since revision 8). A task question's
+        chunk answer (an issue or a bug report pasted whole) carries them too: the files it was ranked
+        by, which `results` (their best chunks) follow; a client that reads only `results` loses nothing.
+        """
 
     def __init__(
         self,

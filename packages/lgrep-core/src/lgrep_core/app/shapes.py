@@ -141,13 +141,20 @@ class ReleaseJSON(TypedDict):
 
 class SearchJSON(TypedDict):
     """A whole search answer: the query, the project that answered, the results (chunks) or, for a
-    files search, the files, and how the search went."""
+    files search, the files (a task question's chunk answer has both: its files, then their best
+    chunks), and how the search went."""
 
     query: str
     project_root: Annotated[str, Doc("The project whose index answered (absolute); paths are relative to it")]
     scope: Annotated[str, Doc("The folder inside it the search kept to ('' for the whole project)")]
     results: Annotated[list[SearchHitJSON], Doc("Best first (empty in a files search)")]
-    files: Annotated[list[FileHitJSON], Doc("A files search: the files to open, best first (else empty)")]
+    files: Annotated[
+        list[FileHitJSON],
+        Doc(
+            "The files to open, best first: a files search's answer, or the files a task question's "
+            "results (an issue or a bug report as the query) were ranked by; else empty"
+        ),
+    ]
     query_kind: Annotated[str, Doc("How the query was read (identifier, phrase, natural, issue, ...)")]
     search_type: Annotated[str, Doc("hybrid, vector, bm25 or fuzzy")]
     timings_ms: Annotated[dict[str, float], Doc("Milliseconds per stage")]

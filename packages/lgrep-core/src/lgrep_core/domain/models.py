@@ -317,7 +317,9 @@ class SearchResponse:
     release: Release | None = None  # the version searched, when the request named a component
     project_root: str = ""  # the project whose index answered ("" from a server before revision 7)
     scope: str = ""  # the folder inside it the search kept to ("" for the whole project)
-    files: list[FileHit] = field(default_factory=list)  # a files answer (SearchRequest.files); `results` is then empty
+    # The ranked files: a files answer's (SearchRequest.files; `results` is then empty), or the files
+    # a task question's chunk answer was ranked by (its `results` are their best chunks).
+    files: list[FileHit] = field(default_factory=list)
 
 
 # --- checks every request shares -------------------------------------------------------------------

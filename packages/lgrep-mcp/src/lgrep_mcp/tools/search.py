@@ -78,7 +78,8 @@ class SearchTools(Unit):
         (re-read them with lgrep_get_file). Starting a task, a bug report or an issue ("which files
         do I open?"): pass its whole text as the query (traceback and errors included, up to 32,768
         characters) with files=true, and get `files` instead: the files to open, ranked, each with
-        the line ranges to read first and why. The answer stays within max_tokens (default 4000):
+        the line ranges to read first and why (without files=true such a query gets both: its files,
+        then their best chunks). The answer stays within max_tokens (default 4000):
         lower results are shortened, then left out, and `notes` say so. With `component` (and
         `version`), it searches that released version instead (search_type bm25 for full-text only).
         With `projects`, it searches several of this server's roots and ranks their results together."""
@@ -128,6 +129,11 @@ class SearchTools(Unit):
             built = outcome.built
             notes.append(f"indexed {project} first ({built.files_seen} files, {built.chunks_total} chunks)")
         self._fill(data, response, project)
+        leads = not files and bool(response.files)
+        if leads:
+            # A task question (an issue, a bug report pasted whole): the files to open lead, their
+            # best chunks follow; to fit max_tokens, chunks go before files do.
+            data = _files_first(data, self.app.file_items(response.files, project))
         data["vectors_pending"] = response.vectors_pending
         notes.extend(response.notes)
         if response.vectors_pending:
@@ -145,7 +151,16 @@ class SearchTools(Unit):
         if notes:
             data["notes"] = notes
         snippets = None if files else "content"
-        return self.app.budgeted(SearchAnswer, data, key, max_tokens, snippet_field=snippets, receipt=project)
+        return self.app.budgeted(
+            SearchAnswer,
+            data,
+            key,
+            max_tokens,
+            snippet_field=snippets,
+            receipt=project,
+            sources=_result_and_file_paths if leads else None,
+            then="files" if leads else None,
+        )
 
     async def _projects_search(
         self,
@@ -294,3 +309,19 @@ def _request(
         content_types=(ContentType(content),) if content else (),
         **fields,
     )
+
+
+def _files_first(data: dict[str, Any], file_items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The answer with `files` before `results`, and the changed files among both in `stale_files`."""
+    stale = sorted(set(data["stale_files"]) | {f["path"] for f in file_items if f.get("stale")})
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "results":
+            out["files"] = file_items
+        out[key] = stale if key == "stale_files" else value
+    return out
+
+
+def _result_and_file_paths(data: dict[str, Any]) -> list[str]:
+    """The files an answer that leads with files points to: its files', then its chunks' (once each)."""
+    return list(dict.fromkeys([f["path"] for f in data["files"]] + [r["path"] for r in data["results"]]))
