@@ -77,3 +77,87 @@ def test_hostile_text_is_parsed_in_linear_time() -> None:
         started = time.perf_counter()
         parse_question(text)
         assert time.perf_counter() - started < 2.0, text[:20]
+
+
+# --------------------------------------------------------------------- every language's stacks
+
+JAVA = """NPE when a number ends the input
+Exception in thread "main" java.lang.NullPointerException
+\tat com.fasterxml.jackson.core.json.ReaderBasedJsonParser._parseNumber(ReaderBasedJsonParser.java:1234)
+\tat com.fasterxml.jackson.core.json.ReaderBasedJsonParser.nextToken(ReaderBasedJsonParser.java:700)
+\tat com.example.App.main(App.java:10)
+"""
+GO = """panic: runtime error: invalid memory address or nil pointer dereference
+goroutine 1 [running]:
+github.com/zeromicro/go-zero/core/stores/redis.(*Redis).Get(0x0, {0x1, 0x2})
+\t/home/u/go/pkg/mod/github.com/zeromicro/go-zero/core/stores/redis/redis.go:123 +0x1d
+main.main()
+\t/home/u/app/main.go:12 +0x25
+"""
+RUST = """thread 'main' panicked at 'index out of bounds', src/fmt/format/mod.rs:12:5
+stack backtrace:
+   0: tracing_subscriber::fmt::format::Writer::write_str
+             at ./tracing-subscriber/src/fmt/format/mod.rs:123:9
+   1: app::main
+             at ./src/main.rs:5:5
+"""
+JS_AND_C = """TypeError: Cannot read properties of undefined (reading 'format')
+    at Object.format (/app/node_modules/dayjs/plugin/utc/index.js:1:234)
+    at render (src/components/Card.tsx:12:5)
+import utc from 'dayjs/plugin/utc'
+==1==ERROR: AddressSanitizer: heap-buffer-overflow
+    #0 0x4f2b1c in ZSTD_decompressStream /src/zstd/lib/decompress/zstd_decompress.c:1234:5
+    #1 0x4f2b1d in main /src/zstd/programs/zstdcli.c:99:5
+App\\Http\\Kernel::handle fails too
+"""
+
+
+def _frames(text: str) -> list[tuple[str, str]]:
+    return [(f.path, f.function) for f in parse_question(text).frames]
+
+
+def test_jvm_frames_name_the_packages_file_and_the_method_innermost_last() -> None:
+    assert _frames(JAVA) == [
+        ("com/example/App.java", "main"),
+        ("com/fasterxml/jackson/core/json/ReaderBasedJsonParser.java", "nextToken"),
+        ("com/fasterxml/jackson/core/json/ReaderBasedJsonParser.java", "_parseNumber"),
+    ]
+    assert parse_question(JAVA).called == ("main", "nextToken", "_parseNumber")
+
+
+def test_go_panics_pair_each_function_with_its_file() -> None:
+    assert _frames(GO) == [
+        ("/home/u/app/main.go", "main"),
+        ("/home/u/go/pkg/mod/github.com/zeromicro/go-zero/core/stores/redis/redis.go", "Get"),
+    ]
+
+
+def test_rust_backtraces_and_paths_give_frames_and_modules() -> None:
+    q = parse_question(RUST)
+    assert [(f.path, f.function) for f in q.frames][:2] == [
+        ("./src/main.rs", "main"),
+        ("./tracing-subscriber/src/fmt/format/mod.rs", "write_str"),
+    ]
+    assert len(q.frames) == 2  # where it panicked is the backtrace's file: one frame names it
+    # `a::b::c` as a module, also without its crate (a path seldom repeats it)
+    assert {"tracing_subscriber.fmt.format.Writer.write_str", "fmt.format.Writer.write_str"} <= set(q.dotted)
+
+
+def test_v8_sanitizer_frames_imports_and_namespaces() -> None:
+    q = parse_question(JS_AND_C)
+    assert [(f.path, f.function) for f in q.frames][:4] == [
+        ("src/components/Card.tsx", "render"),
+        ("/app/node_modules/dayjs/plugin/utc/index.js", "format"),
+        ("/src/zstd/programs/zstdcli.c", "main"),
+        ("/src/zstd/lib/decompress/zstd_decompress.c", "ZSTD_decompressStream"),
+    ]
+    assert len(q.frames) == 4  # the `path:line` fallback repeats none of them
+    assert {"dayjs.plugin.utc", "plugin.utc", "App.Http.Kernel", "Http.Kernel"} <= set(q.dotted)
+    assert "ZSTD_decompressStream" in q.called
+
+
+def test_a_log_of_thousands_of_paths_keeps_a_bounded_number_of_frames() -> None:
+    log = "build failed\n" + "".join(f"src/mod{i}/file{i}.c:{i}: warning\n" for i in range(5000))
+    started = time.perf_counter()
+    q = parse_question(log)
+    assert len(q.frames) <= 200 and time.perf_counter() - started < 2.0

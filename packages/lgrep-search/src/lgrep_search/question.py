@@ -13,6 +13,7 @@ backtrack, plain string scans elsewhere.
 from __future__ import annotations
 
 import keyword
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ __all__ = ["Frame", "QuestionParts", "is_task_question", "parse_question"]
 # shorter ones are the short questions the ranking was built for, and stay as they were.
 TASK_MIN_CHARS = 200
 TASK_MIN_LINES = 3
+# Frames read from other stacks' `path:line` mentions at most (a pasted log can hold thousands).
+MAX_FRAMES = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +65,36 @@ _FENCE = re2.compile(r"(?s)```[^\n]*\n(.*?)(?:```|$)")
 _INLINE = re2.compile(r"`([^`\n]+)`")
 # Python tracebacks: `File "sympy/matrices/matrices.py", line 1112, in is_upper`.
 _PY_FRAME = re2.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.$]+))?')
-# Other stacks: `at foo (src/a/b.js:12:5)`, `at com.x.Y.m(Y.java:42)`, `src/a.rs:12:5`, `a.go:12`.
+# The stacks of other languages, each printed innermost frame first (parse_question turns each
+# innermost last, as Python prints them). JVM: `at com.acme.json.Parser.parse(Parser.java:42)`.
+_JVM_FRAME = re2.compile(r"\bat\s+((?:[\w$]+\.)+)([\w$<>-]+)\(([\w$-]+\.(?:java|kt|kts|scala|groovy)):(\d+)\)")
+# V8 (`at Object.parse (/app/src/index.js:12:5)`, `at /app/src/index.js:12:5`) and Firefox or
+# Safari (`parse@src/index.js:12:5`).
+_V8_FRAME = re2.compile(
+    r"\bat\s+(?:async\s+|new\s+)?(?:([\w$.<>\[\]]+)\s+\()?((?:file://)?[^\s()]+\.(?:[cm]?js|jsx|[cm]?ts|tsx|vue|svelte))"
+    r":(\d+)"
+)
+_GECKO_FRAME = re2.compile(r"(?m)^\s*([\w$.<>/]*)@((?:file://)?[^\s@]+\.(?:[cm]?js|jsx|[cm]?ts|tsx)):(\d+)")
+# Go panics and goroutine dumps: the function's line, then its file's:
+# `github.com/acme/x/store.(*Cache).Get(...)` / `\t/src/x/store/cache.go:42 +0x1d`.
+_GO_FRAME = re2.compile(r"(?m)^\s*([\w./*()\[\]-]+)\([^\n]*\)\s*\n\s+(\S+\.go):(\d+)")
+# Rust backtraces: `  12: tracing_core::dispatcher::get_default` / `      at ./src/dispatcher.rs:123:9`.
+_RUST_FRAME = re2.compile(
+    r"(?m)^\s*\d+:\s+(?:0x[0-9a-f]+\s+-\s+)?([\w:<>${} ,&]+?)(?:::h[0-9a-f]{16})?\s*\n\s+at\s+(\S+\.rs):(\d+)"
+)
+# C and C++ from sanitizers, gdb and lldb: `#3 0x4f2b1c in ZSTD_decompressStream /src/lib/zstd.c:1234:5`,
+# `#1  0x0000 in foo (a=1) at lib/x.c:12`.
+_NATIVE_FRAME = re2.compile(
+    r"#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?([\w:~<>]+)\s*(?:\([^)\n]*\)\s*)?(?:at\s+)?"
+    r"(\S+\.(?:c|cc|cpp|cxx|h|hh|hpp|hxx|m|mm|zig)):(\d+)"
+)
+_STACKS = (_JVM_FRAME, _V8_FRAME, _GECKO_FRAME, _GO_FRAME, _RUST_FRAME, _NATIVE_FRAME)
+# Names qualified by `::` (Rust, C++, Ruby, PHP's static calls) or `\` (PHP namespaces).
+_SCOPED = re2.compile(r"\b([A-Za-z_]\w*(?:::[A-Za-z_]\w*)+)\b")
+_NAMESPACED = re2.compile(r"\b([A-Z]\w*(?:\\[A-Z]\w*)+)\b")
+# Modules an import names: `from 'dayjs/plugin/utc'`, `require("./lib/router")`, `import "a/b"`.
+_IMPORT = re2.compile(r"""(?:\bfrom\s+|\brequire\(\s*|\bimport\(\s*|\bimport\s+)['"]([@\w.][\w@./-]*)['"]""")
+# Other stacks' lines: `at foo (src/a/b.js:12:5)`, `at com.x.Y.m(Y.java:42)`, `src/a.rs:12:5`, `a.go:12`.
 _PATH_LINE = re2.compile(r"((?:[\w.@~-]+/)*[\w.@-]+\.[A-Za-z][A-Za-z0-9]*):(\d+)")
 # A file path with at least one folder, or a bare file name with a source-like extension.
 _PATH = re2.compile(
@@ -155,14 +187,27 @@ def parse_question(text: str) -> QuestionParts:
     prose = "".join(prose_parts)
 
     frames = [Frame(g[0], int(g[1]), g[2]) for _, g in _matches(_PY_FRAME, text)]
-    framed = {f.path for f in frames}
+    for pattern in _STACKS:
+        stack = [_frame(pattern, g) for _, g in _matches(pattern, text)]
+        frames += reversed(stack)  # innermost last
+    framed: dict[str, list[str]] = {}  # file name -> the frames' paths with it
+    for f in frames:
+        framed.setdefault(posixpath.basename(f.path), []).append(_bare(f.path))
     for _, (path, line) in _matches(_PATH_LINE, text):
-        if path not in framed:
+        if len(frames) >= MAX_FRAMES:
+            break
+        same_name = framed.setdefault(posixpath.basename(path), [])
+        if not _same_file_framed(_bare(path), same_name):
             frames.append(Frame(path, int(line), ""))
-            framed.add(path)
+            same_name.append(_bare(path))
     paths = _unique([f.path for f in frames if not f.path.startswith("<")] + [g[0] for _, g in _matches(_PATH, text)])
     errors = _unique(g[0] for _, g in _matches(_ERROR, text))
-    dotted = _unique(g[0] for _, g in _matches(_DOTTED, text) if not _looks_like_a_file_or_number(g[0]))
+    dotted = _unique(
+        [g[0] for _, g in _matches(_DOTTED, text) if not _looks_like_a_file_or_number(g[0])]
+        + [d for _, g in _matches(_SCOPED, text) for d in _as_dotted(g[0].split("::"))]
+        + [d for _, g in _matches(_NAMESPACED, text) for d in _as_dotted(g[0].split("\\"))]
+        + [d for _, g in _matches(_IMPORT, text) for d in _as_dotted(_module_parts(g[0]))]
+    )
     names: list[str] = []
     names += (f.function for f in frames if f.function and not f.function.startswith("<"))
     names += (g[0] for _, g in _matches(_CALL, text))
@@ -183,6 +228,53 @@ def parse_question(text: str) -> QuestionParts:
         called=tuple(called),
         title_names=tuple(n for n in identifiers if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", title)),
     )
+
+
+def _bare(path: str) -> str:
+    return path.lstrip("./")
+
+
+def _same_file_framed(path: str, same_name: list[str]) -> bool:
+    """Whether a frame already names this file (`same_name`: the framed paths with its file name):
+    the same path, or one that ends with the other (`Parser.java` beside `com/acme/Parser.java`,
+    `home/u/a.go` beside `/home/u/a.go`)."""
+    return any(f == path or f.endswith("/" + path) or path.endswith("/" + f) for f in same_name)
+
+
+def _frame(pattern: Any, groups: list[str]) -> Frame:
+    """A frame of another language's stack, from its pattern's groups."""
+    if pattern is _JVM_FRAME:  # the package's folders and the file: com/acme/json/Parser.java
+        qualified, method, name, line = groups
+        folders = []
+        for part in qualified.rstrip(".").split("."):
+            if part[:1].isupper():  # the class (and its inner classes) ends the package
+                break
+            folders.append(part)
+        return Frame("/".join([*folders, name]), int(line), method)
+    function, path, line = groups
+    return Frame(path.removeprefix("file://"), int(line), _last_name(function))
+
+
+def _last_name(qualified: str) -> str:
+    """`github.com/a/b/pkg.(*T).Method` -> Method, `core::fmt::write` -> write, `Object.parse` -> parse;
+    "" for an anonymous function (`<anonymous>`, `{{closure}}`)."""
+    tail = re.split(r"::|[./]", qualified.strip())[-1].strip("()*[]")
+    return tail if re.fullmatch(r"[A-Za-z_$][\w$]*", tail) else ""
+
+
+def _module_parts(spec: str) -> list[str]:
+    """An import's module as its parts: `./lib/router` -> lib, router; `@scope/pkg/x` -> pkg, x."""
+    return [p for p in spec.split("/") if p not in ("", ".", "..") and not p.startswith("@")]
+
+
+def _as_dotted(parts: list[str]) -> list[str]:
+    """A qualified name as the dotted names files.py maps to modules: as written, and without its
+    first part (a crate, a vendor namespace or a package name, which a path seldom repeats)."""
+    parts = [p.removesuffix(".js").removesuffix(".ts") for p in parts if p]
+    out = [".".join(parts)] if len(parts) >= 2 else []
+    if len(parts) >= 3:
+        out.append(".".join(parts[1:]))
+    return [d for d in out if not _looks_like_a_file_or_number(d)]
 
 
 def _matches(pattern: Any, text: str) -> Iterator[tuple[tuple[int, int], list[str]]]:
