@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import subprocess
 import sys
@@ -51,8 +50,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_swebench as swe
 from bench_search import LgrepRunner
+from lgrep_search.file_model import FEATURES, feature_matrix
 from lgrep_search.files import Evidence
-from lgrep_search.fusion import RRF_K
 
 PROJECT = Path(__file__).resolve().parents[1]
 SHARED_BENCH = PROJECT.parent / "shared" / "bench"
@@ -193,66 +192,7 @@ def step_build(clones: Path, cache: Path) -> None:
 
 
 # -------------------------------------------------------------------------------------- features
-
-# The evidence lists, in files.py's order.
-LISTS = ("chunks", "file_bm25", "vector", "defines", "named", "path")
-# Kinds of a named file, in files.py's order of trust.
-NAMED_KINDS = ("frame", "mention", "module")
-# Feature names, in matrix column order: per list its reciprocal rank, its top-heavy rank and its
-# score over the list's best; then the named kinds, the cosine gap, the file's size and candidate
-# chunks, its path penalty, and the fused score files.py computed.
-FEATURES = (
-    *(f"{name}.rrf" for name in LISTS),
-    *(f"{name}.top" for name in LISTS),
-    *(f"{name}.rel" for name in LISTS),
-    *(f"named.{kind}" for kind in NAMED_KINDS),
-    "vector.gap",
-    "size.chunks",
-    "size.candidates",
-    "penalty.log",
-    "fused",
-)
-
-
-def feature_matrix(files: list[int], ev: Evidence) -> np.ndarray:
-    """The FEATURES of `files` (rows in that order)."""
-    col = {name: k for k, name in enumerate(FEATURES)}
-    x = np.zeros((len(files), len(FEATURES)), dtype=np.float64)
-    row = {f: k for k, f in enumerate(files)}
-    for name in LISTS:
-        for rank, f in enumerate(ev.ranks.get(name, [])):
-            k = row.get(f)
-            if k is not None:
-                x[k, col[f"{name}.rrf"]] = RRF_K / (RRF_K + rank + 1)
-                x[k, col[f"{name}.top"]] = 1.0 / (rank + 1)
-        scores = ev.scores.get(name, {})
-        best = max(scores.values(), default=0.0)
-        if name != "vector" and best > 0:
-            for f, k in row.items():
-                x[k, col[f"{name}.rel"]] = scores.get(f, 0.0) / best
-    sims = ev.scores.get("vector", {})
-    if sims:
-        top = max(sims.values())
-        floor = min(sims.values())
-        for f, k in row.items():
-            sim = sims.get(f, floor)
-            x[k, col["vector.rel"]] = sim
-            x[k, col["vector.gap"]] = top - sim
-    for f, kind in ev.named_kind.items():
-        k = row.get(f)
-        if k is not None:
-            x[k, col[f"named.{kind}"]] = 1.0
-    for f, k in row.items():
-        x[k, col["size.chunks"]] = math.log1p(ev.chunks.get(f, 0))
-        x[k, col["size.candidates"]] = math.log1p(ev.candidates.get(f, 0))
-        x[k, col["penalty.log"]] = math.log(max(ev.penalty.get(f, 1.0), 1e-6))
-    fused = ev.fused
-    top_fused = max(fused.values(), default=0.0)
-    if top_fused > 0:
-        for f, k in row.items():
-            x[k, col["fused"]] = fused.get(f, 0.0) / top_fused
-    return x
-
+# The features are lgrep_search.file_model's: the shipped model is applied to what it was fitted on.
 
 Rows = list[tuple[str, str, np.ndarray, np.ndarray, int]]  # (repository, id, features, is-gold, gold files)
 
@@ -310,17 +250,18 @@ def step_features(clones: Path, cache: Path) -> None:
     print(f"features: {len(rows)} questions", file=sys.stderr, flush=True)
 
 
-def step_dev_features(dev_data: Path, dev_cache: Path, clones: Path, cache: Path) -> None:
+def step_dev_features(dev_data: Path, dev_cache: Path, cache: Path, out: str = "dev-features.npz") -> None:
     """The development set's features, from tools/bench_swebench.py's saved states: to check a
     model there (never to fit it)."""
     runner = LgrepRunner(dev_cache)
     insts = swe.load_instances(dev_data, set(), set())
-    embedder = runner.embedder_for(clones / TRAINING_REPOS[next(iter(TRAINING_REPOS))])
+    embedder = runner.embedder_for(PROJECT)
     rows: Rows = []
     for repo, repo_insts in insts.items():
         states = swe.States(dev_cache / "swebench" / swe.REPOS[repo][0])
         rows += question_features(repo, repo_insts, states, embedder)
-    save_rows(cache / "dev-features.npz", rows)
+    cache.mkdir(parents=True, exist_ok=True)
+    save_rows(cache / out, rows)
     print(f"development features: {len(rows)} questions", file=sys.stderr, flush=True)
 
 
@@ -403,70 +344,197 @@ def predict(params: tuple[np.ndarray, np.ndarray, np.ndarray], x: np.ndarray) ->
     return ((x - mean) / scale) @ weights
 
 
-def step_fit(cache: Path) -> dict[str, Any]:
-    """Fit with each repository held out in turn (reported), then on all; the model is written to
-    CACHE/model.json. With CACHE/dev-features.npz, the model is also scored on the development set
-    beside the fused ranking."""
-    data = load_rows(cache / "features.npz")
+def _groups(data: dict[str, np.ndarray], language: dict[str, str]) -> dict[str, np.ndarray]:
+    """Question indexes per repository, per language (when the ids have one) and all together."""
+    out: dict[str, np.ndarray] = {}
+    for repo in sorted(set(data["repo"].tolist())):
+        out[repo] = np.flatnonzero(data["repo"] == repo)
+    langs = np.array([language.get(str(i), "") for i in data["ids"]])
+    for lang in sorted(set(langs.tolist()) - {""}):
+        out[f"language {lang}"] = np.flatnonzero(langs == lang)
+    out["all"] = np.arange(len(data["repo"]))
+    return out
+
+
+def step_fit(
+    cache: Path,
+    train_file: str = "features.npz",
+    evals: dict[str, str] | None = None,
+    language: dict[str, str] | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Fit with each training repository held out in turn (reported), then on all; the model is
+    written to CACHE/model.json. Each of `evals` (name -> features file in CACHE, e.g. the
+    development set's) is scored by the model beside the fused ranking, per repository and language."""
+    data = load_rows(cache / train_file)
     x, y, qid, repos, golds = data["x"], data["y"], data["qid"], data["repo"], data["golds"]
     fused_col = FEATURES.index("fused")
     report: dict[str, Any] = {"held_out": {}}
+    held: dict[str, np.ndarray] = {}
     for repo in sorted(set(repos.tolist())):
         test = np.flatnonzero(repos == repo)
-        learned = predict(fit(x, y, qid, np.flatnonzero(repos != repo), fused_col), x)
+        held[repo] = predict(fit(x, y, qid, np.flatnonzero(repos != repo), fused_col), x)
         report["held_out"][repo] = {
             "questions": len(test),
             "fused": accuracy(x[:, fused_col], y, qid, test, golds),
-            "learned": accuracy(learned, y, qid, test, golds),
+            "learned": accuracy(held[repo], y, qid, test, golds),
         }
         print(f"held out {repo}: {report['held_out'][repo]}", file=sys.stderr, flush=True)
-    mean, scale, w = fit(x, y, qid, np.arange(len(repos)), fused_col)
+    # every question scored by the model that never saw its repository
+    pooled = np.zeros(len(x))
+    for repo, scores in held.items():
+        rows = np.isin(qid, np.flatnonzero(repos == repo))
+        pooled[rows] = scores[rows]
+    everything = np.arange(len(repos))
+    report["held_out_all"] = {
+        "questions": len(repos),
+        "fused": accuracy(x[:, fused_col], y, qid, everything, golds),
+        "learned": accuracy(pooled, y, qid, everything, golds),
+    }
+    print(f"held out, all: {report['held_out_all']}", file=sys.stderr, flush=True)
+    mean, scale, w = fit(x, y, qid, everything, fused_col)
     model = {
         "features": list(FEATURES),
         "mean": mean.tolist(), "scale": scale.tolist(), "weights": w.tolist(),
         "trained": time.strftime("%Y-%m-%d"),
         "repositories": sorted(set(repos.tolist())),
         "questions": len(repos),
-        "fit": {"l2": L2, "steps": STEPS_ADAM, "rate": RATE, "negatives": NEGATIVES},
+        "fit": {"l2": L2, "steps": STEPS_ADAM, "rate": RATE, "negatives": NEGATIVES, "seed": None},
+        "provenance": provenance or {},
         "held_out": report["held_out"],
+        "held_out_all": report["held_out_all"],
     }  # fmt: skip
     for name, weight in sorted(zip(FEATURES, w, strict=True), key=lambda p: -abs(p[1])):
         print(f"  {name:22s} {weight:+.3f}", file=sys.stderr)
-    dev_path = cache / "dev-features.npz"
-    if dev_path.is_file():
-        dev = load_rows(dev_path)
-        report["development"] = {}
-        for repo in sorted(set(dev["repo"].tolist())):
-            questions = np.flatnonzero(dev["repo"] == repo)
-            report["development"][repo] = {
+    for name, file in (evals or {"development": "dev-features.npz"}).items():
+        path = cache / file
+        if not path.is_file():
+            continue
+        dev = load_rows(path)
+        learned = predict((mean, scale, w), dev["x"])
+        report[name] = {}
+        for group, questions in _groups(dev, language or {}).items():
+            report[name][group] = {
                 "questions": len(questions),
                 "fused": accuracy(dev["x"][:, fused_col], dev["y"], dev["qid"], questions, dev["golds"]),
-                "learned": accuracy(predict((mean, scale, w), dev["x"]), dev["y"], dev["qid"], questions, dev["golds"]),
+                "learned": accuracy(learned, dev["y"], dev["qid"], questions, dev["golds"]),
             }
-            print(f"development {repo}: {report['development'][repo]}", file=sys.stderr, flush=True)
-        model["development"] = report["development"]
+            print(f"{name} {group}: {report[name][group]}", file=sys.stderr, flush=True)
+        model[name] = report[name]
     (cache / "model.json").write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {cache / 'model.json'}", file=sys.stderr)
     return report
 
 
+# ---------------------------------------------------------------------------------------- issues
+# The training source since issue 39: issues-dev's issues (tools/bench_issues.py builds their
+# states), fitted on the train split only; the dev split and swebench-dev check it.
+
+
+def issues_features(split: str, data: Path, issues_cache: Path, cache: Path) -> Path:
+    """Features of every built issue of one split of issues-dev -> CACHE/issues-<split>.npz."""
+    import bench_issues as issues
+
+    part = issues.read_split()
+    by_repo: dict[str, list[dict[str, Any]]] = {}
+    for row in issues.load_rows(data):
+        if part.get(row["repo"]) == split:
+            by_repo.setdefault(row["repo"], []).append(row)
+    runner = LgrepRunner(issues_cache)
+    embedder = None
+    rows: Rows = []
+    for repo, repo_rows in sorted(by_repo.items()):
+        clone = issues.clone_of(issues.DEFAULT_MIRRORS, issues.DEFAULT_CLONES, repo)
+        if clone is None:
+            continue
+        insts, _lacking = issues.instances(repo_rows, clone)
+        states = swe.States(issues_cache / "issues" / repo.replace("/", "+"))
+        if not any(states.done(i.instance_id) for i in insts):
+            continue
+        embedder = embedder or runner.embedder_for(clone)
+        got = question_features(repo, insts, states, embedder)
+        # a training question no evidence list answers teaches nothing; an evaluation one counts as missed
+        rows += [r for r in got if r[3].any()] if split == "train" else got
+    out = cache / f"issues-{split}.npz"
+    cache.mkdir(parents=True, exist_ok=True)
+    save_rows(out, rows)
+    print(f"issues {split}: {len(rows)} questions -> {out}", file=sys.stderr, flush=True)
+    return out
+
+
+def provenance(data: Path, cache: Path, train_file: str) -> dict[str, Any]:
+    """What the model was fitted on: the data file's and the split's digests and the question ids."""
+    import hashlib
+
+    import bench_issues as issues
+
+    ids = sorted(str(i) for i in load_rows(cache / train_file)["ids"])
+    return {
+        "data": "issues-dev/issues.jsonl",
+        "data_sha256": hashlib.sha256((data / "issues.jsonl").read_bytes()).hexdigest(),
+        "split": "tools/issues_split.json",
+        "split_sha256": hashlib.sha256(issues.SPLIT_FILE.read_bytes()).hexdigest(),
+        "questions_sha256": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
+        "command": "uv run --frozen python tools/train_file_ranker.py --source issues",
+    }
+
+
+SHIPPED = PROJECT / "packages" / "lgrep-search" / "src" / "lgrep_search" / "file_ranker.json"
+
+
+def ship(cache: Path) -> None:
+    """Copy CACHE/model.json into the package, where lgrep_search.file_model reads it."""
+    model = json.loads((cache / "model.json").read_text(encoding="utf-8"))
+    SHIPPED.write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
+    print(f"shipped {SHIPPED}", file=sys.stderr)
+
+
 # ------------------------------------------------------------------------------------------ main
 
 STEPS = ("mine", "build", "features", "dev", "fit")
+ISSUE_STEPS = ("train", "dev", "swe", "fit")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--clones", type=Path, required=True, help="folder with one clone per TRAINING_REPOS entry")
-    ap.add_argument("--cache", type=Path, required=True, help="questions, indexes, saved states, features (kept)")
+    ap.add_argument("--source", choices=("issues", "commits"), default="issues", help="what to learn from")
+    ap.add_argument("--clones", type=Path, help="commits: folder with one clone per TRAINING_REPOS entry")
+    ap.add_argument("--cache", type=Path, default=Path("/work/bench/ranker-cache"), help="features, model (kept)")
+    ap.add_argument("--issues-data", type=Path, default=SHARED_BENCH / "issues-dev")
+    ap.add_argument("--issues-cache", type=Path, default=Path("/work/bench/issues-cache"), help="bench_issues's")
     ap.add_argument("--dev-data", type=Path, default=swe.DEFAULT_DATA, help="the swebench-dev folder")
     ap.add_argument(
         "--dev-cache", type=Path, help="tools/bench_swebench.py's --cache, built: score the model on its states too"
     )
-    ap.add_argument("--step", choices=STEPS, action="append", help="run only these steps (default: all)")
+    ap.add_argument("--step", action="append", help=f"only these steps (issues: {ISSUE_STEPS}; commits: {STEPS})")
+    ap.add_argument("--ship", action="store_true", help="copy the fitted model into lgrep_search")
     args = ap.parse_args()
-    steps = args.step or list(STEPS)
     started = time.perf_counter()
+    if args.source == "issues":
+        steps = args.step or list(ISSUE_STEPS)
+        for split in ("train", "dev"):
+            if split in steps:
+                issues_features(split, args.issues_data, args.issues_cache, args.cache)
+        if "swe" in steps and args.dev_cache is not None:
+            step_dev_features(args.dev_data, args.dev_cache, args.cache, "swe-dev.npz")
+        if "fit" in steps:
+            import bench_issues as issues
+
+            language = {r["instance_id"]: r["language"] for r in issues.load_rows(args.issues_data)}
+            step_fit(
+                args.cache,
+                "issues-train.npz",
+                {"issues_dev": "issues-dev.npz", "swebench_dev": "swe-dev.npz"},
+                language,
+                provenance(args.issues_data, args.cache, "issues-train.npz"),
+            )
+        if args.ship:
+            ship(args.cache)
+        print(f"done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        return 0
+    if args.clones is None:
+        raise SystemExit("--source commits needs --clones")
+    steps = args.step or list(STEPS)
     if "mine" in steps:
         step_mine(args.clones, args.cache)
     if "build" in steps:
@@ -474,7 +542,7 @@ def main() -> int:
     if "features" in steps:
         step_features(args.clones, args.cache)
     if "dev" in steps and args.dev_cache is not None:
-        step_dev_features(args.dev_data, args.dev_cache, args.clones, args.cache)
+        step_dev_features(args.dev_data, args.dev_cache, args.cache)
     if "fit" in steps:
         step_fit(args.cache)
     print(f"done in {time.perf_counter() - started:.0f} s", file=sys.stderr)

@@ -27,6 +27,7 @@ import numpy as np
 from lgrep_core.domain.models import ChunkKind, ContentType
 
 from .corpus import Corpus
+from .file_model import FileModel, feature_matrix
 from .fusion import RRF_K, Candidate
 from .query import ParsedQuery
 from .signals.path_match import PATH_PREFIX_MIN
@@ -89,13 +90,15 @@ def rank_files(
     mask: np.ndarray | None,
     limit: int,
     on_evidence: Callable[[list[int], Evidence], None] | None = None,
+    model: FileModel | None = None,
 ) -> list[RankedFile]:
     """The `limit` best files for `query`, from the ranked candidate chunks `cands` (scores after the
     ranking signals), the per-chunk cosine similarities `sims` (None without vectors) and the
     corpus's file-level indexes. Files outside `mask` (by their chunks) are never ranked.
 
     `on_evidence(files, evidence)` sees every file some list found (sorted) and all of the evidence
-    (tools/train_file_ranker.py learns from it)."""
+    (tools/train_file_ranker.py learns from it). With `model` (file_model.py), a task question's
+    files are ranked by the model's score of their evidence instead of the fused one."""
     n_files = len(corpus.files)
     if n_files == 0:
         return []
@@ -154,7 +157,8 @@ def rank_files(
         if applied:
             r.score *= factor
             r.why.append(f"{'+'.join(applied)} file")
-    if on_evidence is not None:
+    learned = model is not None and query.parts is not None
+    if on_evidence is not None or learned:
         pool = sorted(ranked)
         evidence = Evidence(
             ranks=lists,
@@ -171,7 +175,12 @@ def rank_files(
             penalty=factors,
             fused={f: ranked[f].score for f in pool},
         )
-        on_evidence(pool, evidence)
+        if on_evidence is not None:
+            on_evidence(pool, evidence)
+        if learned and pool:
+            assert model is not None
+            for f, score in zip(pool, model.scores(feature_matrix(pool, evidence)).tolist(), strict=True):
+                ranked[f].score = 1.0 / (1.0 + math.exp(-min(max(score, -50.0), 50.0)))
     order = sorted(ranked.values(), key=lambda r: (-r.score, r.file))[:limit]
     chunk_bm25: np.ndarray | None = None
     for r in order:

@@ -20,6 +20,7 @@ from lgrep_core.domain.pathnames import disk_path
 from lgrep_core.embeddings.base import EmbeddingProvider
 
 from .corpus import Corpus
+from .file_model import shipped_model
 from .files import FILE_CHANNEL_DEPTH, Evidence, RankedFile, rank_files
 from .fusion import RRF_K, Candidate, channel_weights, fuse
 from .fuzzy import FuzzyMatch
@@ -45,7 +46,9 @@ SNIPPET_MAX_CHARS = 2000
 
 
 # The ranking signals, by the names explanations and ablations use.
-SIGNALS = frozenset({"definition", "path_match", "file_coherence", "penalty", "diversify", "adaptive_weights"})
+SIGNALS = frozenset(
+    {"definition", "path_match", "file_coherence", "penalty", "diversify", "adaptive_weights", "file_model"}
+)
 
 
 class Searcher:
@@ -143,8 +146,16 @@ class Searcher:
         files: list[FileHit] = []
         ranked: list[RankedFile] = []
         if by_files:
+            model = shipped_model() if self.ranking and "file_model" not in self.disable else None
             ranked = rank_files(
-                corpus, query, cands, sims=found.sims, mask=mask, limit=limit, on_evidence=self.on_file_evidence
+                corpus,
+                query,
+                cands,
+                sims=found.sims,
+                mask=mask,
+                limit=limit,
+                on_evidence=self.on_file_evidence,
+                model=model,
             )
         if request.files:
             timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
