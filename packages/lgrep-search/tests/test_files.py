@@ -1,7 +1,10 @@
 """Files as answers (files.py): each file ranked by all of its evidence, through `Searcher.search`."""
 
+import numpy as np
+import pytest
 from lgrep_core.domain.models import Chunk, ChunkKind, ContentType, SearchRequest
 from lgrep_search.corpus import Corpus
+from lgrep_search.file_model import FEATURES, FileModel, shipped_model
 from lgrep_search.files import Evidence
 from lgrep_search.searcher import Searcher
 
@@ -107,3 +110,45 @@ def test_the_evidence_hook_sees_every_found_file_and_what_found_it() -> None:
     assert shape in ev.ranks["defines"] and ev.scores["defines"][shape] > 0
     assert ev.penalty[paths["tests/test_matrices.py"]] < 1.0 == ev.penalty[dense]
     assert set(ev.fused) == set(files) and ev.chunks[dense] == 2
+
+
+# --------------------------------------------------------------------------- a learned ranking
+
+
+def _model(**weights: float) -> FileModel:
+    n = len(FEATURES)
+    w = np.zeros(n)
+    for name, value in weights.items():
+        w[FEATURES.index(name)] = value
+    return FileModel(FEATURES, np.zeros(n), np.ones(n), w)
+
+
+def test_a_model_re_ranks_a_task_questions_files_and_leaves_short_questions_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import lgrep_search.searcher as searcher_module
+
+    searcher = _searcher()
+    fused = [f.path for f in searcher.search(SearchRequest(ISSUE, limit=6, files=True)).files]
+    # a model that prefers what the path penalties push down puts a test or a doc first
+    monkeypatch.setattr(searcher_module, "shipped_model", lambda: _model(**{"penalty.log": -1.0}))
+    learned = searcher.search(SearchRequest(ISSUE, limit=6, files=True)).files
+    penalised = {"tests/test_matrices.py", "docs/matrices.md"}
+    assert fused[0] not in penalised and learned[0].path in penalised and 0.0 < learned[0].score < 1.0
+    short = "is_upper zeros matrix"
+    off = Searcher(None, None, corpus=searcher.corpus(), disable=frozenset({"file_model"}))
+    assert [f.path for f in searcher.search(SearchRequest(short, files=True)).files] == [
+        f.path for f in off.search(SearchRequest(short, files=True)).files
+    ]
+    # turned off, the task question is ranked by fused evidence again
+    assert [f.path for f in off.search(SearchRequest(ISSUE, limit=6, files=True)).files] == fused
+
+
+def test_a_model_file_for_other_features_or_with_broken_numbers_is_refused() -> None:
+    good = {"features": list(FEATURES), "mean": [0.0] * len(FEATURES), "scale": [1.0] * len(FEATURES)}
+    assert FileModel.from_json({**good, "weights": [0.5] * len(FEATURES)}).features == FEATURES
+    for weights in ([0.5] * (len(FEATURES) - 1), [float("nan")] * len(FEATURES)):
+        with pytest.raises(ValueError):
+            FileModel.from_json({**good, "weights": weights})
+    shipped = shipped_model()
+    assert shipped is None or shipped.features == FEATURES
