@@ -110,6 +110,12 @@ def test_the_evidence_hook_sees_every_found_file_and_what_found_it() -> None:
     assert shape in ev.ranks["defines"] and ev.scores["defines"][shape] > 0
     assert ev.penalty[paths["tests/test_matrices.py"]] < 1.0 == ev.penalty[dense]
     assert set(ev.fused) == set(files) and ev.chunks[dense] == 2
+    # what else is known: the title's name defined where, the innermost frame, the path rules
+    assert ev.facts[shape]["defines.title"] == 1.0 and ev.facts[shape]["defines.names"] >= 1
+    assert ev.facts[dense]["named.innermost"] == 1.0 and "named.innermost" not in ev.facts[shape]
+    assert ev.facts[paths["tests/test_matrices.py"]]["path.test"] == 1.0
+    assert ev.facts[paths["docs/matrices.md"]]["path.docs"] == 1.0
+    assert max(ev.facts[f].get("title.rel", 0.0) for f in files) == 1.0
 
 
 # --------------------------------------------------------------------------- a learned ranking

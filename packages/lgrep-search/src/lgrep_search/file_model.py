@@ -29,7 +29,7 @@ from .fusion import RRF_K
 if TYPE_CHECKING:
     from .files import Evidence
 
-__all__ = ["FEATURES", "LISTS", "MODEL_FILE", "NAMED_KINDS", "FileModel", "feature_matrix", "shipped_model"]
+__all__ = ["FACTS", "FEATURES", "LISTS", "MODEL_FILE", "NAMED_KINDS", "FileModel", "feature_matrix", "shipped_model"]
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +38,26 @@ MODEL_FILE = "file_ranker.json"
 LISTS = ("chunks", "file_bm25", "vector", "defines", "named", "path")
 # Kinds of a named file, in files.py's order of trust.
 NAMED_KINDS = ("frame", "mention", "module")
+# Evidence.facts read as features: how many of the question's names the file defines (log1p), and
+# flags: it defines a title's, a called or an error's name; it is the innermost frame; its match
+# to the title alone (over the best's); the path rules that apply to it (signals/penalty.py).
+FACTS = (
+    "defines.names",
+    "defines.title",
+    "defines.called",
+    "defines.error",
+    "named.innermost",
+    "title.rel",
+    "path.test",
+    "path.example",
+    "path.vendored",
+    "path.generated",
+    "path.reexport",
+    "path.docs",
+)
 # Feature names, in matrix column order: per list its reciprocal rank, its top-heavy rank and its
 # score over the list's best; then the named kinds, the cosine gap, the file's size and candidate
-# chunks, its path penalty, and the fused score files.py computed.
+# chunks, its path penalty, the fused score files.py computed, and the FACTS.
 FEATURES = (
     *(f"{name}.rrf" for name in LISTS),
     *(f"{name}.top" for name in LISTS),
@@ -51,6 +68,7 @@ FEATURES = (
     "size.candidates",
     "penalty.log",
     "fused",
+    *(f"fact.{name}" for name in FACTS),
 )
 
 
@@ -91,6 +109,14 @@ def feature_matrix(files: list[int], ev: Evidence) -> np.ndarray:
     if top_fused > 0:
         for f, k in row.items():
             x[k, col["fused"]] = fused.get(f, 0.0) / top_fused
+    for f, facts in ev.facts.items():
+        k = row.get(f)
+        if k is None:
+            continue
+        for name, value in facts.items():
+            c = col.get(f"fact.{name}")
+            if c is not None:
+                x[k, c] = math.log1p(value) if name == "defines.names" else value
     return x
 
 

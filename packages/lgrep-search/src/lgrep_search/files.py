@@ -29,6 +29,7 @@ from lgrep_core.domain.models import ChunkKind, ContentType
 from .corpus import Corpus
 from .file_model import FileModel, feature_matrix
 from .fusion import RRF_K, Candidate
+from .lexical import query_terms
 from .query import ParsedQuery
 from .signals.path_match import PATH_PREFIX_MIN
 from .signals.penalty import PATH_RULES, path_penalty
@@ -70,6 +71,10 @@ class Evidence:
     candidates: dict[int, int]
     penalty: dict[int, float]
     fused: dict[int, float]
+    # What else is known of a candidate (file_model.FACTS names them): how many of the question's
+    # names it defines and whether the title's, a called one or an error's are among them, whether
+    # it is the innermost frame, how well it matches the title alone, which path rules apply.
+    facts: dict[int, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -127,7 +132,8 @@ def rank_files(
         best[~file_ok] = -np.inf
         lists["vector"] = _top(best, positive=False)
 
-    defines = _defining_files(corpus, query, file_ok, reasons)
+    defined: dict[int, dict[str, float]] = defaultdict(dict)
+    defines = _defining_files(corpus, query, file_ok, reasons, defined)
     if defines:
         lists["defines"] = sorted(defines, key=lambda f: (-defines[f], f))[:FILE_LIST_DEPTH]
     named_kind: dict[int, str] = {}
@@ -150,10 +156,12 @@ def rank_files(
             r.ranks[name] = rank
             r.score += weight / (RRF_K + rank + 1)
     factors: dict[int, float] = {}
+    rules: dict[int, list[str]] = {}
     for f, r in ranked.items():
         r.why.extend(reasons.get(f, ()))
         factor, applied = _file_penalty(corpus, f, query)
         factors[f] = factor
+        rules[f] = applied
         if applied:
             r.score *= factor
             r.why.append(f"{'+'.join(applied)} file")
@@ -174,6 +182,7 @@ def rank_files(
             candidates={f: len(by_file.get(f, ())) for f in pool},
             penalty=factors,
             fused={f: ranked[f].score for f in pool},
+            facts=_facts(corpus, query, pool, defined=defined, named=named, named_kind=named_kind, rules=rules),
         )
         if on_evidence is not None:
             on_evidence(pool, evidence)
@@ -247,13 +256,25 @@ def _question_names(query: ParsedQuery) -> dict[str, float]:
 
 
 def _defining_files(
-    corpus: Corpus, query: ParsedQuery, file_ok: np.ndarray, reasons: dict[int, list[str]]
+    corpus: Corpus,
+    query: ParsedQuery,
+    file_ok: np.ndarray,
+    reasons: dict[int, list[str]],
+    defined: dict[int, dict[str, float]],
 ) -> dict[int, float]:
     """File -> the summed weight x rarity (idf over files) of the question's names it defines (as a
-    function, method, class or module: a config key or a heading named like it defines nothing)."""
+    function, method, class or module: a config key or a heading named like it defines nothing).
+    `defined` gets per file how many it defines, and whether a title's, a called or an error's name
+    is among them."""
     names = _question_names(query)
     if not names:
         return {}
+    parts = query.parts
+    kinds = {
+        "defines.title": set(parts.title_names) if parts else set(names),
+        "defines.called": set(parts.called) if parts else set(),
+        "defines.error": set(parts.errors) if parts else set(),
+    }
     n_files = len(corpus.files)
     out: dict[int, float] = defaultdict(float)
     for name, weight in names.items():
@@ -266,8 +287,40 @@ def _defining_files(
         idf = math.log1p(n_files / len(files))
         for f in files:
             out[f] += weight * idf
+            facts = defined[f]
+            facts["defines.names"] = facts.get("defines.names", 0.0) + 1.0
+            for kind, members in kinds.items():
+                if name in members:
+                    facts[kind] = 1.0
             if len(reasons[f]) < 4:
                 reasons[f].append(f"defines {last}")
+    return out
+
+
+def _facts(
+    corpus: Corpus,
+    query: ParsedQuery,
+    pool: list[int],
+    *,
+    defined: dict[int, dict[str, float]],
+    named: list[int],
+    named_kind: dict[int, str],
+    rules: dict[int, list[str]],
+) -> dict[int, dict[str, float]]:
+    """Evidence.facts of the candidate files `pool`."""
+    out = {f: dict(defined.get(f, {})) for f in pool}
+    innermost = next((f for f in named if named_kind.get(f) == "frame"), None)
+    if innermost is not None and innermost in out:
+        out[innermost]["named.innermost"] = 1.0
+    if query.parts is not None and query.parts.title:
+        title = corpus.file_lexical.scores(query_terms(query.parts.title))
+        best = float(title[pool].max()) if pool else 0.0
+        if best > 0:
+            for f in pool:
+                out[f]["title.rel"] = float(title[f]) / best
+    for f in pool:
+        for rule in rules.get(f, ()):
+            out[f][f"path.{rule}"] = 1.0
     return out
 
 
