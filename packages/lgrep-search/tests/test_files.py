@@ -1,11 +1,18 @@
 """Files as answers (files.py): each file ranked by all of its evidence, through `Searcher.search`."""
 
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
+from lgrep_core.domain.history import Commit, History
 from lgrep_core.domain.models import Chunk, ChunkKind, ContentType, SearchRequest
+from lgrep_core.storage.layout import HISTORY_FILE, write_history
 from lgrep_search.corpus import Corpus
 from lgrep_search.file_model import FEATURES, FileModel, shipped_model
 from lgrep_search.files import Evidence
+from lgrep_search.history import HistoryIndex
 from lgrep_search.searcher import Searcher
 
 
@@ -158,3 +165,53 @@ def test_a_model_file_for_other_features_or_with_broken_numbers_is_refused() -> 
             FileModel.from_json({**good, "weights": weights})
     shipped = shipped_model()
     assert shipped is None or shipped.features == FEATURES
+
+
+# --------------------------------------------------------------------------- the history as evidence
+
+
+def test_the_history_adds_past_commits_like_the_question_co_change_and_activity() -> None:
+    day = 86400
+    history = History(
+        head="c3",
+        commits=(
+            Commit("c3", 400 * day, "Add a LaTeX printer", ("pkg/printing/latex.py", "pkg/matrices/shape.py")),
+            Commit("c2", 300 * day, "Fix IndexError in a2idx for tall matrices", ("pkg/matrices/dense.py",)),
+            Commit("c1", 10 * day, "Start", ("pkg/matrices/dense.py", "docs/matrices.md")),
+        ),
+    )
+    index = HistoryIndex(history)
+    assert set(index.by_messages(["indexerror", "tall", "matric"])) <= {"pkg/matrices/dense.py"}
+    searcher = Searcher(None, None, corpus=_searcher().corpus(), history=index)
+    seen: list[tuple[list[int], Evidence]] = []
+    searcher.on_file_evidence = lambda files, ev: seen.append((files, ev))
+    searcher.search(SearchRequest(ISSUE, limit=3, files=True))
+    files, ev = seen[0]
+    corpus = searcher.corpus()
+    facts = {corpus.files[f]: ev.facts[f] for f in files}
+    dense, shape = facts["pkg/matrices/dense.py"], facts["pkg/matrices/shape.py"]
+    assert dense["history.msg.rel"] == 1.0 and dense["history.msg.top"] == 1.0  # c2 reads like the issue
+    assert dense["history.freq"] == pytest.approx(math.log1p(2)) and shape["history.freq"] == pytest.approx(
+        math.log1p(1)
+    )
+    assert shape["history.recent"] == 1.0 and dense["history.recent"] < 1.0  # shape.py changed in the newest
+    assert facts["docs/matrices.md"]["history.co.rel"] == 1.0  # changed with dense.py, a first file
+    assert "history.msg.rel" not in facts["tests/test_matrices.py"]
+    # a short question reads no history
+    seen.clear()
+    searcher.search(SearchRequest("is_upper", files=True))
+    assert not any(k.startswith("history.") for f in seen[0][1].facts.values() for k in f)
+
+
+def test_a_searcher_reads_the_history_kept_beside_the_index_again_when_it_changes(tmp_path: Path) -> None:
+    snapshots = SimpleNamespace(reader=SimpleNamespace(dir=tmp_path))
+    searcher = Searcher(snapshots, None)  # type: ignore[arg-type]
+    assert searcher.history() is None  # none kept yet
+    write_history(tmp_path, History("c1", (Commit("c1", 1, "Start", ("a.py",)),)))
+    first = searcher.history()
+    assert first is not None and first.head == "c1" and searcher.history() is first  # read once
+    write_history(tmp_path, History("c2", (Commit("c2", 2, "Fix a", ("a.py",)), Commit("c1", 1, "Start", ()))))
+    second = searcher.history()
+    assert second is not None and second.head == "c2" and len(second) == 2
+    (tmp_path / HISTORY_FILE).write_bytes(b"damaged")
+    assert searcher.history() is None

@@ -143,6 +143,45 @@ class GitRepo:
             )
         return entries
 
+    def commit_of(self, rev: str) -> str | None:
+        """The commit `rev` names, or None (no such commit: an empty repository's HEAD)."""
+        try:
+            out = self._run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", what=f"no commit {rev}")
+        except NotFoundError:
+            return None
+        return out.decode("ascii", "replace").strip() or None
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        try:
+            self._run("merge-base", "--is-ancestor", older, newer, what="not an ancestor")
+        except NotFoundError:
+            return False
+        return True
+
+    def prefix(self, folder: Path) -> str:
+        """`folder`'s path inside the work tree ("" at its top, else ending with '/')."""
+        return self._run("rev-parse", "--show-prefix", cwd=folder).decode("utf-8", "surrogateescape").strip()
+
+    def is_shallow(self) -> bool:
+        return self._run("rev-parse", "--is-shallow-repository").strip() == b"true"
+
+    def log_files(self, rev: str, limit: int, since: str | None = None) -> list[tuple[str, int, str, list[str]]]:
+        """Up to `limit` commits reachable from `rev` (and not from `since`), newest first, merges
+        left out: (sha, committer time, message, the paths it changed, relative to the top)."""
+        spec = f"{since}..{rev}" if since else rev
+        out = self._run(
+            "-c", "core.quotePath=false", "log", "--no-merges", "--no-renames", f"-n{limit}",
+            "--format=%x1e%H%x00%ct%x00%B%x00", "--name-only", spec, "--",
+        )  # fmt: skip
+        commits: list[tuple[str, int, str, list[str]]] = []
+        for record in out.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
+            fields = record.split("\x00", 3)
+            if len(fields) != 4 or not fields[1].isdigit():
+                continue
+            sha, when, message, names = fields
+            commits.append((sha, int(when), message.strip(), [n for n in names.splitlines() if n.strip()]))
+        return commits
+
     def blobs(self) -> BlobReader:
         return BlobReader(self)
 

@@ -42,6 +42,7 @@ from lgrep_core.storage.store import FileRecord, IndexState, KeySet, ProjectStor
 from lgrep_index.changes import ChangeBatch
 from lgrep_index.chunker import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, detect_language, overflow_text
 from lgrep_index.embedding_stage import EmbeddingStage, TextBatch
+from lgrep_index.history import refresh_history
 from lgrep_index.team import MIN_PENDING, TeamSource
 from lgrep_index.walker import (
     SKIP_SECRET,
@@ -355,6 +356,10 @@ class Indexer:
             # A new generation starts empty: only a walk of everything fills it.
             (self._phase_chunks if summary.created else phase_chunks)(summary)
             summary.seconds_bm25 = time.monotonic() - started
+            if summary.created or phase_chunks == self._phase_chunks:
+                # A full run (a start, a checkout, a pull) also brings the kept git history up to
+                # HEAD: evidence for task questions (lgrep_search.history). A save does not.
+                refresh_history(self.store.dir, self.root)
             if summary.created and self.team is not None:
                 # A new index takes what the team store holds before it is published, so a seed
                 # killed half-way leaves no index (the next run goes on), never half of one.

@@ -40,7 +40,9 @@ LISTS = ("chunks", "file_bm25", "vector", "defines", "named", "path")
 NAMED_KINDS = ("frame", "mention", "module")
 # Evidence.facts read as features: how many of the question's names the file defines (log1p), and
 # flags: it defines a title's, a called or an error's name; it is the innermost frame; its match
-# to the title alone (over the best's); the path rules that apply to it (signals/penalty.py).
+# to the title alone (over the best's); the path rules that apply to it (signals/penalty.py); the
+# repository's history (history.py): past commits like the question, co-change with the first
+# files, how often (log1p) and how lately it changed.
 FACTS = (
     "defines.names",
     "defines.title",
@@ -54,6 +56,11 @@ FACTS = (
     "path.generated",
     "path.reexport",
     "path.docs",
+    "history.msg.rel",
+    "history.msg.top",
+    "history.co.rel",
+    "history.freq",
+    "history.recent",
 )
 # Feature names, in matrix column order: per list its reciprocal rank, its top-heavy rank and its
 # score over the list's best; then the named kinds, the cosine gap, the file's size and candidate

@@ -29,6 +29,7 @@ from lgrep_core.domain.models import ChunkKind, ContentType
 from .corpus import Corpus
 from .file_model import FileModel, feature_matrix
 from .fusion import RRF_K, Candidate
+from .history import HistoryIndex
 from .lexical import query_terms
 from .query import ParsedQuery
 from .signals.path_match import PATH_PREFIX_MIN
@@ -96,6 +97,7 @@ def rank_files(
     limit: int,
     on_evidence: Callable[[list[int], Evidence], None] | None = None,
     model: FileModel | None = None,
+    history: HistoryIndex | None = None,
 ) -> list[RankedFile]:
     """The `limit` best files for `query`, from the ranked candidate chunks `cands` (scores after the
     ranking signals), the per-chunk cosine similarities `sims` (None without vectors) and the
@@ -103,7 +105,8 @@ def rank_files(
 
     `on_evidence(files, evidence)` sees every file some list found (sorted) and all of the evidence
     (tools/train_file_ranker.py learns from it). With `model` (file_model.py), a task question's
-    files are ranked by the model's score of their evidence instead of the fused one."""
+    files are ranked by the model's score of their evidence instead of the fused one; `history`
+    (history.py) adds the repository's history to a task question's evidence."""
     n_files = len(corpus.files)
     if n_files == 0:
         return []
@@ -182,7 +185,17 @@ def rank_files(
             candidates={f: len(by_file.get(f, ())) for f in pool},
             penalty=factors,
             fused={f: ranked[f].score for f in pool},
-            facts=_facts(corpus, query, pool, defined=defined, named=named, named_kind=named_kind, rules=rules),
+            facts=_facts(
+                corpus,
+                query,
+                pool,
+                defined=defined,
+                named=named,
+                named_kind=named_kind,
+                rules=rules,
+                fused={f: ranked[f].score for f in pool},
+                history=history,
+            ),
         )
         if on_evidence is not None:
             on_evidence(pool, evidence)
@@ -306,6 +319,8 @@ def _facts(
     named: list[int],
     named_kind: dict[int, str],
     rules: dict[int, list[str]],
+    fused: dict[int, float],
+    history: HistoryIndex | None,
 ) -> dict[int, dict[str, float]]:
     """Evidence.facts of the candidate files `pool`."""
     out = {f: dict(defined.get(f, {})) for f in pool}
@@ -321,7 +336,45 @@ def _facts(
     for f in pool:
         for rule in rules.get(f, ()):
             out[f][f"path.{rule}"] = 1.0
+    if history is not None and len(history) and query.parts is not None and pool:
+        _history_facts(corpus, query, pool, out, fused=fused, history=history)
     return out
+
+
+# Files whose co-changes count: the fused ranking's first ones.
+HISTORY_SEEDS = 3
+
+
+def _history_facts(
+    corpus: Corpus,
+    query: ParsedQuery,
+    pool: list[int],
+    out: dict[int, dict[str, float]],
+    *,
+    fused: dict[int, float],
+    history: HistoryIndex,
+) -> None:
+    """The history's evidence for the candidates: past commits like the question (their score over
+    the best file's, and the file's rank among theirs), co-change with the fused ranking's first
+    files, and each file's activity."""
+    by_message = history.by_messages(query.terms)
+    message_rank = {p: r for r, p in enumerate(sorted(by_message, key=lambda p: (-by_message[p], p)))}
+    best = max(by_message.values(), default=0.0)
+    seeds = [corpus.files[f] for f in sorted(pool, key=lambda f: (-fused.get(f, 0.0), f))[:HISTORY_SEEDS]]
+    together = history.cochange(seeds)
+    most = max(together.values(), default=0.0)
+    for f in pool:
+        path = corpus.files[f]
+        facts = out[f]
+        if best > 0 and path in by_message:
+            facts["history.msg.rel"] = by_message[path] / best
+            facts["history.msg.top"] = 1.0 / (message_rank[path] + 1)
+        if most > 0 and path in together:
+            facts["history.co.rel"] = together[path] / most
+        count, recent = history.activity(path)
+        if count:
+            facts["history.freq"] = math.log1p(count)
+            facts["history.recent"] = recent
 
 
 def _named_files(

@@ -18,12 +18,14 @@ from lgrep_core.domain.errors import InvalidRequestError, LgrepError
 from lgrep_core.domain.models import FileHit, LineRange, MatchType, SearchHit, SearchRequest, SearchResponse, SearchType
 from lgrep_core.domain.pathnames import disk_path
 from lgrep_core.embeddings.base import EmbeddingProvider
+from lgrep_core.storage.layout import HISTORY_FILE, read_history
 
 from .corpus import Corpus
 from .file_model import shipped_model
 from .files import FILE_CHANNEL_DEPTH, Evidence, RankedFile, rank_files
 from .fusion import RRF_K, Candidate, channel_weights, fuse
 from .fuzzy import FuzzyMatch
+from .history import HistoryIndex
 from .pathfilter import relative_to_root
 from .query import ParsedQuery, QueryKind, parse_query
 from .retrieval import CHANNEL_DEPTH, explain_fuzzy, filter_mask, retrieve
@@ -63,10 +65,12 @@ class Searcher:
         ranking: bool = True,
         disable: frozenset[str] = frozenset(),
         corpus: Corpus | None = None,
+        history: HistoryIndex | None = None,
     ) -> None:
         """`ranking=False` returns fused channel order as is; `disable` turns single ranking signals
         off (names in SIGNALS), for the benchmark's ablations. With no snapshots, `corpus` is a fixed
-        snapshot (benchmarks) and results are not checked against the files on disk."""
+        snapshot (benchmarks) and results are not checked against the files on disk, and `history`
+        its git history (else the history kept beside the project's index is read)."""
         unknown = disable - SIGNALS
         if unknown:
             raise InvalidRequestError(f"unknown ranking signals {sorted(unknown)}; known: {sorted(SIGNALS)}")
@@ -75,6 +79,8 @@ class Searcher:
         self.ranking = ranking
         self.disable = disable
         self._corpus: Corpus | None = corpus
+        self._fixed_history = history
+        self._history: tuple[tuple[int, int], HistoryIndex | None] | None = None
         # Sees each files ranking's candidate files and their evidence (tools/train_file_ranker.py).
         self.on_file_evidence: Callable[[list[int], Evidence], None] | None = None
         if snapshots is None and corpus is None:
@@ -156,6 +162,7 @@ class Searcher:
                 limit=limit,
                 on_evidence=self.on_file_evidence,
                 model=model,
+                history=self.history() if query.parts is not None else None,
             )
         if request.files:
             timings["ranking_ms"] = (time.perf_counter() - t0) * 1000
@@ -256,6 +263,22 @@ class Searcher:
             why=tuple(r.why),
             stale=path in stale,
         )
+
+    def history(self) -> HistoryIndex | None:
+        """The project's git history for task questions: the one given, or the one kept beside
+        the index (read again when its file changes)."""
+        if self.snapshots is None:
+            return self._fixed_history
+        path = self.snapshots.reader.dir / HISTORY_FILE
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        key = (st.st_mtime_ns, st.st_size)
+        if self._history is None or self._history[0] != key:
+            kept = read_history(self.snapshots.reader.dir)
+            self._history = (key, HistoryIndex(kept) if kept is not None else None)
+        return self._history[1]
 
     def _stale_paths(self, corpus: Corpus, paths: set[str]) -> set[str]:
         """The result files that changed on disk since they were indexed (by their stat, as the

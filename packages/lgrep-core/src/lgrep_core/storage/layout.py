@@ -6,6 +6,8 @@ building it" stays light. Layout (ADR 0006):
   <cache>/<project>/CURRENT        names the published generation (replaced atomically)
   <cache>/<project>/writer.lock    flock of the one writer; holds its pid
   <cache>/<project>/gen-*/         one generation: meta.json, changes.json, manifest.sqlite, lance/
+  <cache>/<project>/history.z      the project's recent git history (lgrep_core.domain.history),
+                                   beside the generations: it describes the repository, not an index
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from lgrep_core.domain.errors import NotFoundError, StorageError
+from lgrep_core.domain.history import History
 from lgrep_core.domain.models import ProjectState
 from lgrep_core.runtime.locks import lock_holder
 
 __all__ = [
     "CHANGES_FILE",
     "CURRENT_POINTER",
+    "HISTORY_FILE",
     "META_FILE",
     "DiskFullError",
     "FileRecord",
@@ -39,8 +43,10 @@ __all__ = [
     "is_remote_location",
     "not_ready_error",
     "project_dir",
+    "read_history",
     "read_meta_file",
     "read_pointer",
+    "write_history",
     "writer_pid",
 ]
 
@@ -50,6 +56,8 @@ CURRENT_POINTER = "CURRENT"
 META_FILE = "meta.json"
 # Per generation: which files each recent commit changed, so a reader can refresh only those.
 CHANGES_FILE = "changes.json"
+# Per project: its recent git history (read_history, write_history).
+HISTORY_FILE = "history.z"
 _GENERATION_NAME = re.compile(r"gen-[0-9a-f]{1,20}-[0-9]{1,10}")
 
 
@@ -92,6 +100,23 @@ def project_dir(cache_dir: Path, root: Path) -> Path:
     """`<cache>/<sha256(absolute project path)[:12]>` (DESIGN section 3)."""
     digest = hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
     return cache_dir / digest[:12]
+
+
+def read_history(index_dir: Path) -> History | None:
+    """The history kept in a project's index folder; None when there is none, or it cannot be read
+    (it is evidence for ranking, never needed: the next index run writes it again)."""
+    try:
+        return History.decode((index_dir / HISTORY_FILE).read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def write_history(index_dir: Path, history: History) -> None:
+    """Replace the kept history atomically (a reader sees the old one or the new one)."""
+    path = index_dir / HISTORY_FILE
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(history.encode())
+    tmp.replace(path)
 
 
 def is_remote_location(location: str) -> bool:
