@@ -450,6 +450,24 @@ class States:
         self._pickle(folder, corpus)
         return corpus
 
+    def history(self, instance_id: str, clone: Path, commit: str) -> Any:
+        """The repository's history at the instance's commit as lgrep keeps it for its index
+        (lgrep_index.history), mined once from the clone and saved beside the state; a HistoryIndex,
+        or None outside git."""
+        from lgrep_core.domain.history import History
+        from lgrep_index.history import mine_history
+        from lgrep_search.history import HistoryIndex
+
+        path = self.dir(instance_id) / "history.z"
+        try:
+            history = History.decode(path.read_bytes())
+        except (OSError, ValueError):
+            history = mine_history(clone, rev=commit)
+            if history is None:
+                return None
+            _write_atomic(path, history.encode())
+        return HistoryIndex(history)
+
     def _build(self, cols: dict[str, list[Any]]) -> Any:
         from lgrep_search.corpus import Corpus
 
@@ -723,6 +741,7 @@ def score_repo(
     floor: bool,
     code: Callable[[str], bool] = is_python,
     is_test: Callable[[str], bool] = is_test_path,
+    with_history: bool = True,
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Every instance's answers from its saved state: per-instance rows and the time spent. The
     `rank_code` variant keeps only the files `code` accepts; the floor ranks those files."""
@@ -737,6 +756,7 @@ def score_repo(
     for inst in insts:
         t0 = time.perf_counter()
         corpus = states.corpus(inst.instance_id)
+        history = states.history(inst.instance_id, clone, inst.base_commit) if with_history else None
         timing["load_s"] += time.perf_counter() - t0
         query, cut = prepare_query(inst.query)
         row: dict[str, Any] = {
@@ -751,7 +771,7 @@ def score_repo(
         t0 = time.perf_counter()
         for mode, (searcher_mode, rank_files) in rankers.items():
             _kind, ranking, disable = search_options(searcher_mode)
-            searcher = Searcher(None, embedder, ranking=ranking, disable=disable, corpus=corpus)
+            searcher = Searcher(None, embedder, ranking=ranking, disable=disable, corpus=corpus, history=history)
             files = rank_files(searcher, query)
             kept = [f for f in files if code(f)]
             row["lgrep"][mode] = {

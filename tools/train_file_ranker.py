@@ -197,7 +197,9 @@ def step_build(clones: Path, cache: Path) -> None:
 Rows = list[tuple[str, str, np.ndarray, np.ndarray, int]]  # (repository, id, features, is-gold, gold files)
 
 
-def question_features(repo: str, insts: list[swe.Instance], states: swe.States, embedder: Any) -> Rows:
+def question_features(
+    repo: str, insts: list[swe.Instance], states: swe.States, embedder: Any, clone: Path | None = None
+) -> Rows:
     """Every question with a saved state: its files answer's candidate files and their features
     (files.rank_files's evidence, through Searcher.on_file_evidence), and which are its answers."""
     from lgrep_core.domain.models import SearchRequest
@@ -209,7 +211,8 @@ def question_features(repo: str, insts: list[swe.Instance], states: swe.States, 
             continue
         corpus = states.corpus(inst.instance_id)
         seen: list[tuple[list[int], Evidence]] = []
-        searcher = Searcher(None, embedder, corpus=corpus)
+        history = states.history(inst.instance_id, clone, inst.base_commit) if clone is not None else None
+        searcher = Searcher(None, embedder, corpus=corpus, history=history)
         searcher.on_file_evidence = lambda files, ev, seen=seen: seen.append((files, ev))
         query, _cut = swe.prepare_query(inst.query)
         searcher.search(SearchRequest(query, limit=10, files=True))
@@ -245,12 +248,15 @@ def step_features(clones: Path, cache: Path) -> None:
     rows: Rows = []
     for repo, repo_insts in insts.items():
         states = swe.States(cache / "states" / TRAINING_REPOS[repo])
-        rows += [r for r in question_features(repo, repo_insts, states, embedder) if r[3].any()]
+        got = question_features(repo, repo_insts, states, embedder, clones / TRAINING_REPOS[repo])
+        rows += [r for r in got if r[3].any()]
     save_rows(cache / "features.npz", rows)
     print(f"features: {len(rows)} questions", file=sys.stderr, flush=True)
 
 
-def step_dev_features(dev_data: Path, dev_cache: Path, cache: Path, out: str = "dev-features.npz") -> None:
+def step_dev_features(
+    dev_data: Path, dev_cache: Path, cache: Path, out: str = "dev-features.npz", clones: Path = Path("/work/bench")
+) -> None:
     """The development set's features, from tools/bench_swebench.py's saved states: to check a
     model there (never to fit it)."""
     runner = LgrepRunner(dev_cache)
@@ -259,7 +265,7 @@ def step_dev_features(dev_data: Path, dev_cache: Path, cache: Path, out: str = "
     rows: Rows = []
     for repo, repo_insts in insts.items():
         states = swe.States(dev_cache / "swebench" / swe.REPOS[repo][0])
-        rows += question_features(repo, repo_insts, states, embedder)
+        rows += question_features(repo, repo_insts, states, embedder, clones / swe.REPOS[repo][0])
     cache.mkdir(parents=True, exist_ok=True)
     save_rows(cache / out, rows)
     print(f"development features: {len(rows)} questions", file=sys.stderr, flush=True)
@@ -452,7 +458,7 @@ def issues_features(split: str, data: Path, issues_cache: Path, cache: Path) -> 
         if not any(states.done(i.instance_id) for i in insts):
             continue
         embedder = embedder or runner.embedder_for(clone)
-        got = question_features(repo, insts, states, embedder)
+        got = question_features(repo, insts, states, embedder, clone)
         # a training question no evidence list answers teaches nothing; an evaluation one counts as missed
         rows += [r for r in got if r[3].any()] if split == "train" else got
     out = cache / f"issues-{split}.npz"
@@ -506,6 +512,7 @@ def main() -> int:
     ap.add_argument(
         "--dev-cache", type=Path, help="tools/bench_swebench.py's --cache, built: score the model on its states too"
     )
+    ap.add_argument("--dev-clones", type=Path, default=Path("/work/bench"), help="the clones `sympy` and `sphinx`")
     ap.add_argument("--step", action="append", help=f"only these steps (issues: {ISSUE_STEPS}; commits: {STEPS})")
     ap.add_argument("--ship", action="store_true", help="copy the fitted model into lgrep_search")
     args = ap.parse_args()
@@ -516,7 +523,7 @@ def main() -> int:
             if split in steps:
                 issues_features(split, args.issues_data, args.issues_cache, args.cache)
         if "swe" in steps and args.dev_cache is not None:
-            step_dev_features(args.dev_data, args.dev_cache, args.cache, "swe-dev.npz")
+            step_dev_features(args.dev_data, args.dev_cache, args.cache, "swe-dev.npz", args.dev_clones)
         if "fit" in steps:
             import bench_issues as issues
 
@@ -542,7 +549,7 @@ def main() -> int:
     if "features" in steps:
         step_features(args.clones, args.cache)
     if "dev" in steps and args.dev_cache is not None:
-        step_dev_features(args.dev_data, args.dev_cache, args.cache)
+        step_dev_features(args.dev_data, args.dev_cache, args.cache, clones=args.dev_clones)
     if "fit" in steps:
         step_fit(args.cache)
     print(f"done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
