@@ -218,6 +218,32 @@ def report(rows: list[dict[str, Any]], columns: list[str]) -> dict[str, Any]:
     }
 
 
+SIZE_BUCKETS = ((0, 5_000), (5_000, 20_000), (20_000, 10**9))
+
+
+def speed_table(rows: list[dict[str, Any]], mode: str) -> dict[str, dict[str, float]]:
+    """p50/p90 of a mode's search (ms, the query already embedded) and of the embedding, per size
+    of the searched snapshot (chunks)."""
+
+    def pct(xs: list[float], q: float) -> float:
+        xs = sorted(xs)
+        return round(xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))], 1) if xs else float("nan")
+
+    out: dict[str, dict[str, float]] = {}
+    for lo, hi in SIZE_BUCKETS:
+        picked = [r for r in rows if lo <= r["chunks"] < hi and "ms" in r["lgrep"][mode]]
+        if picked:
+            search = [r["lgrep"][mode]["ms"] for r in picked]
+            embed = [r["embed_ms"] for r in picked]
+            out[f"{lo}-{hi} chunks"] = {
+                "n": len(picked),
+                "search_p50": pct(search, 0.5),
+                "search_p90": pct(search, 0.9),
+                "embed_p50": pct(embed, 0.5),
+            }
+    return out
+
+
 def _label(column: str) -> str:
     source, _, name = column.partition(":")
     if source == "floor":
@@ -276,8 +302,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     ready, left = _prepare(args)
     print(f"left out: {json.dumps(left)}", file=sys.stderr, flush=True)
     runner = LgrepRunner(args.cache)
-    # The smallest trees first: results accrue while the big ones build.
-    order = sorted(ready, key=lambda repo: _tree_size(ready[repo][0], ready[repo][1][-1].base_commit))
+    # The cheapest issues first (the tree's size over its issues): results accrue while big ones build.
+    order = sorted(
+        ready, key=lambda repo: _tree_size(ready[repo][0], ready[repo][1][-1].base_commit) / len(ready[repo][1])
+    )
     for repo in order:
         clone, insts = ready[repo]
         states = States(args.cache / "issues" / repo.replace("/", "+"))
@@ -319,6 +347,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     by = report(rows, columns)
     for grouping in GROUPINGS:
         print(render(by, grouping) + "\n")
+    speed = speed_table(rows, modes[0])
+    for bucket, cell in speed.items():
+        print(f"speed {modes[0]} {bucket}: {cell}")
     print(f"not fetched: {left['not_fetched']}")
     print(f"base commit absent: { {r: len(ids) for r, ids in left['no_base_commit'].items()} }")
     print(f"not built yet: {unbuilt}")
@@ -333,6 +364,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 "tables": by,
                 "left_out": left,
                 "not_built": unbuilt,
+                "speed": speed,
                 "instances": rows,
             },
         )

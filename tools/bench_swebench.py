@@ -719,6 +719,18 @@ class _QueryMemo:
             self._memo[text] = self._embedder.embed_query(text)
         return self._memo[text]
 
+    def embed_queries(self, texts: list[str]) -> Any:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            several = getattr(self._embedder, "embed_queries", None)
+            if callable(several):
+                vectors = list(np.asarray(several(missing)))
+            else:
+                vectors = [self._embedder.embed_query(t) for t in missing]
+            for text, vector in zip(missing, vectors, strict=True):
+                self._memo[text] = vector
+        return [self._memo[t] for t in texts]
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._embedder, name)
 
@@ -769,16 +781,20 @@ def score_repo(
             "lgrep": {},
         }
         t0 = time.perf_counter()
+        row["embed_ms"] = round(_embed_windows(embedder, query), 2)  # then each mode's `ms` is search alone
         for mode, (searcher_mode, rank_files) in rankers.items():
             _kind, ranking, disable = search_options(searcher_mode)
             searcher = Searcher(None, embedder, ranking=ranking, disable=disable, corpus=corpus, history=history)
+            asked = time.perf_counter()
             files = rank_files(searcher, query)
+            took_ms = (time.perf_counter() - asked) * 1000
             kept = [f for f in files if code(f)]
             row["lgrep"][mode] = {
                 "rank": gold_ranks(files, inst.gold),
                 "rank_code": gold_ranks(kept, inst.gold),
                 "files": len(files),
                 "code_files": len(kept),
+                "ms": round(took_ms, 2),
                 "top": files[:10],
             }
         timing["search_s"] += time.perf_counter() - t0
@@ -797,6 +813,18 @@ def score_repo(
     if floor_tool is not None:
         floor_path.write_text(json.dumps({"version": FLOOR_VERSION, "instances": floors}), encoding="utf-8")
     return rows, timing
+
+
+def _embed_windows(embedder: Any, query: str) -> float:
+    """Embed what the dense channel embeds for `query` (each window of a task question, or the
+    query), through the memo; the milliseconds it took."""
+    from lgrep_search.query import parse_query
+    from lgrep_search.retrieval import embed_question
+
+    parsed = parse_query(query)
+    started = time.perf_counter()
+    embed_question(embedder, parsed)
+    return (time.perf_counter() - started) * 1000
 
 
 # ------------------------------------------------------------------------------------------ report

@@ -2,6 +2,7 @@
 
 import time
 
+import numpy as np
 from lgrep_search.lexical import query_terms
 from lgrep_search.query import parse_query
 from lgrep_search.question import is_task_question, parse_question
@@ -161,3 +162,28 @@ def test_a_log_of_thousands_of_paths_keeps_a_bounded_number_of_frames() -> None:
     started = time.perf_counter()
     q = parse_question(log)
     assert len(q.frames) <= 200 and time.perf_counter() - started < 2.0
+
+
+def test_a_task_questions_windows_are_embedded_in_one_call_when_the_provider_can() -> None:
+    from lgrep_search.retrieval import embed_question
+
+    class Together:
+        def __init__(self) -> None:
+            self.calls: list[list[str]] = []
+
+        def embed_query(self, text: str) -> np.ndarray:
+            self.calls.append([text])
+            return np.ones(4, dtype=np.float32)
+
+        def embed_queries(self, texts: list[str]) -> np.ndarray:
+            self.calls.append(list(texts))
+            return np.stack([np.full(4, float(len(t)), dtype=np.float32) for t in texts])
+
+    question = parse_query("T\n" + "word " * 600)
+    provider = Together()
+    vector = embed_question(provider, question)  # type: ignore[arg-type]
+    assert len(provider.calls) == 1 and len(provider.calls[0]) > 1  # one call, every window
+    assert np.isclose(np.linalg.norm(vector), 1.0)
+    short = Together()
+    embed_question(short, parse_query("how are files split"))  # type: ignore[arg-type]
+    assert short.calls == [["how are files split"]]

@@ -191,6 +191,14 @@ def test_int8_queries_one_at_a_time(int8: LocalMiniLMProvider) -> None:
 
 
 @pytest.mark.model
+def test_int8_queries_together_are_each_what_it_is_alone(int8: LocalMiniLMProvider) -> None:
+    """A task question's windows are embedded in one call (over the threads): each row equals the
+    query embedded alone, exactly."""
+    together = int8.embed_queries(TEXTS)
+    np.testing.assert_array_equal(together, np.stack([int8.embed_query(text) for text in TEXTS]))
+
+
+@pytest.mark.model
 def test_output_order_is_the_input_order(fp32: LocalMiniLMProvider) -> None:
     order = np.random.default_rng(7).permutation(len(TEXTS))
     shuffled = fp32.embed_documents([TEXTS[i] for i in order])

@@ -141,7 +141,12 @@ def embed_question(embedder: EmbeddingProvider, query: ParsedQuery) -> np.ndarra
         texts = [query.text]
     else:
         texts = question_windows(query.text, query.parts.title)
-    vecs = [_unit(np.asarray(embedder.embed_query(t), dtype=np.float32)) for t in texts]
+    several = getattr(embedder, "embed_queries", None)  # a provider that embeds queries together
+    if len(texts) > 1 and callable(several):
+        together = np.asarray(several(texts), dtype=np.float32)
+        vecs = [_unit(row) for row in together]
+    else:
+        vecs = [_unit(np.asarray(embedder.embed_query(t), dtype=np.float32)) for t in texts]
     return vecs[0] if len(vecs) == 1 else _unit(np.mean(vecs, axis=0))
 
 

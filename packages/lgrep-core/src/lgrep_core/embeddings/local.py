@@ -180,6 +180,11 @@ class LocalMiniLMProvider:
         """Embed one search query; returns float32 of shape (384,). Queries get no prefix."""
         return self.embed_documents([text])[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Embed several queries at once (a task question's windows): each row is what
+        `embed_query` gives for that text (one text per int8 run), the runs spread over the threads."""
+        return self.embed_documents(texts)
+
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Tokens per text, [CLS] and [SEP] included, before truncation.
 
