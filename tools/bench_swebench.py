@@ -405,6 +405,10 @@ class States:
 
     def vectors(self, keys: Sequence[str]) -> np.ndarray:
         rows = self._vector_rows()
+        if any(k not in rows for k in keys):
+            # a state another process finished since these were read (a build beside a scoring run)
+            self._rows, self._matrix, self._used = None, np.zeros((0, 1), np.float32), 0
+            rows = self._vector_rows()
         return self._matrix[[rows[k] for k in keys]]
 
     def missing_vectors(self, keys: Iterable[str]) -> list[str]:

@@ -368,12 +368,15 @@ def step_fit(
     evals: dict[str, str] | None = None,
     language: dict[str, str] | None = None,
     provenance: dict[str, Any] | None = None,
+    drop: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Fit with each training repository held out in turn (reported), then on all; the model is
     written to CACHE/model.json. Each of `evals` (name -> features file in CACHE, e.g. the
     development set's) is scored by the model beside the fused ranking, per repository and language."""
     data = load_rows(cache / train_file)
-    x, y, qid, repos, golds = data["x"], data["y"], data["qid"], data["repo"], data["golds"]
+    # a variant without some features: their columns are zero, so their weights stay zero
+    kept = np.array([not any(name.startswith(p) for p in drop) for name in FEATURES], dtype=np.float64)
+    x, y, qid, repos, golds = data["x"] * kept, data["y"], data["qid"], data["repo"], data["golds"]
     fused_col = FEATURES.index("fused")
     report: dict[str, Any] = {"held_out": {}}
     held: dict[str, np.ndarray] = {}
@@ -407,6 +410,7 @@ def step_fit(
         "questions": len(repos),
         "fit": {"l2": L2, "steps": STEPS_ADAM, "rate": RATE, "negatives": NEGATIVES, "seed": None},
         "provenance": provenance or {},
+        "dropped": list(drop),
         "held_out": report["held_out"],
         "held_out_all": report["held_out_all"],
     }  # fmt: skip
@@ -417,6 +421,7 @@ def step_fit(
         if not path.is_file():
             continue
         dev = load_rows(path)
+        dev["x"] = dev["x"] * kept
         learned = predict((mean, scale, w), dev["x"])
         report[name] = {}
         for group, questions in _groups(dev, language or {}).items():
@@ -515,6 +520,7 @@ def main() -> int:
     ap.add_argument("--dev-clones", type=Path, default=Path("/work/bench"), help="the clones `sympy` and `sphinx`")
     ap.add_argument("--step", action="append", help=f"only these steps (issues: {ISSUE_STEPS}; commits: {STEPS})")
     ap.add_argument("--ship", action="store_true", help="copy the fitted model into lgrep_search")
+    ap.add_argument("--drop", action="append", default=[], help="fit without the features named with this prefix")
     args = ap.parse_args()
     started = time.perf_counter()
     if args.source == "issues":
@@ -534,6 +540,7 @@ def main() -> int:
                 {"issues_dev": "issues-dev.npz", "swebench_dev": "swe-dev.npz"},
                 language,
                 provenance(args.issues_data, args.cache, "issues-train.npz"),
+                tuple(args.drop),
             )
         if args.ship:
             ship(args.cache)
