@@ -8,6 +8,7 @@ reuses; what differs is that any repository and any language comes in:
     uv run --frozen python tools/bench_issues.py split                       # (re)write the split
     uv run --frozen python tools/bench_issues.py build --split dev           # index, save states
     uv run --frozen python tools/bench_issues.py score --split dev --out runs/issues-dev.json
+    uv run --frozen python tools/bench_issues.py context --split dev --out runs/issues-context.json
 
 Split (tools/issues_split.json, committed): by repository, never by issue. A repository's unit is
 itself, or the project it was forked from (FORKS: yt-dlp and youtube-dl share most of their code,
@@ -52,6 +53,7 @@ from bench_swebench import (
     _lasting_term_caches,
     _QueryMemo,
     build_repo,
+    prepare_query,
     ranker,
     score_repo,
     tables,
@@ -371,11 +373,105 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------- context
+
+
+def _first_mention(text: str, paths: list[str], count: Any) -> tuple[int | None, int | None]:
+    """Tokens from the start of an answer's text to the end of the first gold path in it, and to
+    the end of the last gold path's first mention (None when one never appears)."""
+    ends = []
+    for path in paths:
+        at = text.find(json.dumps(path))
+        ends.append(None if at < 0 else at + len(json.dumps(path)))
+    found = [e for e in ends if e is not None]
+    first = count(text[: min(found)]) if found else None
+    every = count(text[: max(found)]) if found and len(found) == len(ends) else None
+    return first, every
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    """What an agent reads of `lgrep_search`'s MCP answer to an issue (default arguments) before it
+    meets the fixed files: the answer as it is now (files first, then chunks) against the same
+    chunks alone (the answer before the files led), through the real MCP server over a stand-in
+    engine that returns the searcher's answer from the saved state."""
+    import dataclasses
+
+    import anyio
+    from lgrep_core.domain.models import SearchRequest
+    from lgrep_core.testing.engines import FakeEngine
+    from lgrep_mcp.budget import TokenCounter
+    from lgrep_mcp.roots import AllowedRoots
+    from lgrep_mcp.server import build_server
+    from lgrep_search.searcher import Searcher
+    from mcp.client.client import Client
+
+    ready, _left = _prepare(args)
+    runner = LgrepRunner(args.cache)
+    counter = TokenCounter()
+    rows: list[dict[str, Any]] = []
+
+    async def ask(server: Any, query: str) -> str:
+        async with Client(server, mode="legacy") as client:
+            result = await client.call_tool("lgrep_search", {"query": query})
+            return "".join(getattr(c, "text", "") for c in result.content)
+
+    for repo, (clone, insts) in ready.items():
+        states = States(args.cache / "issues" / repo.replace("/", "+"))
+        embedder = None
+        for inst in insts:
+            if not states.done(inst.instance_id):
+                continue
+            embedder = embedder or _QueryMemo(runner.embedder_for(clone))
+            corpus = states.corpus(inst.instance_id)
+            history = states.history(inst.instance_id, clone, inst.base_commit)
+            searcher = Searcher(None, embedder, corpus=corpus, history=history)  # type: ignore[arg-type]
+            query = prepare_query(inst.query)[0]
+            response = searcher.search(SearchRequest(query, limit=10))
+            row: dict[str, Any] = {"instance_id": inst.instance_id, "repo": repo}
+            for name, answer in (("files_first", response), ("chunks_only", dataclasses.replace(response, files=[]))):
+                engine = FakeEngine()
+                engine.project(clone)
+                engine.answer(SearchRequest, lambda _request, answer=answer: answer)
+                server = build_server(AllowedRoots(clone), engine, counter, cache_dir=args.cache)
+                text = anyio.run(ask, server, query)
+                first, every = _first_mention(text, list(inst.gold), counter.count)
+                row[name] = {"first_gold_tokens": first, "all_gold_tokens": every, "answer_tokens": counter.count(text)}
+            rows.append(row)
+    summary: dict[str, Any] = {}
+    for name in ("files_first", "chunks_only"):
+        firsts = [r[name]["first_gold_tokens"] for r in rows]
+        summary[name] = {
+            "questions": len(rows),
+            "gold_in_answer": round(100 * sum(f is not None for f in firsts) / max(len(rows), 1), 1),
+            "first_gold_p50_tokens": _median([f for f in firsts if f is not None]),
+            **{
+                f"first_gold_within_{b}": round(
+                    100 * sum(f is not None and f <= b for f in firsts) / max(len(rows), 1), 1
+                )
+                for b in (500, 1000, 2000, 4000)
+            },
+            "all_gold_in_answer": round(
+                100 * sum(r[name]["all_gold_tokens"] is not None for r in rows) / max(len(rows), 1), 1
+            ),
+            "all_gold_p50_tokens": _median([t for r in rows if (t := r[name]["all_gold_tokens"]) is not None]),
+            "answer_p50_tokens": _median([r[name]["answer_tokens"] for r in rows]),
+        }
+        print(f"{name}: {summary[name]}")
+    if args.out:
+        write_json(args.out, {"date": time.strftime("%Y-%m-%d"), "summary": summary, "instances": rows})
+    return 0
+
+
+def _median(xs: list[int]) -> float:
+    xs = sorted(xs)
+    return float(xs[len(xs) // 2]) if xs else float("nan")
+
+
 def main() -> int:
     _lasting_term_caches()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
-    for name in ("split", "build", "score"):
+    for name in ("split", "build", "score", "context"):
         p = sub.add_parser(name)
         p.add_argument("--data", type=Path, default=DEFAULT_DATA)
         if name == "split":
@@ -389,6 +485,7 @@ def main() -> int:
         if name == "score":
             p.add_argument("--mode", action="append", default=[])
             p.add_argument("--limit", type=int, default=100)
+        if name in ("score", "context"):
             p.add_argument("--out", type=Path)
     args = ap.parse_args()
     for mode in getattr(args, "mode", []):
@@ -396,7 +493,8 @@ def main() -> int:
             ranker(mode, args.limit)
         except ValueError:
             raise SystemExit(f"unknown mode {mode!r}") from None
-    return {"split": cmd_split, "build": cmd_build, "score": cmd_score}[args.command](args)
+    commands = {"split": cmd_split, "build": cmd_build, "score": cmd_score, "context": cmd_context}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":
