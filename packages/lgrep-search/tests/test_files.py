@@ -197,6 +197,9 @@ def test_the_history_adds_past_commits_like_the_question_co_change_and_activity(
     assert shape["history.recent"] == 1.0 and dense["history.recent"] < 1.0  # shape.py changed in the newest
     assert facts["docs/matrices.md"]["history.co.rel"] == 1.0  # changed with dense.py, a first file
     assert "history.msg.rel" not in facts["tests/test_matrices.py"]
+    answer = {f.path: f for f in searcher.search(SearchRequest(ISSUE, limit=6, files=True)).files}
+    said = "changed by a past commit like this question (c2 Fix IndexError in a2idx for tall matrices)"
+    assert said in answer["pkg/matrices/dense.py"].why  # the agent sees which commit
     # a short question reads no history
     seen.clear()
     searcher.search(SearchRequest("is_upper", files=True))

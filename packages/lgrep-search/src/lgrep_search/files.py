@@ -169,7 +169,8 @@ def rank_files(
             r.score *= factor
             r.why.append(f"{'+'.join(applied)} file")
     learned = model is not None and query.parts is not None
-    if on_evidence is not None or learned:
+    history_why: dict[int, str] = {}
+    if on_evidence is not None or learned or history is not None:
         pool = sorted(ranked)
         evidence = Evidence(
             ranks=lists,
@@ -195,10 +196,13 @@ def rank_files(
                 rules=rules,
                 fused={f: ranked[f].score for f in pool},
                 history=history,
+                why=history_why,
             ),
         )
         if on_evidence is not None:
             on_evidence(pool, evidence)
+        for f, text in history_why.items():
+            ranked[f].why.append(text)
         if learned and pool:
             assert model is not None
             for f, score in zip(pool, model.scores(feature_matrix(pool, evidence)).tolist(), strict=True):
@@ -321,8 +325,9 @@ def _facts(
     rules: dict[int, list[str]],
     fused: dict[int, float],
     history: HistoryIndex | None,
+    why: dict[int, str],
 ) -> dict[int, dict[str, float]]:
-    """Evidence.facts of the candidate files `pool`."""
+    """Evidence.facts of the candidate files `pool` (and, in `why`, what the history says of them)."""
     out = {f: dict(defined.get(f, {})) for f in pool}
     innermost = next((f for f in named if named_kind.get(f) == "frame"), None)
     if innermost is not None and innermost in out:
@@ -337,12 +342,14 @@ def _facts(
         for rule in rules.get(f, ()):
             out[f][f"path.{rule}"] = 1.0
     if history is not None and len(history) and query.parts is not None and pool:
-        _history_facts(corpus, query, pool, out, fused=fused, history=history)
+        _history_facts(corpus, query, pool, out, fused=fused, history=history, why=why)
     return out
 
 
 # Files whose co-changes count: the fused ranking's first ones.
 HISTORY_SEEDS = 3
+# The files the best-matching past commits changed say so in their `why`, up to this rank among them.
+HISTORY_WHY_RANKS = 3
 
 
 def _history_facts(
@@ -353,11 +360,12 @@ def _history_facts(
     *,
     fused: dict[int, float],
     history: HistoryIndex,
+    why: dict[int, str],
 ) -> None:
     """The history's evidence for the candidates: past commits like the question (their score over
     the best file's, and the file's rank among theirs), co-change with the fused ranking's first
     files, and each file's activity."""
-    by_message = history.by_messages(query.terms)
+    by_message, commit_of = history.like_question(query.terms)
     message_rank = {p: r for r, p in enumerate(sorted(by_message, key=lambda p: (-by_message[p], p)))}
     best = max(by_message.values(), default=0.0)
     seeds = [corpus.files[f] for f in sorted(pool, key=lambda f: (-fused.get(f, 0.0), f))[:HISTORY_SEEDS]]
@@ -369,6 +377,8 @@ def _history_facts(
         if best > 0 and path in by_message:
             facts["history.msg.rel"] = by_message[path] / best
             facts["history.msg.top"] = 1.0 / (message_rank[path] + 1)
+            if message_rank[path] < HISTORY_WHY_RANKS:
+                why[f] = f"changed by a past commit like this question ({history.describe(commit_of[path])})"
         if most > 0 and path in together:
             facts["history.co.rel"] = together[path] / most
         count, recent = history.activity(path)

@@ -39,6 +39,8 @@ class HistoryIndex:
         self.shallow = history.shallow
         commits = history.commits
         self.files: list[tuple[str, ...]] = [c.files for c in commits]
+        self.shas = [c.sha for c in commits]
+        self.subjects = [c.message.split("\n", 1)[0].strip() for c in commits]
         self.times = np.asarray([c.time for c in commits], dtype=np.float64)
         postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
         lengths = np.zeros(len(commits), dtype=np.float64)
@@ -79,15 +81,26 @@ class HistoryIndex:
     def by_messages(self, terms: Sequence[str]) -> dict[str, float]:
         """Path -> the summed scores of the MESSAGE_COMMITS best-matching commits that changed it,
         each commit's score shared among its files."""
+        return self.like_question(terms)[0]
+
+    def like_question(self, terms: Sequence[str]) -> tuple[dict[str, float], dict[str, int]]:
+        """`by_messages`, and per path the best-matching commit that changed it (its index)."""
         scores = self.message_scores(terms)
         out: dict[str, float] = defaultdict(float)
+        best: dict[str, int] = {}
         for n in np.argsort(-scores, kind="stable")[:MESSAGE_COMMITS].tolist():
             if scores[n] <= 0:
                 break
             files = self.files[n]
             for f in files:
                 out[f] += float(scores[n]) / len(files)
-        return out
+                best.setdefault(f, n)
+        return out, best
+
+    def describe(self, n: int) -> str:
+        """A kept commit in a few words: its short id and its subject."""
+        subject = self.subjects[n]
+        return f"{self.shas[n][:10]} {subject[:80]}{'...' if len(subject) > 80 else ''}"
 
     def cochange(self, seeds: Sequence[str]) -> dict[str, float]:
         """Path -> how much it changed with the seed files (the first seed counting most), each
