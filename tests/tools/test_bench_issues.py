@@ -116,3 +116,16 @@ def test_the_floor_ranks_code_files_of_every_language_and_can_leave_tests_out(
     assert ranked["no_tests"][0] == "src/parser.go"
     assert "README.md" not in ranked["with_tests"]
     assert "src/parser_test.go" not in ranked["no_tests"]
+
+
+def test_context_counts_tokens_up_to_the_first_and_the_last_gold_file(bench: ModuleType) -> None:
+    text = '{"files":[{"path":"src/a.py"},{"path":"src/b.py"}],"results":[{"path":"src/c.py"}]}'
+
+    def count(s: str) -> int:
+        return len(s)
+
+    first, every = bench._first_mention(text, ["src/b.py", "src/c.py"], count)
+    assert first == text.index('"src/b.py"') + len('"src/b.py"')
+    assert every == text.index('"src/c.py"') + len('"src/c.py"')
+    assert bench._first_mention(text, ["src/b.py", "src/z.py"], count)[1] is None  # one never appears
+    assert bench._first_mention(text, ["src/z.py"], count) == (None, None)
