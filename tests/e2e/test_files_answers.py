@@ -205,6 +205,7 @@ def test_a_whole_issue_through_grpc_and_mcp(daemon, mini_repo: Path) -> None:
         for name, args in (
             ("files", {"query": ISSUE, "files": True, "limit": 5}),
             ("chunks", {"query": "verify the token signature", "limit": 3}),
+            ("issue", {"query": ISSUE, "limit": 3}),
             ("too_long", {"query": TOO_LONG, "files": True}),
         ):
             result = await session.call_tool("lgrep_search", args)
@@ -222,6 +223,11 @@ def test_a_whole_issue_through_grpc_and_mcp(daemon, mini_repo: Path) -> None:
     # Compact: a files answer costs a few lines a file, far less than chunks with snippets.
     assert answer["tokens"] < 120 * len(answer["files"]) + 150
     assert out["chunks"][1]["results"] and "files" not in out["chunks"][1]
+    # The issue without files=true: its files lead, their best chunks (with snippets) follow.
+    is_error, issue, _ = out["issue"]
+    assert not is_error and list(issue)[2:4] == ["files", "results"]
+    assert issue["files"][0]["path"] == NAMED and issue["results"][0]["path"] == NAMED
+    assert issue["results"][0]["content"] and len(issue["files"]) <= 3
     is_error, _, message = out["too_long"]
     assert is_error and f"the query is {len(TOO_LONG):,} characters long" in message
     assert "Traceback" not in message
