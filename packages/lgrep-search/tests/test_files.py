@@ -218,3 +218,29 @@ def test_a_searcher_reads_the_history_kept_beside_the_index_again_when_it_change
     assert second is not None and second.head == "c2" and len(second) == 2
     (tmp_path / HISTORY_FILE).write_bytes(b"damaged")
     assert searcher.history() is None
+
+
+def test_a_module_the_questions_code_imports_is_named_last_as_an_import() -> None:
+    def js(path: str, symbol: str, body: str) -> Chunk:
+        return Chunk(path, "javascript", 1, 3, body, ChunkKind.FUNCTION, symbol, (symbol,), "", ContentType.CODE)
+
+    corpus = Corpus.of_chunks(
+        [
+            js("src/index.js", "format", "function format(str) { return parse(str) }"),
+            js("src/plugin/utc/index.js", "utc", "function utc(config) { return config.utc }"),
+            js("src/plugin/weekday/index.js", "weekday", "function weekday(input) { return input }"),
+        ]
+    )
+    issue = (
+        "format() drops the offset in UTC mode\n"
+        "```js\nimport utc from 'dayjs/plugin/utc'\ndayjs.extend(utc)\ndayjs.utc().format()\n```\n"
+        "The offset is lost after formatting; it should be kept when the plugin is used.\n"
+    )
+    seen: list[Evidence] = []
+    searcher = Searcher(None, None, corpus=corpus)
+    searcher.on_file_evidence = lambda _files, ev: seen.append(ev)
+    answer = searcher.search(SearchRequest(issue, files=True))
+    utc = corpus.files.index("src/plugin/utc/index.js")
+    assert seen[0].named_kind[utc] == "import"
+    why = next(f.why for f in answer.files if f.path == "src/plugin/utc/index.js")
+    assert "imported in the question (plugin/utc)" in why  # the package name is not a folder here

@@ -37,7 +37,7 @@ MODEL_FILE = "file_ranker.json"
 # The evidence lists, in files.py's order.
 LISTS = ("chunks", "file_bm25", "vector", "defines", "named", "path")
 # Kinds of a named file, in files.py's order of trust.
-NAMED_KINDS = ("frame", "mention", "module")
+NAMED_KINDS = ("frame", "mention", "module", "import")
 # Evidence.facts read as features: how many of the question's names the file defines (log1p), and
 # flags: it defines a title's, a called or an error's name; it is the innermost frame; its match
 # to the title alone (over the best's); the path rules that apply to it (signals/penalty.py); the

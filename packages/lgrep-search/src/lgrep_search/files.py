@@ -62,7 +62,7 @@ _DEFINING_KINDS = frozenset(k.value for k in (ChunkKind.FUNCTION, ChunkKind.METH
 class Evidence:
     """One question's evidence, for tools that learn from it (tools/train_file_ranker.py): per list
     the files in rank order and their raw scores (file -> score), the kind of each named file
-    (frame, mention, module), and per candidate file its chunk count, candidate chunks, penalty
+    (frame, mention, module, import), and per candidate file its chunk count, candidate chunks, penalty
     factor and fused score."""
 
     ranks: dict[str, list[int]]
@@ -411,6 +411,13 @@ def _named_files(
             out.append(f)
             kinds[f] = "module"
             reasons[f].append(f"module of {dotted}")
+    # Modules the question's code imports come last: a report's setup, often not where it is decided.
+    for dotted in parts.imports:
+        f = _module_file(corpus, dotted)
+        if f is not None and file_ok[f] and f not in out:
+            out.append(f)
+            kinds[f] = "import"
+            reasons[f].append(f"imported in the question ({dotted.replace('.', '/')})")
     return out
 
 

@@ -53,6 +53,7 @@ class QuestionParts:
     identifiers: tuple[str, ...]  # names in the code and in the prose that look like names, first first
     called: tuple[str, ...] = ()  # names called (`f(`) or run in a traceback frame: surely the program's
     title_names: tuple[str, ...] = ()  # identifiers the title uses
+    imports: tuple[str, ...] = ()  # modules the question's code imports, as dotted names (not in `dotted`)
 
 
 def is_task_question(text: str) -> bool:
@@ -206,8 +207,8 @@ def parse_question(text: str) -> QuestionParts:
         [g[0] for _, g in _matches(_DOTTED, text) if not _looks_like_a_file_or_number(g[0])]
         + [d for _, g in _matches(_SCOPED, text) for d in _as_dotted(g[0].split("::"))]
         + [d for _, g in _matches(_NAMESPACED, text) for d in _as_dotted(g[0].split("\\"))]
-        + [d for _, g in _matches(_IMPORT, text) for d in _as_dotted(_module_parts(g[0]))]
     )
+    imports = _unique(d for _, g in _matches(_IMPORT, text) for d in _as_dotted(_module_parts(g[0])))
     names: list[str] = []
     names += (f.function for f in frames if f.function and not f.function.startswith("<"))
     names += (g[0] for _, g in _matches(_CALL, text))
@@ -227,6 +228,7 @@ def parse_question(text: str) -> QuestionParts:
         identifiers=tuple(identifiers),
         called=tuple(called),
         title_names=tuple(n for n in identifiers if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", title)),
+        imports=tuple(d for d in imports if d not in dotted),
     )
 
 
