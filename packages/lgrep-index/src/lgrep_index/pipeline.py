@@ -356,10 +356,6 @@ class Indexer:
             # A new generation starts empty: only a walk of everything fills it.
             (self._phase_chunks if summary.created else phase_chunks)(summary)
             summary.seconds_bm25 = time.monotonic() - started
-            if summary.created or phase_chunks == self._phase_chunks:
-                # A full run (a start, a checkout, a pull) also brings the kept git history up to
-                # HEAD: evidence for task questions (lgrep_search.history). A save does not.
-                refresh_history(self.store.dir, self.root)
             if summary.created and self.team is not None:
                 # A new index takes what the team store holds before it is published, so a seed
                 # killed half-way leaves no index (the next run goes on), never half of one.
@@ -369,6 +365,11 @@ class Indexer:
                 # Searchable by BM25 now. A rebuild that waits for its vectors stays beside the live
                 # index until they are in, so searches never lose their vector channel meanwhile.
                 self.store.publish()
+            if summary.created or phase_chunks == self._phase_chunks:
+                # A full run (a start, a checkout, a pull) also brings the kept git history up to
+                # HEAD, once searchable: evidence for task questions (lgrep_search.history). A save
+                # does not.
+                refresh_history(self.store.dir, self.root)
             # Phase 1's Arrow buffers and LanceDB's session caches (the full-text index it just
             # built) are not needed by phase 2: let them go before the model loads.
             self.store.close()
