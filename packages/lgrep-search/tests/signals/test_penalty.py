@@ -3,6 +3,7 @@ query asks for them or the channels agree on them."""
 
 from __future__ import annotations
 
+import pytest
 from lgrep_core.domain.models import SearchRequest, SearchType
 from lgrep_search.fusion import Candidate
 from lgrep_search.query import parse_query
@@ -67,3 +68,29 @@ def test_through_the_searcher_the_signal_decides_the_order(make_corpus) -> None:
     on = Searcher(None, None, corpus=corpus).search(request).results
     assert off[0].path == "tests/test_auth.py"  # it says "token" more often
     assert on[0].path == "src/auth.py"
+
+
+@pytest.mark.parametrize(
+    ("path", "rule"),
+    [
+        ("src/__mocks__/api.js", "test"),
+        ("src/__fixtures__/user.json", "test"),
+        ("e2e/login.spec.ts", "test"),
+        ("src/test/java/com/acme/ParserTest.java", "test"),
+        ("pkg/parser_test.go", "test"),
+        ("bench/parse.c", "example"),
+        ("src/jmh/java/com/acme/ParserBench.java", "example"),
+        ("src/pip/_vendor/requests/api.py", "vendored"),
+        ("lib/vendored/six.py", "vendored"),
+        ("3rdparty/zlib/inflate.c", "vendored"),
+        ("third-party/fmt/format.h", "vendored"),
+        ("Pods/Alamofire/Source/Session.swift", "vendored"),
+    ],
+)
+def test_each_ecosystems_tests_examples_and_vendored_copies(path: str, rule: str) -> None:
+    assert [r.name for r in PATH_RULES if r.pattern.search(path)] == [rule]
+
+
+@pytest.mark.parametrize("path", ["src/parser.py", "lib/bench_utils.py", "src/vendors.py", "app/e2e_config.py"])
+def test_source_files_take_no_path_penalty(path: str) -> None:
+    assert [r.name for r in PATH_RULES if r.pattern.search(path)] == []

@@ -28,7 +28,9 @@ _TEST_FILE = re.compile(
     r"(?:^|/)(?:test_[^/]*|[^/]*_test|[^/]*_spec|[^/]*\.(?:test|spec)|[^/]*Tests?|[^/]*Spec|[^/]*Suite|"
     r"test_helpers?[^/]*)\.[A-Za-z0-9]+$"
 )
-_TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|specs|testing|testdata|test-fixtures|fixtures)/")
+_TEST_DIR = re.compile(
+    r"(?:^|/)(?:tests?|__tests__|__mocks__|__fixtures__|e2e|spec|specs|testing|testdata|test-fixtures|fixtures)/"
+)
 
 # All path penalties together: off → on 0.8685 → 0.8793 on 62 (factors taken from semble's stack, not
 # tuned here). Each is lifted when the query asks for exactly these files (query.ASKS_FOR by name).
@@ -36,14 +38,17 @@ PATH_RULES = (
     # Tests and fixtures mention every name they exercise; the code under test is the answer.
     PathRule("test", re.compile(f"{_TEST_FILE.pattern}|{_TEST_DIR.pattern}"), 0.3),
     # Examples and benchmarks restate the API rather than implement it.
-    PathRule("example", re.compile(r"(?:^|/)(?:_?examples?|samples?|demos?|benchmarks?|benches|docs?_src)/"), 0.3),
-    # Vendored and amalgamated copies duplicate the real source (single_include/ in nlohmann-json);
-    # a script or stylesheet named with its version is a library's release copied in
-    # (static/jquery-3.5.1.js, bootstrap-4.3.1.min.css).
+    PathRule(
+        "example", re.compile(r"(?:^|/)(?:_?examples?|samples?|demos?|benchmarks?|bench|benches|jmh|docs?_src)/"), 0.3
+    ),
+    # Vendored and amalgamated copies duplicate the real source (single_include/ in nlohmann-json;
+    # pip's _vendor/, C++'s 3rdparty/, CocoaPods' Pods/); a script or stylesheet named with its
+    # version is a library's release copied in (static/jquery-3.5.1.js, bootstrap-4.3.1.min.css).
     PathRule(
         "vendored",
         re.compile(
-            r"(?:^|/)(?:vendor|third_party|thirdparty|node_modules|external|single_include)/"
+            r"(?:^|/)(?:vendor|_vendor|vendored|third_party|thirdparty|third-party|3rdparty|node_modules|"
+            r"bower_components|Pods|external|single_include)/"
             r"|[-_.]v?\d+\.\d+(?:\.\d+)*(?:\.min)?\.(?:js|css)$"
         ),
         0.3,
