@@ -8,6 +8,12 @@ call, plus the time to build the in-memory snapshot.
 
     uv run --frozen python tools/bench_latency.py --checkouts /work/bench/checkouts \
         --cache /work/bench/cache --sizes 10000 100000
+    uv run --frozen python tools/bench_latency.py --checkouts DIR --cache DIR --sizes 10000 \
+        --issues ../shared/bench/issues-dev/issues.jsonl --queries 200 --history CLONE
+
+With --issues, the questions are issue texts (task questions, cut to the request limit) instead of
+the benchmark's; with --history, the searcher also reads that repository's git history (mined as an
+index keeps it: the newest 5,000 commits), as a task question in a git project does.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ def main() -> int:
     ap.add_argument("--cache", type=Path, required=True, help="the index cache tools/bench_search.py filled")
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--queries", type=int, default=0, help="use only this many queries (0: all)")
+    ap.add_argument("--issues", type=Path, help="an issues.jsonl whose issue texts are the questions")
+    ap.add_argument("--history", type=Path, help="a git repository whose history the searcher reads")
     args = ap.parse_args()
 
     os.environ["LGREP_CACHE_DIR"] = str(args.cache)
@@ -49,6 +57,22 @@ def main() -> int:
 
     repos, _ = load(args.data, args.checkouts, set(), set())
     queries = [t.query for r in repos for t in r.tasks]
+    if args.issues is not None:
+        from lgrep_core.domain.models import MAX_QUERY_CHARS
+
+        lines = args.issues.read_text(encoding="utf-8").splitlines()
+        queries = [json.loads(line)["problem_statement"][:MAX_QUERY_CHARS] for line in lines if line.strip()]
+    history = None
+    if args.history is not None:
+        from lgrep_index.history import mine_history
+        from lgrep_search.history import HistoryIndex
+
+        mined = mine_history(args.history)
+        if mined is None:
+            raise SystemExit(f"{args.history} has no git history")
+        t0 = time.perf_counter()
+        history = HistoryIndex(mined)
+        print(f"history: {len(history)} commits, read in {time.perf_counter() - t0:.2f} s", file=sys.stderr)
     random.Random(7).shuffle(queries)
     if args.queries:
         queries = queries[: args.queries]
@@ -92,7 +116,7 @@ def main() -> int:
         t0 = time.perf_counter()
         corpus = Corpus.build(cols, keys, matrix)
         build_s = time.perf_counter() - t0
-        searcher = Searcher(None, embedder, corpus=corpus)
+        searcher = Searcher(None, embedder, corpus=corpus, history=history)
         for q in queries[:20]:
             searcher.search(SearchRequest(q, limit=10))
         rr, emb, total = [], [], []
