@@ -521,7 +521,9 @@ def main() -> int:
     ap.add_argument("--step", action="append", help=f"only these steps (issues: {ISSUE_STEPS}; commits: {STEPS})")
     ap.add_argument("--ship", action="store_true", help="copy the fitted model into lgrep_search")
     ap.add_argument("--drop", action="append", default=[], help="fit without the features named with this prefix")
+    ap.add_argument("--l2", type=float, default=L2, help=f"L2 strength of the fit (default {L2})")
     args = ap.parse_args()
+    globals()["L2"] = args.l2  # read by fit()
     started = time.perf_counter()
     if args.source == "issues":
         steps = args.step or list(ISSUE_STEPS)
