@@ -82,6 +82,21 @@ def test_no_history_outside_git_or_before_the_first_commit(tmp_path: Path) -> No
     assert refresh_history(tmp_path / "index", plain) is None
 
 
+def test_a_git_file_naming_another_repository_gives_no_history(repo: Path, tmp_path: Path) -> None:
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "a.py").write_text("x = 1\n")
+    (planted / ".git").write_text(f"gitdir: {repo / '.git'}\n")  # an archive can carry this
+    assert mine_history(planted) is None
+
+
+def test_a_linked_worktree_has_its_history(repo: Path, tmp_path: Path) -> None:
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(linked))
+    history = mine_history(linked)
+    assert history is not None and history.head == git(repo, "rev-parse", "HEAD").strip()
+
+
 def test_a_shallow_clone_gives_what_it_has(repo: Path, tmp_path: Path) -> None:
     clone = tmp_path / "shallow"
     git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(clone))

@@ -162,6 +162,11 @@ class GitRepo:
         """`folder`'s path inside the work tree ("" at its top, else ending with '/')."""
         return self._run("rev-parse", "--show-prefix", cwd=folder).decode("utf-8", "surrogateescape").strip()
 
+    def toplevel(self, folder: Path) -> Path:
+        """The top of the work tree holding `folder`."""
+        out = self._run("rev-parse", "--show-toplevel", cwd=folder)
+        return Path(out.decode("utf-8", "surrogateescape").strip())
+
     def is_shallow(self) -> bool:
         return self._run("rev-parse", "--is-shallow-repository").strip() == b"true"
 

@@ -30,6 +30,11 @@ def mine_history(root: Path, previous: History | None = None, *, rev: str = "HEA
     reusing `previous` when `rev` descends from its head; None outside git or without commits."""
     try:
         repo = GitRepo(root)
+        if not _own_git_dir(repo.git_dir, repo.toplevel(root)):
+            # A `.git` file can name any repository on the machine; its messages are not this
+            # project's to keep (nothing outside the project is read).
+            log.debug("no history for %s: its git dir %s belongs to another repository", root, repo.git_dir)
+            return None
         head = repo.commit_of(rev)
         if head is None:
             return None
@@ -44,6 +49,24 @@ def mine_history(root: Path, previous: History | None = None, *, rev: str = "HEA
     except (LgrepError, OSError) as exc:
         log.debug("no history for %s: %s", root, exc)
         return None
+
+
+def _own_git_dir(git_dir: Path, top: Path) -> bool:
+    """Whether the git dir is the work tree's own: inside it (`.git`), a submodule's in a
+    superproject's `.git/modules/`, or a linked worktree's in a clone's `.git/worktrees/`."""
+    git_dir, top = git_dir.resolve(), top.resolve()
+    if git_dir.is_relative_to(top):
+        return True
+    parts = git_dir.parts
+    if ".git" in parts:
+        at = len(parts) - 1 - parts[::-1].index(".git")
+        kind = parts[at + 1] if at + 1 < len(parts) else ""
+        owner = Path(*parts[:at])
+        if kind == "modules" and top.is_relative_to(owner):
+            return True  # a submodule inside its superproject
+        if kind == "worktrees" and at + 3 == len(parts):
+            return True  # a linked worktree: .git/worktrees/<name> of a clone
+    return False
 
 
 def _commit(raw: tuple[str, int, str, list[str]], prefix: str) -> Commit | None:
