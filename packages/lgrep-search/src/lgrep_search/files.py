@@ -169,8 +169,12 @@ def rank_files(
             r.score *= factor
             r.why.append(f"{'+'.join(applied)} file")
     learned = model is not None and query.parts is not None
-    history_why: dict[int, str] = {}
-    if on_evidence is not None or learned or history is not None:
+    # Past commits like the question: a why line always, features only when evidence is read.
+    liked = history.like_question(query.terms) if history is not None and query.parts is not None else None
+    if liked is not None and history is not None:
+        for f, text in _history_why(corpus, ranked, history, liked).items():
+            ranked[f].why.append(text)
+    if on_evidence is not None or learned:
         pool = sorted(ranked)
         evidence = Evidence(
             ranks=lists,
@@ -196,13 +200,11 @@ def rank_files(
                 rules=rules,
                 fused={f: ranked[f].score for f in pool},
                 history=history,
-                why=history_why,
+                liked=liked,
             ),
         )
         if on_evidence is not None:
             on_evidence(pool, evidence)
-        for f, text in history_why.items():
-            ranked[f].why.append(text)
         if learned and pool:
             assert model is not None
             for f, score in zip(pool, model.scores(feature_matrix(pool, evidence)).tolist(), strict=True):
@@ -325,9 +327,9 @@ def _facts(
     rules: dict[int, list[str]],
     fused: dict[int, float],
     history: HistoryIndex | None,
-    why: dict[int, str],
+    liked: tuple[dict[str, float], dict[str, int]] | None,
 ) -> dict[int, dict[str, float]]:
-    """Evidence.facts of the candidate files `pool` (and, in `why`, what the history says of them)."""
+    """Evidence.facts of the candidate files `pool` (`liked`: the history's like_question)."""
     out = {f: dict(defined.get(f, {})) for f in pool}
     innermost = next((f for f in named if named_kind.get(f) == "frame"), None)
     if innermost is not None and innermost in out:
@@ -341,8 +343,8 @@ def _facts(
     for f in pool:
         for rule in rules.get(f, ()):
             out[f][f"path.{rule}"] = 1.0
-    if history is not None and len(history) and query.parts is not None and pool:
-        _history_facts(corpus, query, pool, out, fused=fused, history=history, why=why)
+    if history is not None and liked is not None and len(history) and pool:
+        _history_facts(corpus, pool, out, fused=fused, history=history, liked=liked)
     return out
 
 
@@ -352,20 +354,33 @@ HISTORY_SEEDS = 3
 HISTORY_WHY_RANKS = 3
 
 
+def _history_why(
+    corpus: Corpus, ranked: dict[int, RankedFile], history: HistoryIndex, liked: tuple[dict[str, float], dict[str, int]]
+) -> dict[int, str]:
+    """The candidates the best-matching past commits changed (the first HISTORY_WHY_RANKS of their
+    files), each with the commit that says so."""
+    by_message, commit_of = liked
+    out: dict[int, str] = {}
+    for path in sorted(by_message, key=lambda p: (-by_message[p], p))[:HISTORY_WHY_RANKS]:
+        f = corpus.file_numbers.get(path)
+        if f is not None and f in ranked:
+            out[f] = f"changed by a past commit like this question ({history.describe(commit_of[path])})"
+    return out
+
+
 def _history_facts(
     corpus: Corpus,
-    query: ParsedQuery,
     pool: list[int],
     out: dict[int, dict[str, float]],
     *,
     fused: dict[int, float],
     history: HistoryIndex,
-    why: dict[int, str],
+    liked: tuple[dict[str, float], dict[str, int]],
 ) -> None:
     """The history's evidence for the candidates: past commits like the question (their score over
     the best file's, and the file's rank among theirs), co-change with the fused ranking's first
     files, and each file's activity."""
-    by_message, commit_of = history.like_question(query.terms)
+    by_message, _ = liked
     message_rank = {p: r for r, p in enumerate(sorted(by_message, key=lambda p: (-by_message[p], p)))}
     best = max(by_message.values(), default=0.0)
     seeds = [corpus.files[f] for f in sorted(pool, key=lambda f: (-fused.get(f, 0.0), f))[:HISTORY_SEEDS]]
@@ -377,8 +392,6 @@ def _history_facts(
         if best > 0 and path in by_message:
             facts["history.msg.rel"] = by_message[path] / best
             facts["history.msg.top"] = 1.0 / (message_rank[path] + 1)
-            if message_rank[path] < HISTORY_WHY_RANKS:
-                why[f] = f"changed by a past commit like this question ({history.describe(commit_of[path])})"
         if most > 0 and path in together:
             facts["history.co.rel"] = together[path] / most
         count, recent = history.activity(path)
@@ -405,19 +418,15 @@ def _named_files(
             out.append(f)
             kinds[f] = "frame" if written in framed else "mention"
             reasons[f].append("named in the traceback" if written in framed else "named in the question")
-    for dotted in parts.dotted:
-        f = _module_file(corpus, dotted)
-        if f is not None and file_ok[f] and f not in out:
-            out.append(f)
-            kinds[f] = "module"
-            reasons[f].append(f"module of {dotted}")
     # Modules the question's code imports come last: a report's setup, often not where it is decided.
-    for dotted in parts.imports:
+    modules = [(d, "module", f"module of {d}") for d in parts.dotted]
+    modules += [(d, "import", f"imported in the question ({d.replace('.', '/')})") for d in parts.imports]
+    for dotted, kind, reason in modules:
         f = _module_file(corpus, dotted)
         if f is not None and file_ok[f] and f not in out:
             out.append(f)
-            kinds[f] = "import"
-            reasons[f].append(f"imported in the question ({dotted.replace('.', '/')})")
+            kinds[f] = kind
+            reasons[f].append(reason)
     return out
 
 
