@@ -244,3 +244,25 @@ def test_a_module_the_questions_code_imports_is_named_last_as_an_import() -> Non
     assert seen[0].named_kind[utc] == "import"
     why = next(f.why for f in answer.files if f.path == "src/plugin/utc/index.js")
     assert "imported in the question (plugin/utc)" in why  # the package name is not a folder here
+
+
+def test_a_link_to_the_projects_file_names_it() -> None:
+    def js(path: str, symbol: str, body: str) -> Chunk:
+        return Chunk(path, "javascript", 1, 3, body, ChunkKind.FUNCTION, symbol, (symbol,), "", ContentType.CODE)
+
+    corpus = Corpus.of_chunks(
+        [
+            js("src/index.js", "locale", "function locale(preset) { return this.$L = preset }"),
+            js("src/plugin/timezone/index.js", "tz", "function tz(timezone) { return this.utcOffset(offset) }"),
+            js("src/locale/es.js", "es", "const locale = { name: 'es', months: 'enero' }"),
+        ]
+    )
+    issue = (
+        "Calling tz() overrides locale\n"
+        "`dayjs().locale('es').tz('America/New_York').format('LLL')` gives the English locale.\n"
+        "I believe this line overrides the current locale:\n"
+        "https://github.com/iamkun/dayjs/blob/a9d7d0398d22ebd4bfc3812ca0134a97606d54d9/src/plugin/timezone/index.js#L98\n"
+    )
+    answer = Searcher(None, None, corpus=corpus).search(SearchRequest(issue, files=True))
+    named = next(f for f in answer.files if f.path == "src/plugin/timezone/index.js")
+    assert "named in the question" in named.why

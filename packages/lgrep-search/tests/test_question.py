@@ -188,3 +188,15 @@ def test_a_task_questions_windows_are_embedded_in_one_call_when_the_provider_can
     short = Together()
     embed_question(short, parse_query("how are files split"))  # type: ignore[arg-type]
     assert short.calls == [["how are files split"]]
+
+
+def test_links_to_a_repository_hosts_files_name_their_paths() -> None:
+    q = parse_question(
+        "Calling tz() overrides locale\n"
+        "I believe this line overrides the current locale:\n"
+        "https://github.com/iamkun/dayjs/blob/a9d7d0398d22ebd4bfc3812ca0134a97606d54d9/src/plugin/timezone/index.js#L98\n"
+        "and see https://gitlab.com/group/sub/proj/-/blob/main/lib/a.rb, "
+        "https://raw.githubusercontent.com/o/r/v1.2/pkg/b.go or https://bitbucket.org/o/r/src/dev/c.py?at=dev.\n"
+        "Nothing from https://github.com/o/r/issues/12 or https://example.com/blob/x/d.py.\n"
+    )
+    assert q.paths == ("src/plugin/timezone/index.js", "lib/a.rb", "pkg/b.go", "c.py")

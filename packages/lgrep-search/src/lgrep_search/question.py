@@ -103,6 +103,16 @@ _PATH = re2.compile(
     r"|[\w-]+\.(?:py|pyi|pyx|js|jsx|ts|tsx|mjs|go|rs|java|kt|scala|rb|php|cs|c|h|cc|cpp|hpp|m|swift|"
     r"ex|exs|hs|lua|sh|zig|ml|dart|rst|md|toml|cfg|ini|yaml|yml|json|txt|html|css))\b"
 )
+# A link to a file of a repository host, whose path is a project file's when the link is to the
+# project: `https://github.com/o/r/blob/<ref>/src/a.js#L98`, GitLab's `/-/blob/<ref>/...`, the raw
+# file (`raw.githubusercontent.com/o/r/<ref>/...`), Bitbucket's `/src/<ref>/...`. The path is taken
+# after the ref (one segment: a branch with a slash in it gives a longer path, which still ends
+# with the file's and is matched by its suffix).
+_HOST_LINK = re2.compile(
+    r"https?://(?:www\.)?(?:github\.com/[\w.-]+/[\w.-]+/(?:blob|tree|raw)|gitlab\.com/(?:[\w.-]+/)+-/(?:blob|tree|raw)"
+    r"|raw\.githubusercontent\.com/[\w.-]+/[\w.-]+|bitbucket\.org/[\w.-]+/[\w.-]+/src)"
+    r"/[\w.-]+/((?:[\w.@~-]+/)*[\w.@-]+\.[A-Za-z][A-Za-z0-9]*)\b"
+)
 _ERROR = re2.compile(r"\b([A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Fault|Panic))\b")
 _DOTTED = re2.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -201,7 +211,11 @@ def parse_question(text: str) -> QuestionParts:
         if not _same_file_framed(_bare(path), same_name):
             frames.append(Frame(path, int(line), ""))
             same_name.append(_bare(path))
-    paths = _unique([f.path for f in frames if not f.path.startswith("<")] + [g[0] for _, g in _matches(_PATH, text)])
+    written = sorted(
+        [(span[0], g[0]) for span, g in _matches(_PATH, text)]
+        + [(span[0], g[0]) for span, g in _matches(_HOST_LINK, text)]
+    )
+    paths = _unique([f.path for f in frames if not f.path.startswith("<")] + [path for _, path in written])
     errors = _unique(g[0] for _, g in _matches(_ERROR, text))
     dotted = _unique(
         [g[0] for _, g in _matches(_DOTTED, text) if not _looks_like_a_file_or_number(g[0])]
