@@ -1,9 +1,23 @@
-"""Learn a files ranking from commit history, and check it, reproducibly (issue 24, ADR 0020).
+"""Learn a files ranking for task questions, and check it, reproducibly (issues 24 and 39; ADRs
+0020 and 0035).
 
-One command does it all, from clones of the training repositories (and, to check the model on the
-development set, tools/bench_swebench.py's built cache):
+Since issue 39 it learns from issues (`--source issues`, the default): issues-dev's train split, whose
+states tools/bench_issues.py builds, checked on its dev split and on swebench-dev:
 
-    uv run --frozen python tools/train_file_ranker.py --clones /work/bench/train \\
+    uv run --frozen python tools/train_file_ranker.py --source issues \\
+        --dev-cache /work/bench/swebench-cache [--l2 0.3 --l2 1] [--drop fact.history] [--ship]
+
+Steps (`--step` runs some): train and dev (every built issue's candidate files with their FEATURES ->
+CACHE/issues-<split>.npz), swe (swebench-dev's, with --dev-cache), fit: a pairwise logistic model
+(numpy, deterministic) that starts from the fused ranking and whose L2 pulls it back there; for each
+L2 strength every training repository is held out in turn, the strength whose held-out questions rank
+best is fitted on all -> CACHE/model.json, with its data manifest and its dev scores beside the fused
+ranking's. `--ship` copies it into lgrep_search (only when ADR 0035's rule holds: that is a decision
+made from the report, not by the tool).
+
+The older source, commit history (`--source commits`, issue 24):
+
+    uv run --frozen python tools/train_file_ranker.py --source commits --clones /work/bench/train \\
         --cache /work/bench/train-cache --dev-cache /work/bench/swebench-cache
 
 Clones: `git clone` of each TRAINING_REPOS entry into --clones/<folder> (the `fetch` verb's
@@ -24,13 +38,7 @@ Steps (each skips what an earlier run finished; `--step` runs some):
    evidence list of lgrep_search/files.py found) with their features (FEATURES) and whether each
    is an answer -> CACHE/features.npz;
 4. dev (with --dev-cache): the same for the development set's saved states -> dev-features.npz;
-5. fit: a pairwise logistic model over the features (numpy, deterministic), each repository held
-   out in turn to report how it generalises, then fitted on all -> CACHE/model.json, with its
-   held-out and development scores beside the fused ranking's.
-
-lgrep ships no model today: the one this fits does not beat the fused ranking on the development
-set (docs/benchmarks.md, 2026-11-26). A model that does would be applied in files.rank_files to
-task questions.
+5. fit: as above.
 """
 
 from __future__ import annotations
@@ -276,6 +284,8 @@ def step_dev_features(
 # Pairwise logistic regression: L2 strength, Adam steps and rate; negatives per question (the files
 # the fused ranking puts first: the ones a gold file has to pass).
 L2 = 1e-3
+# The L2 strengths tried by default; cross-validation by repository picks one (step_fit).
+L2_GRID = (0.1, 0.3, 1.0, 3.0)
 STEPS_ADAM = 600
 RATE = 0.05
 NEGATIVES = 50
@@ -303,9 +313,11 @@ def _pairs(
 
 
 def fit(
-    x: np.ndarray, y: np.ndarray, qid: np.ndarray, questions: np.ndarray, fused_col: int
+    x: np.ndarray, y: np.ndarray, qid: np.ndarray, questions: np.ndarray, fused_col: int, l2: float = L2
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(mean, scale, weights) of the pairwise model fitted on `questions`."""
+    """(mean, scale, weights) of the pairwise model fitted on `questions`. The weights start from
+    the fused ranking (all weight on `fused`) and L2 pulls them back towards it, not towards zero:
+    the stronger `l2`, the closer the model stays to the fallback it has to beat."""
     rows = np.isin(qid, questions)
     mean = x[rows].mean(axis=0)
     scale = x[rows].std(axis=0)
@@ -313,13 +325,14 @@ def fit(
     z = (x - mean) / scale
     d, pw = _pairs(z, y, qid, fused_col, questions)
     pw = pw / pw.sum()
-    w = np.zeros(x.shape[1])
-    w[fused_col] = 1.0  # start from the fused ranking
+    prior = np.zeros(x.shape[1])
+    prior[fused_col] = 1.0
+    w = prior.copy()
     m = np.zeros_like(w)
     v = np.zeros_like(w)
     for t in range(1, STEPS_ADAM + 1):
         margin = d @ w
-        grad = -(d * (pw / (1.0 + np.exp(margin)))[:, None]).sum(axis=0) + 2 * L2 * w
+        grad = -(d * (pw / (1.0 + np.exp(margin)))[:, None]).sum(axis=0) + 2 * l2 * (w - prior)
         m = 0.9 * m + 0.1 * grad
         v = 0.999 * v + 0.001 * grad**2
         w -= RATE * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
@@ -369,46 +382,61 @@ def step_fit(
     language: dict[str, str] | None = None,
     provenance: dict[str, Any] | None = None,
     drop: tuple[str, ...] = (),
+    l2s: tuple[float, ...] = (L2,),
 ) -> dict[str, Any]:
-    """Fit with each training repository held out in turn (reported), then on all; the model is
-    written to CACHE/model.json. Each of `evals` (name -> features file in CACHE, e.g. the
-    development set's) is scored by the model beside the fused ranking, per repository and language."""
+    """Fit with each training repository held out in turn, for each L2 strength of `l2s` (all
+    reported); the strength whose held-out questions rank best (Acc@5, then Acc@1, then MRR, over
+    every held-out question) is fitted on all and written to CACHE/model.json. Each of `evals`
+    (name -> features file in CACHE, e.g. the development set's) is scored by that model beside the
+    fused ranking, per repository and language: it never chooses anything."""
     data = load_rows(cache / train_file)
     # a variant without some features: their columns are zero, so their weights stay zero
     kept = np.array([not any(name.startswith(p) for p in drop) for name in FEATURES], dtype=np.float64)
     x, y, qid, repos, golds = data["x"] * kept, data["y"], data["qid"], data["repo"], data["golds"]
     fused_col = FEATURES.index("fused")
-    report: dict[str, Any] = {"held_out": {}}
-    held: dict[str, np.ndarray] = {}
-    for repo in sorted(set(repos.tolist())):
-        test = np.flatnonzero(repos == repo)
-        held[repo] = predict(fit(x, y, qid, np.flatnonzero(repos != repo), fused_col), x)
-        report["held_out"][repo] = {
-            "questions": len(test),
-            "fused": accuracy(x[:, fused_col], y, qid, test, golds),
-            "learned": accuracy(held[repo], y, qid, test, golds),
-        }
-        print(f"held out {repo}: {report['held_out'][repo]}", file=sys.stderr, flush=True)
-    # every question scored by the model that never saw its repository
-    pooled = np.zeros(len(x))
-    for repo, scores in held.items():
-        rows = np.isin(qid, np.flatnonzero(repos == repo))
-        pooled[rows] = scores[rows]
     everything = np.arange(len(repos))
-    report["held_out_all"] = {
-        "questions": len(repos),
-        "fused": accuracy(x[:, fused_col], y, qid, everything, golds),
-        "learned": accuracy(pooled, y, qid, everything, golds),
-    }
-    print(f"held out, all: {report['held_out_all']}", file=sys.stderr, flush=True)
-    mean, scale, w = fit(x, y, qid, everything, fused_col)
+    report: dict[str, Any] = {"held_out": {}, "held_out_all": {}, "by_l2": {}}
+    best: tuple[tuple[float, float, float], float] | None = None
+    for l2 in l2s:
+        held: dict[str, dict[str, Any]] = {}
+        pooled = np.zeros(len(x))  # every question scored by the model that never saw its repository
+        for repo in sorted(set(repos.tolist())):
+            test = np.flatnonzero(repos == repo)
+            scores = predict(fit(x, y, qid, np.flatnonzero(repos != repo), fused_col, l2), x)
+            rows = np.isin(qid, test)
+            pooled[rows] = scores[rows]
+            held[repo] = {
+                "questions": len(test),
+                "fused": accuracy(x[:, fused_col], y, qid, test, golds),
+                "learned": accuracy(scores, y, qid, test, golds),
+            }
+        overall = {
+            "questions": len(repos),
+            "fused": accuracy(x[:, fused_col], y, qid, everything, golds),
+            "learned": accuracy(pooled, y, qid, everything, golds),
+        }
+        report["by_l2"][str(l2)] = {"held_out": held, "held_out_all": overall}
+        print(f"l2 {l2}, held out, all: {overall}", file=sys.stderr, flush=True)
+        learned = overall["learned"]
+        key = (learned["acc@5"], learned["acc@1"], learned["mrr"])
+        if best is None or key > best[0]:
+            best = (key, l2)
+            report["held_out"], report["held_out_all"] = held, overall
+    assert best is not None
+    l2 = best[1]
+    report["l2"] = l2
+    print(f"chosen by held-out repositories: l2 {l2}", file=sys.stderr, flush=True)
+    mean, scale, w = fit(x, y, qid, everything, fused_col, l2)
     model = {
         "features": list(FEATURES),
         "mean": mean.tolist(), "scale": scale.tolist(), "weights": w.tolist(),
         "trained": time.strftime("%Y-%m-%d"),
         "repositories": sorted(set(repos.tolist())),
         "questions": len(repos),
-        "fit": {"l2": L2, "steps": STEPS_ADAM, "rate": RATE, "negatives": NEGATIVES, "seed": None},
+        "fit": {
+            "l2": l2, "l2_tried": list(l2s), "toward": "fused",
+            "steps": STEPS_ADAM, "rate": RATE, "negatives": NEGATIVES, "seed": None,
+        },
         "provenance": provenance or {},
         "dropped": list(drop),
         "held_out": report["held_out"],
@@ -521,9 +549,13 @@ def main() -> int:
     ap.add_argument("--step", action="append", help=f"only these steps (issues: {ISSUE_STEPS}; commits: {STEPS})")
     ap.add_argument("--ship", action="store_true", help="copy the fitted model into lgrep_search")
     ap.add_argument("--drop", action="append", default=[], help="fit without the features named with this prefix")
-    ap.add_argument("--l2", type=float, default=L2, help=f"L2 strength of the fit (default {L2})")
+    ap.add_argument(
+        "--l2",
+        type=float,
+        action="append",
+        help=f"L2 strengths to choose from by held-out repositories (default {L2_GRID})",
+    )
     args = ap.parse_args()
-    globals()["L2"] = args.l2  # read by fit()
     started = time.perf_counter()
     if args.source == "issues":
         steps = args.step or list(ISSUE_STEPS)
@@ -543,6 +575,7 @@ def main() -> int:
                 language,
                 provenance(args.issues_data, args.cache, "issues-train.npz"),
                 tuple(args.drop),
+                tuple(args.l2 or L2_GRID),
             )
         if args.ship:
             ship(args.cache)
@@ -560,7 +593,7 @@ def main() -> int:
     if "dev" in steps and args.dev_cache is not None:
         step_dev_features(args.dev_data, args.dev_cache, args.cache, clones=args.dev_clones)
     if "fit" in steps:
-        step_fit(args.cache)
+        step_fit(args.cache, l2s=tuple(args.l2 or (L2,)))
     print(f"done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return 0
 

@@ -3,6 +3,7 @@ the features it reads from a files answer's evidence, and the fit, on hand-made 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -126,3 +127,35 @@ def test_the_fit_learns_which_evidence_finds_the_answers(tool: ModuleType) -> No
     held_out = np.arange(40, 60)
     assert tool.accuracy(learned, y, qid, held_out, golds)["acc@1"] == 100.0
     assert tool.accuracy(x[:, fused], y, qid, held_out, golds)["acc@1"] < 50.0
+
+
+def test_a_strong_l2_keeps_the_fused_ranking_and_held_out_repositories_choose_it(
+    tool: ModuleType, tmp_path: Path
+) -> None:
+    """L2 pulls towards the fused ranking, not towards zero; step_fit picks the strength whose
+    held-out repositories rank best and writes it into the model."""
+    rng = np.random.default_rng(1)
+    col = {name: k for k, name in enumerate(tool.FEATURES)}
+    xs, ys, qids, repos = [], [], [], []
+    for q in range(40):
+        x = rng.normal(size=(15, len(tool.FEATURES)))
+        gold = int(rng.integers(15))
+        x[gold, col["fused"]] += 3.0  # the fused score finds the answer; the other columns are noise
+        xs.append(x)
+        ys.append(np.arange(15) == gold)
+        qids.append(np.full(15, q))
+        repos.append(f"o/r{q % 4}")
+    x, y, qid = np.concatenate(xs), np.concatenate(ys), np.concatenate(qids)
+    fused = col["fused"]
+    weights = tool.fit(x, y, qid, np.arange(40), fused, 1e6)[2]
+    assert weights[fused] == pytest.approx(1.0, abs=1e-3) and np.abs(np.delete(weights, fused)).max() < 1e-3
+    tool.save_rows(
+        tmp_path / "train.npz",
+        [(repo, f"i{q}", x[qid == q], y[qid == q], 1) for q, repo in enumerate(repos)],
+    )
+    report = tool.step_fit(tmp_path, "train.npz", evals={}, l2s=(1e-4, 1e3))
+    assert set(report["by_l2"]) == {"0.0001", "1000.0"}
+    model = json.loads((tmp_path / "model.json").read_text())
+    assert model["fit"]["l2"] == report["l2"] and model["fit"]["l2_tried"] == [1e-4, 1e3]
+    chosen = report["by_l2"][str(report["l2"])]["held_out_all"]["learned"]
+    assert all(chosen["acc@5"] >= r["held_out_all"]["learned"]["acc@5"] for r in report["by_l2"].values())
