@@ -2,7 +2,8 @@
 
 A chunk answer shows the best pieces; "which file do I open for this task" is better answered by
 adding up what each file has going for it. Each kind of evidence ranks the files on its own, and the
-rankings are fused by reciprocal rank (as the chunk channels are, fusion.py):
+rankings are fused by reciprocal rank (as the chunk channels are, fusion.py, with a smaller constant:
+FILE_RRF_K):
 
 - its chunks: the best three candidate chunks' scores after the ranking signals, decaying;
 - the whole file's BM25 (its chunks' terms summed, lexical.LexicalIndex.grouped), which rewards a
@@ -28,7 +29,7 @@ from lgrep_core.domain.models import ChunkKind, ContentType
 
 from .corpus import Corpus
 from .file_model import FileModel, feature_matrix
-from .fusion import RRF_K, Candidate
+from .fusion import Candidate
 from .history import HistoryIndex
 from .lexical import query_terms
 from .query import ParsedQuery
@@ -43,6 +44,11 @@ FILE_CHANNEL_DEPTH = 300
 FILE_LIST_DEPTH = 100
 # A file's chunk evidence: its best chunk, and these shares of its next ones.
 CHUNK_DECAY = (1.0, 0.5, 0.25)
+# Reciprocal-rank fusion of the file lists: weight / (FILE_RRF_K + rank). Smaller than the chunk
+# channels' RRF_K (60): a file list is short and its first places mean more, so how high a file
+# ranks in a list counts, not only in how many lists it is. Chosen on issues-dev's train split
+# (30 of 2, 5, 10, 20, 30, 60; docs/benchmarks.md, session 40).
+FILE_RRF_K = 30
 # The fusion weight of each evidence list.
 EVIDENCE_WEIGHTS = {"chunks": 1.0, "file_bm25": 1.0, "vector": 1.0, "defines": 1.0, "named": 1.0, "path": 0.5}
 # Chunks whose line ranges a file answer shows.
@@ -157,7 +163,7 @@ def rank_files(
             if r is None:
                 r = ranked[f] = RankedFile(f, 0.0, [i for _, i in by_file.get(f, [])[:RANGES_SHOWN]])
             r.ranks[name] = rank
-            r.score += weight / (RRF_K + rank + 1)
+            r.score += weight / (FILE_RRF_K + rank + 1)
     factors: dict[int, float] = {}
     rules: dict[int, list[str]] = {}
     for f, r in ranked.items():
