@@ -49,6 +49,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -206,10 +207,17 @@ Rows = list[tuple[str, str, np.ndarray, np.ndarray, int]]  # (repository, id, fe
 
 
 def question_features(
-    repo: str, insts: list[swe.Instance], states: swe.States, embedder: Any, clone: Path | None = None
+    repo: str,
+    insts: list[swe.Instance],
+    states: swe.States,
+    embedder: Any,
+    clone: Path | None = None,
+    unwanted: Callable[[str], bool] | None = None,
 ) -> Rows:
     """Every question with a saved state: its files answer's candidate files and their features
-    (files.rank_files's evidence, through Searcher.on_file_evidence), and which are its answers."""
+    (files.rank_files's evidence, through Searcher.on_file_evidence), and which are its answers.
+    A gold file `unwanted` names (a test, when training) is neither an answer nor a wrong one: its
+    row is left out and it is not counted among the question's answers."""
     from lgrep_core.domain.models import SearchRequest
     from lgrep_search.searcher import Searcher
 
@@ -226,8 +234,12 @@ def question_features(
         searcher.search(SearchRequest(query, limit=10, files=True))
         if seen:
             files, evidence = seen[0]
-            y = np.array([corpus.files[f] in inst.gold for f in files], dtype=bool)
-            rows.append((repo, inst.instance_id, feature_matrix(files, evidence), y, len(inst.gold)))
+            skipped = {g for g in inst.gold if unwanted is not None and unwanted(g)}
+            kept = [f for f in files if corpus.files[f] not in skipped]
+            y = np.array([corpus.files[f] in inst.gold for f in kept], dtype=bool)
+            golds = len(inst.gold) - len(skipped)
+            if golds:
+                rows.append((repo, inst.instance_id, feature_matrix(kept, evidence), y, golds))
     return rows
 
 
@@ -491,7 +503,10 @@ def issues_features(split: str, data: Path, issues_cache: Path, cache: Path) -> 
         if not any(states.done(i.instance_id) for i in insts):
             continue
         embedder = embedder or runner.embedder_for(clone)
-        got = question_features(repo, insts, states, embedder, clone)
+        # Training: a fix's test files are not what the ranking is for (tests rank below source unless
+        # asked for), so they teach nothing either way; dev and swebench-dev score them as the benchmark does.
+        unwanted = issues.is_test if split == "train" else None
+        got = question_features(repo, insts, states, embedder, clone, unwanted)
         # a training question no evidence list answers teaches nothing; an evaluation one counts as missed
         rows += [r for r in got if r[3].any()] if split == "train" else got
     out = cache / f"issues-{split}.npz"
