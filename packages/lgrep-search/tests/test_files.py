@@ -266,3 +266,24 @@ def test_a_link_to_the_projects_file_names_it() -> None:
     answer = Searcher(None, None, corpus=corpus).search(SearchRequest(issue, files=True))
     named = next(f for f in answer.files if f.path == "src/plugin/timezone/index.js")
     assert "named in the question" in named.why
+
+
+def test_a_go_import_path_names_its_packages_own_file() -> None:
+    def go(path: str, symbol: str, body: str) -> Chunk:
+        return Chunk(path, "go", 1, 3, body, ChunkKind.FUNCTION, symbol, (symbol,), "", ContentType.CODE)
+
+    corpus = Corpus.of_chunks(
+        [
+            go("clientconn.go", "Dial", "func Dial(target string) (*ClientConn, error) { return nil, nil }"),
+            go("balancer/grpclb/grpclb.go", "newLBBuilder", "func newLBBuilder() balancer.Builder { return nil }"),
+            go("balancer/grpclb/grpclb_picker.go", "Pick", "func (p *rrPicker) Pick() (balancer.PickResult, error)"),
+        ]
+    )
+    issue = (
+        "Remote balancer never reconnects after the stream breaks\n"
+        '```go\nimport (\n\t"google.golang.org/grpc"\n\t_ "google.golang.org/grpc/balancer/grpclb"\n)\n```\n'
+        "The client keeps the dead stream and every pick fails until the process restarts.\n"
+    )
+    answer = Searcher(None, None, corpus=corpus).search(SearchRequest(issue, files=True))
+    own = next(f for f in answer.files if f.path == "balancer/grpclb/grpclb.go")
+    assert any(w.startswith("imported in the question") for w in own.why)

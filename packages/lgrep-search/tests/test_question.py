@@ -200,3 +200,28 @@ def test_links_to_a_repository_hosts_files_name_their_paths() -> None:
         "Nothing from https://github.com/o/r/issues/12 or https://example.com/blob/x/d.py.\n"
     )
     assert q.paths == ("src/plugin/timezone/index.js", "lib/a.rb", "pkg/b.go", "c.py")
+
+
+def test_ruby_and_php_frames_ruby_requires_and_go_imports() -> None:
+    q = parse_question(
+        "Cart total is nil after a refund\n"
+        "```\n"
+        "NoMethodError: undefined method `+' for nil\n"
+        "/app/lib/shop/cart.rb:12:in 'Shop::Cart#total'\n"
+        "\tfrom /app/app/controllers/carts_controller.rb:5:in `block in show'\n"
+        "PHP Fatal error:  Uncaught TypeError\n"
+        "#0 /var/www/src/Shop/Cart.php(42): App\\Shop\\Cart->total()\n"
+        "#1 /var/www/public/index.php(7): handle()\n"
+        "```\n"
+        "```ruby\nrequire 'shop/cart'\nrequire_relative '../lib/shop/refund'\n```\n"
+        '```go\nimport (\n\t"fmt"\n\t"google.golang.org/grpc/balancer/grpclb"\n)\n```\n'
+    )
+    assert [(f.path, f.function) for f in q.frames] == [
+        ("/app/app/controllers/carts_controller.rb", "show"),
+        ("/app/lib/shop/cart.rb", "total"),
+        ("/var/www/public/index.php", "handle"),
+        ("/var/www/src/Shop/Cart.php", "total"),
+    ]
+    assert {"shop.cart", "lib.shop.refund", "shop.refund"} <= set(q.imports)
+    # a Go package is a folder, named by its own file: balancer/grpclb/grpclb.go
+    assert {"balancer.grpclb.grpclb", "grpclb.grpclb"} <= set(q.imports)

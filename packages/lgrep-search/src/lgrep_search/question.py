@@ -89,12 +89,25 @@ _NATIVE_FRAME = re2.compile(
     r"#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?([\w:~<>]+)\s*(?:\([^)\n]*\)\s*)?(?:at\s+)?"
     r"(\S+\.(?:c|cc|cpp|cxx|h|hh|hpp|hxx|m|mm|zig)):(\d+)"
 )
-_STACKS = (_JVM_FRAME, _V8_FRAME, _GECKO_FRAME, _GO_FRAME, _RUST_FRAME, _NATIVE_FRAME)
+# Ruby: `/app/lib/shop/cart.rb:12:in 'Shop::Cart#total'` (older Rubies quote with a backtick),
+# `from lib/x.rb:5:in `block in <main>'`.
+_RUBY_FRAME = re2.compile(r"((?:[\w.@~-]*/)*[\w.@-]+\.(?:rb|rake)):(\d+):in [`']([^'\n]*)'")
+# PHP: `#0 /var/www/src/Cart.php(42): App\Shop\Cart->total()`.
+_PHP_FRAME = re2.compile(r"#\d+\s+((?:[\w.@~-]*/)*[\w.@-]+\.php)\((\d+)\):\s+([\w\\]+(?:->|::))?(\w+)\(")
+_STACKS = (_JVM_FRAME, _V8_FRAME, _GECKO_FRAME, _GO_FRAME, _RUST_FRAME, _NATIVE_FRAME, _RUBY_FRAME, _PHP_FRAME)
 # Names qualified by `::` (Rust, C++, Ruby, PHP's static calls) or `\` (PHP namespaces).
 _SCOPED = re2.compile(r"\b([A-Za-z_]\w*(?:::[A-Za-z_]\w*)+)\b")
 _NAMESPACED = re2.compile(r"\b([A-Z]\w*(?:\\[A-Z]\w*)+)\b")
-# Modules an import names: `from 'dayjs/plugin/utc'`, `require("./lib/router")`, `import "a/b"`.
-_IMPORT = re2.compile(r"""(?:\bfrom\s+|\brequire\(\s*|\bimport\(\s*|\bimport\s+)['"]([@\w.][\w@./-]*)['"]""")
+# Modules an import names: `from 'dayjs/plugin/utc'`, `require("./lib/router")`, `import "a/b"`,
+# Ruby's `require 'shop/cart'` and `require_relative '../lib/x'`.
+_IMPORT = re2.compile(
+    r"""(?:\bfrom\s+|\brequire\(\s*|\bimport\(\s*|\bimport\s+|\brequire(?:_relative)?\s+)['"]([@\w.][\w@./-]*)['"]"""
+)
+# Go imports, also in an `import ( ... )` group: a quoted path whose first part is a host
+# (`"google.golang.org/grpc/balancer/grpclb"`, `"github.com/acme/app/store"`).
+_GO_IMPORT = re2.compile(
+    r'"((?:[a-z0-9-]+\.)+(?:com|org|io|in|net|dev|co|me|cc|xyz|info|edu|gov|cn|de|uk)/[\w.~-]+(?:/[\w.~-]+)*)"'
+)
 # Other stacks' lines: `at foo (src/a/b.js:12:5)`, `at com.x.Y.m(Y.java:42)`, `src/a.rs:12:5`, `a.go:12`.
 _PATH_LINE = re2.compile(r"((?:[\w.@~-]+/)*[\w.@-]+\.[A-Za-z][A-Za-z0-9]*):(\d+)")
 # A file path with at least one folder, or a bare file name with a source-like extension.
@@ -222,7 +235,15 @@ def parse_question(text: str) -> QuestionParts:
         + [d for _, g in _matches(_SCOPED, text) for d in _as_dotted(g[0].split("::"))]
         + [d for _, g in _matches(_NAMESPACED, text) for d in _as_dotted(g[0].split("\\"))]
     )
-    imports = _unique(d for _, g in _matches(_IMPORT, text) for d in _as_dotted(_module_parts(g[0])))
+    imports = _unique(
+        [
+            d
+            for _, g in _matches(_IMPORT, text)
+            if not _GO_IMPORT.fullmatch(f'"{g[0]}"')
+            for d in _as_dotted(_module_parts(g[0]))
+        ]
+        + [d for _, g in _matches(_GO_IMPORT, text) for d in _go_package(g[0])]
+    )
     names: list[str] = []
     names += (f.function for f in frames if f.function and not f.function.startswith("<"))
     names += (g[0] for _, g in _matches(_CALL, text))
@@ -267,6 +288,13 @@ def _frame(pattern: Any, groups: list[str]) -> Frame:
                 break
             folders.append(part)
         return Frame("/".join([*folders, name]), int(line), method)
+    if pattern is _RUBY_FRAME:  # `block in Shop::Cart#total` -> total
+        path, line, label = groups
+        name = label.split()[-1] if label.split() else ""
+        return Frame(path, int(line), _last_name(name.split("#")[-1].rstrip("?!")))
+    if pattern is _PHP_FRAME:
+        path, line, _owner, method = groups
+        return Frame(path, int(line), method)
     function, path, line = groups
     return Frame(path.removeprefix("file://"), int(line), _last_name(function))
 
@@ -276,6 +304,20 @@ def _last_name(qualified: str) -> str:
     "" for an anonymous function (`<anonymous>`, `{{closure}}`)."""
     tail = re.split(r"::|[./]", qualified.strip())[-1].strip("()*[]")
     return tail if re.fullmatch(r"[A-Za-z_$][\w$]*", tail) else ""
+
+
+def _go_package(spec: str) -> list[str]:
+    """A Go import path as the dotted names of its package's own file (a package is a folder; its
+    main file is conventionally named after it): `google.golang.org/grpc/balancer/grpclb` ->
+    balancer.grpclb.grpclb, and the same with one more leading part, since where the module's root
+    ends (after the host and one or two parts) is not written in the path."""
+    parts = spec.split("/")[1:]  # without the host
+    out = []
+    for root in (1, 2):
+        rest = parts[root:]
+        if rest and all(re.fullmatch(r"[A-Za-z_][\w-]*", p) for p in rest):
+            out.append(".".join([*rest, rest[-1]]))
+    return out
 
 
 def _module_parts(spec: str) -> list[str]:
