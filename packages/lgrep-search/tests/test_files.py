@@ -287,3 +287,22 @@ def test_a_go_import_path_names_its_packages_own_file() -> None:
     answer = Searcher(None, None, corpus=corpus).search(SearchRequest(issue, files=True))
     own = next(f for f in answer.files if f.path == "balancer/grpclb/grpclb.go")
     assert any(w.startswith("imported in the question") for w in own.why)
+
+
+def test_a_documentation_folders_code_counts_as_docs_in_a_files_answer() -> None:
+    def c(path: str, symbol: str, body: str) -> Chunk:
+        return Chunk(path, "c", 1, 3, body, ChunkKind.FUNCTION, symbol, (symbol,), "", ContentType.CODE)
+
+    corpus = Corpus.of_chunks(
+        [
+            c("doc/manual.html", "ZSTD_compressStream", "ZSTD_compressStream flushes the frame; see ZSTD_endStream"),
+            c("lib/compress.c", "ZSTD_compressStream", "size_t ZSTD_compressStream(ZSTD_CStream* zcs) { flush }"),
+        ]
+    )
+    why = {
+        f.path: f.why
+        for f in Searcher(None, None, corpus=corpus)
+        .search(SearchRequest("ZSTD_compressStream flush", files=True))
+        .files
+    }
+    assert "docs file" in why["doc/manual.html"] and not any("docs" in w for w in why["lib/compress.c"])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import posixpath
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,6 +62,9 @@ MAX_NAMES = 40
 # A package file (`__init__.py`) with more definitions than this is a module, not a re-export barrel.
 REEXPORT_MAX_DEFINITIONS = 3
 _REEXPORT_FACTOR = next(rule.factor for rule in PATH_RULES if rule.name == "reexport")
+# Documentation folders: 4 of the ~2,400 files issues-dev's and swebench-dev's fixes changed live
+# in one (docs/conf.py and the like); the rest is docs, generated manuals and their build scripts.
+_DOCS_FOLDER = re.compile(r"(?:^|/)(?:docs?|documentation)/")
 _DEFINING_KINDS = frozenset(k.value for k in (ChunkKind.FUNCTION, ChunkKind.METHOD, ChunkKind.CLASS, ChunkKind.MODULE))
 
 
@@ -231,11 +235,14 @@ def rank_files(
 def _file_penalty(corpus: Corpus, f: int, query: ParsedQuery) -> tuple[float, list[str]]:
     """The chunk ranking's path penalties (signals/penalty.py), read for a whole file: prose and
     data around the code (docs, changelogs, translation catalogs, configuration) count as docs,
-    since the files to open for a task are its code unless the question asks for docs; a package's
-    `__init__.py` is a re-export barrel only when it defines little."""
+    and so does every file of a documentation folder (a generated manual, the docs' own build
+    script), since the files to open for a task are its code unless the question asks for docs; a
+    package's `__init__.py` is a re-export barrel only when it defines little."""
     chunks = corpus.chunks_of(f)
     content_type = corpus.content_types[chunks.start] if len(chunks) else ""
-    factor, applied = path_penalty(corpus.files[f], content_type != ContentType.CODE.value, query)
+    path = corpus.files[f]
+    is_docs = content_type != ContentType.CODE.value or _DOCS_FOLDER.search(path) is not None
+    factor, applied = path_penalty(path, is_docs, query)
     if "reexport" in applied and sum(corpus.kinds[i] in _DEFINING_KINDS for i in chunks) > REEXPORT_MAX_DEFINITIONS:
         factor /= _REEXPORT_FACTOR
         applied.remove("reexport")
