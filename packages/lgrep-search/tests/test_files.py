@@ -23,6 +23,10 @@ def _chunk(path: str, symbol: str, content: str, kind: ChunkKind = ChunkKind.FUN
     return Chunk(path, language, line, line + lines - 1, content, kind, symbol, (symbol,), "", content_type)
 
 
+def _code(language: str, path: str, symbol: str, body: str) -> Chunk:
+    return Chunk(path, language, 1, 3, body, ChunkKind.FUNCTION, symbol, (symbol,), "", ContentType.CODE)
+
+
 def _searcher() -> Searcher:
     chunks = [
         _chunk(
@@ -221,14 +225,11 @@ def test_a_searcher_reads_the_history_kept_beside_the_index_again_when_it_change
 
 
 def test_a_module_the_questions_code_imports_is_named_last_as_an_import() -> None:
-    def js(path: str, symbol: str, body: str) -> Chunk:
-        return Chunk(path, "javascript", 1, 3, body, ChunkKind.FUNCTION, symbol, (symbol,), "", ContentType.CODE)
-
     corpus = Corpus.of_chunks(
         [
-            js("src/index.js", "format", "function format(str) { return parse(str) }"),
-            js("src/plugin/utc/index.js", "utc", "function utc(config) { return config.utc }"),
-            js("src/plugin/weekday/index.js", "weekday", "function weekday(input) { return input }"),
+            _code("javascript", "src/index.js", "format", "function format(str) { return parse(str) }"),
+            _code("javascript", "src/plugin/utc/index.js", "utc", "function utc(config) { return config.utc }"),
+            _code("javascript", "src/plugin/weekday/index.js", "weekday", "function weekday(input) { return input }"),
         ]
     )
     issue = (
@@ -247,14 +248,16 @@ def test_a_module_the_questions_code_imports_is_named_last_as_an_import() -> Non
 
 
 def test_a_link_to_the_projects_file_names_it() -> None:
-    def js(path: str, symbol: str, body: str) -> Chunk:
-        return Chunk(path, "javascript", 1, 3, body, ChunkKind.FUNCTION, symbol, (symbol,), "", ContentType.CODE)
-
     corpus = Corpus.of_chunks(
         [
-            js("src/index.js", "locale", "function locale(preset) { return this.$L = preset }"),
-            js("src/plugin/timezone/index.js", "tz", "function tz(timezone) { return this.utcOffset(offset) }"),
-            js("src/locale/es.js", "es", "const locale = { name: 'es', months: 'enero' }"),
+            _code("javascript", "src/index.js", "locale", "function locale(preset) { return this.$L = preset }"),
+            _code(
+                "javascript",
+                "src/plugin/timezone/index.js",
+                "tz",
+                "function tz(timezone) { return this.utcOffset(offset) }",
+            ),
+            _code("javascript", "src/locale/es.js", "es", "const locale = { name: 'es', months: 'enero' }"),
         ]
     )
     issue = (
@@ -269,14 +272,18 @@ def test_a_link_to_the_projects_file_names_it() -> None:
 
 
 def test_a_go_import_path_names_its_packages_own_file() -> None:
-    def go(path: str, symbol: str, body: str) -> Chunk:
-        return Chunk(path, "go", 1, 3, body, ChunkKind.FUNCTION, symbol, (symbol,), "", ContentType.CODE)
-
     corpus = Corpus.of_chunks(
         [
-            go("clientconn.go", "Dial", "func Dial(target string) (*ClientConn, error) { return nil, nil }"),
-            go("balancer/grpclb/grpclb.go", "newLBBuilder", "func newLBBuilder() balancer.Builder { return nil }"),
-            go("balancer/grpclb/grpclb_picker.go", "Pick", "func (p *rrPicker) Pick() (balancer.PickResult, error)"),
+            _code("go", "clientconn.go", "Dial", "func Dial(target string) (*ClientConn, error) { return nil, nil }"),
+            _code(
+                "go", "balancer/grpclb/grpclb.go", "newLBBuilder", "func newLBBuilder() balancer.Builder { return nil }"
+            ),
+            _code(
+                "go",
+                "balancer/grpclb/grpclb_picker.go",
+                "Pick",
+                "func (p *rrPicker) Pick() (balancer.PickResult, error)",
+            ),
         ]
     )
     issue = (
@@ -290,13 +297,17 @@ def test_a_go_import_path_names_its_packages_own_file() -> None:
 
 
 def test_a_documentation_folders_code_counts_as_docs_in_a_files_answer() -> None:
-    def c(path: str, symbol: str, body: str) -> Chunk:
-        return Chunk(path, "c", 1, 3, body, ChunkKind.FUNCTION, symbol, (symbol,), "", ContentType.CODE)
-
     corpus = Corpus.of_chunks(
         [
-            c("doc/manual.html", "ZSTD_compressStream", "ZSTD_compressStream flushes the frame; see ZSTD_endStream"),
-            c("lib/compress.c", "ZSTD_compressStream", "size_t ZSTD_compressStream(ZSTD_CStream* zcs) { flush }"),
+            _code(
+                "c",
+                "doc/manual.html",
+                "ZSTD_compressStream",
+                "ZSTD_compressStream flushes the frame; see ZSTD_endStream",
+            ),
+            _code(
+                "c", "lib/compress.c", "ZSTD_compressStream", "size_t ZSTD_compressStream(ZSTD_CStream* zcs) { flush }"
+            ),
         ]
     )
     why = {
