@@ -317,3 +317,41 @@ def test_a_documentation_folders_code_counts_as_docs_in_a_files_answer() -> None
         .files
     }
     assert "docs file" in why["doc/manual.html"] and not any("docs" in w for w in why["lib/compress.c"])
+
+
+def _fileio_corpus(header_words: str) -> Corpus:
+    return Corpus.of_chunks(
+        [
+            _code(
+                "c",
+                "programs/fileio.c",
+                "FIO_compressFilename",
+                "int FIO_compressFilename(sparse output file) { sparse sparse sparse }",
+            ),
+            _code("c", "programs/bench.c", "BMK_sparse", "int BMK_sparse(sparse output) { sparse }"),
+            _code("c", "programs/dibio.c", "DiB_sparse", "int DiB_sparse(sparse output) { sparse }"),
+            _code("c", "programs/util.c", "UTIL_sparse", "int UTIL_sparse(sparse output) { sparse }"),
+            _code("c", "programs/fileio.h", "ZSTD_setLevel", f"void ZSTD_setLevel(int {header_words});"),
+        ]
+    )
+
+
+def test_a_leading_files_header_follows_it_when_evidence_found_the_header() -> None:
+    files = (
+        Searcher(None, None, corpus=_fileio_corpus("output"))
+        .search(SearchRequest("sparse output is corrupted by FIO_compressFilename", files=True))
+        .files
+    )
+    paths = [f.path for f in files]
+    assert paths[:2] == ["programs/fileio.c", "programs/fileio.h"], paths
+    assert "the header of programs/fileio.c" in files[1].why
+    assert files[1].score == files[0].score  # scores stay in the answer's order
+
+
+def test_a_counterpart_no_evidence_found_is_not_added() -> None:
+    files = (
+        Searcher(None, None, corpus=_fileio_corpus("level"))
+        .search(SearchRequest("sparse output is corrupted by FIO_compressFilename", files=True))
+        .files
+    )
+    assert "programs/fileio.h" not in [f.path for f in files]

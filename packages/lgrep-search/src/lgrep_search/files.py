@@ -13,7 +13,8 @@ FILE_RRF_K):
 - mentions: the project's files the question names (traceback frames first, innermost first).
 
 Then tests, examples and docs are scaled down as in the chunk ranking (signals/penalty.py), unless the
-question asks for them.
+question asks for them. Last, a leading file's counterpart (its header, its type declarations:
+counterparts.py) follows it when some evidence found it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 from lgrep_core.domain.models import ChunkKind, ContentType
 
 from .corpus import Corpus
+from .counterparts import counterpart, counterpart_role
 from .file_model import FileModel, feature_matrix
 from .fusion import Candidate
 from .history import HistoryIndex
@@ -52,6 +54,12 @@ CHUNK_DECAY = (1.0, 0.5, 0.25)
 FILE_RRF_K = 30
 # The fusion weight of each evidence list.
 EVIDENCE_WEIGHTS = {"chunks": 1.0, "file_bm25": 1.0, "vector": 1.0, "defines": 1.0, "named": 1.0, "path": 0.5}
+# A leading file's counterpart (counterparts.py: its header, its type declarations, ...) follows it
+# when some evidence found the counterpart too: one of the first COUNTERPART_DEPTH files follows
+# each of the first COUNTERPART_LEADS. Issues-dev dev (219): Acc@5 68.9 -> 69.9, JavaScript
+# 70.0 -> 73.3, C's Acc@10 62.5 -> 70.8; without the evidence rule, Acc@3 58.0 -> 55.7.
+COUNTERPART_LEADS = 2
+COUNTERPART_DEPTH = 30
 # Chunks whose line ranges a file answer shows.
 RANGES_SHOWN = 3
 # How much a definition of a question's name counts, by where the question uses the name.
@@ -219,7 +227,7 @@ def rank_files(
             assert model is not None
             for f, score in zip(pool, model.scores(feature_matrix(pool, evidence)).tolist(), strict=True):
                 ranked[f].score = 1.0 / (1.0 + math.exp(-min(max(score, -50.0), 50.0)))
-    order = sorted(ranked.values(), key=lambda r: (-r.score, r.file))[:limit]
+    order = _with_counterparts(corpus, sorted(ranked.values(), key=lambda r: (-r.score, r.file)))[:limit]
     chunk_bm25: np.ndarray | None = None
     for r in order:
         if not r.chunks:  # found by file-level evidence only: show its chunks BM25 likes best
@@ -227,6 +235,37 @@ def rank_files(
                 chunk_bm25 = corpus.lexical.scores(query.terms, None, query.weights)
             r.chunks = _best_chunks(corpus, r.file, chunk_bm25)
     return order
+
+
+_ROLE_NAMES = {
+    "header": "the header",
+    "source": "the source",
+    "declaration": "the type declarations",
+    "module": "the module",
+    "stub": "the stub",
+    "python": "the module",
+}
+
+
+def _with_counterparts(corpus: Corpus, order: list[RankedFile]) -> list[RankedFile]:
+    """`order` with each of its first COUNTERPART_LEADS files followed by its counterpart, when that
+    is among the first COUNTERPART_DEPTH files; the counterpart takes its lead's score."""
+    out = list(order)
+    depth = {r.file for r in order[:COUNTERPART_DEPTH]}
+    for i in range(min(COUNTERPART_LEADS, len(out))):
+        lead = out[i]
+        c = counterpart(corpus, lead.file)
+        if c is None or c not in depth:
+            continue
+        j = next(k for k, r in enumerate(out) if r.file == c)
+        if j <= i + 1:
+            continue
+        moved = out.pop(j)
+        moved.score = lead.score
+        role = counterpart_role(corpus.files[c])
+        moved.why.append(f"{_ROLE_NAMES.get(role or '', 'the counterpart')} of {corpus.files[lead.file]}")
+        out.insert(i + 1, moved)
+    return out
 
 
 # ------------------------------------------------------------------------------------ penalties
