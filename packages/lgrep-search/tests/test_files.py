@@ -9,6 +9,7 @@ import pytest
 from lgrep_core.domain.history import Commit, History
 from lgrep_core.domain.models import Chunk, ChunkKind, ContentType, SearchRequest
 from lgrep_core.storage.layout import HISTORY_FILE, write_history
+from lgrep_search import files as files_module
 from lgrep_search.corpus import Corpus
 from lgrep_search.file_model import FEATURES, FileModel, shipped_model
 from lgrep_search.files import Evidence
@@ -355,3 +356,55 @@ def test_a_counterpart_no_evidence_found_is_not_added() -> None:
         .files
     )
     assert "programs/fileio.h" not in [f.path for f in files]
+
+
+def _printing_corpus() -> Corpus:
+    return Corpus.of_chunks(
+        [
+            _chunk(
+                "pkg/printing/pretty.py",
+                "_print_Product",
+                "def _print_Product(self, expr):\n    # draws the sign\n    return self.wide_sign(expr)",
+            ),
+            _chunk(
+                "pkg/concrete/products.py",
+                "Product",
+                "class Product(ExprWithLimits):\n    def doit(self):\n"
+                "        # evaluate each term between the limits of the product\n"
+                "        return self.term.evaluate(self.limits)",
+            ),
+            _chunk("pkg/core/expr.py", "Expr", "class Expr:\n    def evaluate(self, limits):\n        return self"),
+        ]
+    )
+
+
+_BODY = """When I evaluate the product of a term between limits the result looks odd:
+```
+>>> pretty_print(p)
+```
+the term between the limits evaluates, and the limits of the product are right.
+"""
+
+
+def _title_evidence(question: str) -> tuple[Evidence, dict[str, float]]:
+    seen: list[Evidence] = []
+    searcher = Searcher(None, None, corpus=_printing_corpus())
+    searcher.on_file_evidence = lambda _files, evidence: seen.append(evidence)
+    files = searcher.search(SearchRequest(question, files=True)).files
+    return seen[0], {f.path: f.score for f in files}
+
+
+def test_a_title_that_names_code_ranks_files_by_its_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    question = "pretty_print() draws products too wide\n" + _BODY
+    evidence, scores = _title_evidence(question)
+    pretty = _printing_corpus().file_numbers["pkg/printing/pretty.py"]
+    assert evidence.ranks["title"][0] == pretty  # "draws", "wide" are the title's words
+    monkeypatch.setitem(files_module.EVIDENCE_WEIGHTS, "title", 0.0)
+    _evidence, without = _title_evidence(question)
+    gained = scores["pkg/printing/pretty.py"] - without["pkg/printing/pretty.py"]
+    assert gained == pytest.approx(0.5 / (files_module.FILE_RRF_K + 1), abs=1e-5)  # scores shown rounded
+
+
+def test_a_title_in_plain_words_has_no_list_of_its_own() -> None:
+    evidence, _scores = _title_evidence("The printed products are drawn too wide\n" + _BODY)
+    assert "title" not in evidence.ranks

@@ -10,7 +10,9 @@ FILE_RRF_K):
   file that uses many of the question's words across its length;
 - its chunks' best cosine similarity to the question;
 - definitions: the files that define the names the question mentions, rarer names first;
-- mentions: the project's files the question names (traceback frames first, innermost first).
+- mentions: the project's files the question names (traceback frames first, innermost first);
+- the title: for a task question whose title names code, the whole file's BM25 of the title's
+  words alone (the title says what is wrong; the body adds output, code and guesses).
 
 Then tests, examples and docs are scaled down as in the chunk ranking (signals/penalty.py), unless the
 question asks for them. Last, a leading file's counterpart (its header, its type declarations:
@@ -53,7 +55,17 @@ CHUNK_DECAY = (1.0, 0.5, 0.25)
 # (30 of 2, 5, 10, 20, 30, 60; docs/benchmarks.md, session 40).
 FILE_RRF_K = 30
 # The fusion weight of each evidence list.
-EVIDENCE_WEIGHTS = {"chunks": 1.0, "file_bm25": 1.0, "vector": 1.0, "defines": 1.0, "named": 1.0, "path": 0.5}
+# The title's list (a task question whose title names code) counts half, chosen on issues-dev's
+# train split (0.25 / 0.5 / 1; docs/benchmarks.md, session 41).
+EVIDENCE_WEIGHTS = {
+    "chunks": 1.0,
+    "file_bm25": 1.0,
+    "vector": 1.0,
+    "defines": 1.0,
+    "named": 1.0,
+    "path": 0.5,
+    "title": 0.5,
+}
 # A leading file's counterpart (counterparts.py: its header, its type declarations, ...) follows it
 # when some evidence found the counterpart too: one of the first COUNTERPART_DEPTH files follows
 # each of the first COUNTERPART_LEADS. Issues-dev dev (219): Acc@5 68.9 -> 69.9, JavaScript
@@ -166,6 +178,12 @@ def rank_files(
         counts = corpus.path_match_counts(query.keywords, PATH_PREFIX_MIN).astype(np.float32)
         counts[~file_ok] = 0.0
         lists["path"] = _top(counts, positive=True)
+    title: np.ndarray | None = None
+    if query.parts is not None and query.parts.title:
+        title = corpus.file_lexical.scores(query_terms(query.parts.title))
+        title[~file_ok] = 0.0
+        if query.parts.title_names:
+            lists["title"] = _top(title, positive=True)
 
     ranked: dict[int, RankedFile] = {}
     for name, files in lists.items():
@@ -219,6 +237,7 @@ def rank_files(
                 fused={f: ranked[f].score for f in pool},
                 history=history,
                 liked=liked,
+                title=title,
             ),
         )
         if on_evidence is not None:
@@ -380,14 +399,15 @@ def _facts(
     fused: dict[int, float],
     history: HistoryIndex | None,
     liked: tuple[dict[str, float], dict[str, int]] | None,
+    title: np.ndarray | None,
 ) -> dict[int, dict[str, float]]:
-    """Evidence.facts of the candidate files `pool` (`liked`: the history's like_question)."""
+    """Evidence.facts of the candidate files `pool` (`liked`: the history's like_question; `title`:
+    each file's BM25 of the title's words)."""
     out = {f: dict(defined.get(f, {})) for f in pool}
     innermost = next((f for f in named if named_kind.get(f) == "frame"), None)
     if innermost is not None and innermost in out:
         out[innermost]["named.innermost"] = 1.0
-    if query.parts is not None and query.parts.title:
-        title = corpus.file_lexical.scores(query_terms(query.parts.title))
+    if title is not None:
         best = float(title[pool].max()) if pool else 0.0
         if best > 0:
             for f in pool:
