@@ -68,8 +68,8 @@ EVIDENCE_WEIGHTS = {
 }
 # A leading file's counterpart (counterparts.py: its header, its type declarations, ...) follows it
 # when some evidence found the counterpart too: one of the first COUNTERPART_DEPTH files follows
-# each of the first COUNTERPART_LEADS. Issues-dev dev (219): Acc@5 68.9 -> 69.9, JavaScript
-# 70.0 -> 73.3, C's Acc@10 62.5 -> 70.8; without the evidence rule, Acc@3 58.0 -> 55.7.
+# each of the first COUNTERPART_LEADS. Issues-dev dev (225, 10-file answers): Acc@5 67.1 -> 68.4,
+# JavaScript 68.3 -> 73.3; without the evidence rule Acc@3 fell (docs/benchmarks.md, session 41).
 COUNTERPART_LEADS = 2
 COUNTERPART_DEPTH = 30
 # Chunks whose line ranges a file answer shows.
