@@ -408,3 +408,24 @@ def test_a_title_that_names_code_ranks_files_by_its_words(monkeypatch: pytest.Mo
 def test_a_title_in_plain_words_has_no_list_of_its_own() -> None:
     evidence, _scores = _title_evidence("The printed products are drawn too wide\n" + _BODY)
     assert "title" not in evidence.ranks
+
+
+def test_a_task_questions_files_answer_puts_docs_further_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus = Corpus.of_chunks(
+        [
+            _chunk(
+                "CHANGES.md", "Release 2.1", "# Release 2.1\nis_upper no longer raises IndexError", ChunkKind.SECTION
+            ),
+            _chunk("pkg/matrices/shape.py", "is_upper", "def is_upper(self):\n    return all(self[i, j].is_zero)"),
+        ]
+    )
+
+    def scores(question: str) -> dict[str, float]:
+        files = Searcher(None, None, corpus=corpus).search(SearchRequest(question, files=True)).files
+        return {f.path: f.score for f in files}
+
+    task, short = scores(ISSUE), scores("is_upper IndexError")
+    monkeypatch.setattr(files_module, "TASK_DOCS_FACTOR", 1.0)
+    assert scores(ISSUE)["CHANGES.md"] == pytest.approx(2 * task["CHANGES.md"], rel=1e-3)
+    assert scores(ISSUE)["pkg/matrices/shape.py"] == task["pkg/matrices/shape.py"]
+    assert scores("is_upper IndexError") == short  # a short question's docs keep the chunk ranking's factor
