@@ -17,7 +17,7 @@ import posixpath
 
 from .corpus import Corpus
 
-__all__ = ["counterpart", "counterpart_role"]
+__all__ = ["counterpart", "counterpart_role", "counterpart_why"]
 
 _SOURCE = (".c", ".cc", ".cpp", ".cxx", ".m", ".mm")
 _HEADER = (".h", ".hh", ".hpp", ".hxx")
@@ -32,6 +32,15 @@ _SIDES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("stub", (".pyi",), (".py",)),
     ("python", (".py",), (".pyi",)),
 )
+# How a `why` line names each side.
+_SAYS = {
+    "declaration": "the type declarations",
+    "source": "the source",
+    "header": "the header",
+    "module": "the module",
+    "stub": "the stub",
+    "python": "the module",
+}
 # A package's own file, named for its folder (JavaScript's and TypeScript's `index`).
 _INDEX = "index"
 
@@ -51,6 +60,13 @@ def counterpart_role(path: str) -> str | None:
     "python"; None for a file of no such pair."""
     split = _split(path)
     return split[0] if split else None
+
+
+def counterpart_why(path: str, lead: str) -> str:
+    """The `why` line of `path` shown behind its counterpart `lead` ("the header of x.c")."""
+    role = counterpart_role(path)
+    assert role is not None, f"{path} is no file's counterpart"
+    return f"{_SAYS[role]} of {lead}"
 
 
 def counterpart(corpus: Corpus, file_no: int) -> int | None:
@@ -73,7 +89,7 @@ def counterpart(corpus: Corpus, file_no: int) -> int | None:
         found.update(f for f in corpus.files_with_name(_INDEX + ext) if _folder_name(corpus.files[f]) == key)
     found.discard(file_no)
     # A file elsewhere that has its own counterpart beside it is not this one's.
-    alone = [f for f in found if _beside(numbers, *_stem_of(corpus.files[f]), own) is None]
+    alone = [f for f in found if _beside(numbers, *_folder_and_stem(corpus.files[f]), own) is None]
     return alone[0] if len(alone) == 1 and len(found) == 1 else None
 
 
@@ -85,10 +101,11 @@ def _beside(numbers: dict[str, int], folder: str, stem: str, exts: tuple[str, ..
     return None
 
 
-def _stem_of(path: str) -> tuple[str, str]:
+def _folder_and_stem(path: str) -> tuple[str, str]:
+    """Of a path that has a side (every file `counterpart` finds has one)."""
     split = _split(path)
-    folder, name = posixpath.split(path)
-    return (folder, split[2]) if split else (folder, name)
+    assert split is not None
+    return split[1], split[2]
 
 
 def _folder_name(path: str) -> str:

@@ -32,7 +32,7 @@ import numpy as np
 from lgrep_core.domain.models import ChunkKind, ContentType
 
 from .corpus import Corpus
-from .counterparts import counterpart, counterpart_role
+from .counterparts import counterpart, counterpart_why
 from .file_model import FileModel, feature_matrix
 from .fusion import Candidate
 from .history import HistoryIndex
@@ -183,8 +183,14 @@ def rank_files(
         counts = corpus.path_match_counts(query.keywords, PATH_PREFIX_MIN).astype(np.float32)
         counts[~file_ok] = 0.0
         lists["path"] = _top(counts, positive=True)
+    learned = model is not None and query.parts is not None
+    # The title's words: a list when the title names code, a fact when the evidence is read.
     title: np.ndarray | None = None
-    if query.parts is not None and query.parts.title:
+    if (
+        query.parts is not None
+        and query.parts.title
+        and (query.parts.title_names or on_evidence is not None or learned)
+    ):
         title = corpus.file_lexical.scores(query_terms(query.parts.title))
         title[~file_ok] = 0.0
         if query.parts.title_names:
@@ -209,7 +215,6 @@ def rank_files(
         if applied:
             r.score *= factor
             r.why.append(f"{'+'.join(applied)} file")
-    learned = model is not None and query.parts is not None
     # Past commits like the question: a why line always, features only when evidence is read.
     liked = history.like_question(query.terms) if history is not None and query.parts is not None else None
     if liked is not None and history is not None:
@@ -261,16 +266,6 @@ def rank_files(
     return order
 
 
-_ROLE_NAMES = {
-    "header": "the header",
-    "source": "the source",
-    "declaration": "the type declarations",
-    "module": "the module",
-    "stub": "the stub",
-    "python": "the module",
-}
-
-
 def _with_counterparts(corpus: Corpus, order: list[RankedFile]) -> list[RankedFile]:
     """`order` with each of its first COUNTERPART_LEADS files followed by its counterpart, when that
     is among the first COUNTERPART_DEPTH files; the counterpart takes its lead's score."""
@@ -286,8 +281,7 @@ def _with_counterparts(corpus: Corpus, order: list[RankedFile]) -> list[RankedFi
             continue
         moved = out.pop(j)
         moved.score = lead.score
-        role = counterpart_role(corpus.files[c])
-        moved.why.append(f"{_ROLE_NAMES.get(role or '', 'the counterpart')} of {corpus.files[lead.file]}")
+        moved.why.append(counterpart_why(corpus.files[c], corpus.files[lead.file]))
         out.insert(i + 1, moved)
     return out
 
