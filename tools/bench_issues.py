@@ -65,6 +65,8 @@ SPLIT_FILE = PROJECT / "tools" / "issues_split.json"
 DEFAULT_MIRRORS = Path("/work/.mirror")
 DEFAULT_CLONES = Path("/work/bench/issues-clones")
 DEFAULT_CACHE = Path("/work/bench/issues-cache")
+# Lexical states (`--lexical`): chunks without vectors, in a cache of their own.
+LEXICAL_CACHE = Path("/work/bench/issues-cache-lexical")
 # A fork and its origin are one unit of the split: their code is largely the same.
 FORKS = {"ytdl-org/youtube-dl": "yt-dlp/yt-dlp"}
 DEV_SHARE = 0.4
@@ -313,7 +315,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         states = States(args.cache / "issues" / repo.replace("/", "+"))
         if all(states.done(i.instance_id) for i in insts):
             continue
-        result = build_repo(repo, clone, insts, runner, states, label=repo)
+        result = build_repo(repo, clone, insts, runner, states, label=repo, vectors=not args.lexical)
         print(f"built {repo}: {result['seconds']:.0f} s", file=sys.stderr, flush=True)
     return 0
 
@@ -335,6 +337,11 @@ def cmd_score(args: argparse.Namespace) -> int:
             unbuilt[repo] = len(insts) - len(built)
         if not built:
             continue
+        if states.meta(built[0].instance_id).get("vectors", True) == args.lexical:
+            kind = "full" if args.lexical else "lexical"
+            raise SystemExit(
+                f"{repo}'s states under {args.cache} are {kind}: score them with the flag they were built with"
+            )
         if embedder is None:
             embedder = _QueryMemo(runner.embedder_for(clone))
         repo_rows, _timing = score_repo(repo, clone, built, states, modes, embedder, args.limit, True, is_code, is_test)
@@ -481,13 +488,20 @@ def main() -> int:
         p.add_argument("--language", action="append", default=[], choices=LANGUAGES)
         p.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
         p.add_argument("--clones", type=Path, default=DEFAULT_CLONES)
-        p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+        p.add_argument("--cache", type=Path, help=f"default {DEFAULT_CACHE}, or {LEXICAL_CACHE} with --lexical")
+        p.add_argument(
+            "--lexical",
+            action="store_true",
+            help="states without vectors (a proxy: no dense channel; built in minutes, kept apart)",
+        )
         if name == "score":
             p.add_argument("--mode", action="append", default=[])
             p.add_argument("--limit", type=int, default=100)
         if name in ("score", "context"):
             p.add_argument("--out", type=Path)
     args = ap.parse_args()
+    if hasattr(args, "lexical") and args.cache is None:
+        args.cache = LEXICAL_CACHE if args.lexical else DEFAULT_CACHE
     for mode in getattr(args, "mode", []):
         try:
             ranker(mode, args.limit)

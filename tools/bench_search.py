@@ -234,15 +234,17 @@ class LgrepRunner:
             self.embedder = self._make_embedder(settings.embedding, settings.cache_dir)
         return self.embedder
 
-    def index_run(self, root: Path) -> tuple[Any, Any, float]:
-        """Index `root` incrementally: (its IndexSummary, a ProjectReader of it, seconds)."""
+    def index_run(self, root: Path, vectors: bool = True) -> tuple[Any, Any, float]:
+        """Index `root` incrementally: (its IndexSummary, a ProjectReader of it, seconds). Without
+        `vectors` only the chunks and their BM25 are brought up to date (the vector phase is left
+        pending, as `lgrep index --no-wait` leaves it)."""
         from lgrep_core.storage.reader import ProjectReader
         from lgrep_index.pipeline import Indexer
 
         settings = self._load_settings(root).settings
         embedder = self.embedder_for(root)
         t0 = time.perf_counter()
-        summary = Indexer(settings, root, embedder).run(wait_vectors=True)
+        summary = Indexer(settings, root, embedder).run(wait_vectors=vectors)
         return summary, ProjectReader(settings.cache_dir, root.resolve()), time.perf_counter() - t0
 
     def index(self, root: Path) -> tuple[object, float, int]:

@@ -559,10 +559,18 @@ def check_index(
 
 
 def build_repo(
-    repo: str, clone: Path, insts: list[Instance], runner: LgrepRunner, states: States, label: str | None = None
+    repo: str,
+    clone: Path,
+    insts: list[Instance],
+    runner: LgrepRunner,
+    states: States,
+    label: str | None = None,
+    vectors: bool = True,
 ) -> dict[str, Any]:
     """Index every instance's commit in turn and save its state (instances already saved are
-    skipped). `label` names the repository in progress lines (default: its REPOS label)."""
+    skipped). `label` names the repository in progress lines (default: its REPOS label). Without
+    `vectors` the states hold chunks alone (lexical states: minutes instead of hours to build; their
+    answers lack the dense channel, so they are a proxy, scored apart from full states)."""
     from lgrep_core.storage.reader import ProjectReader
     from lgrep_search.corpus import COLUMNS
 
@@ -592,14 +600,14 @@ def build_repo(
             reader = ProjectReader(runner.cache, clone.resolve())
             old = _content_hashes(reader)
             before = (marker.read_text().strip(), old) if old is not None and marker.is_file() else None
-            summary, reader, index_s = runner.index_run(clone)
+            summary, reader, index_s = runner.index_run(clone, vectors=vectors)
             marker.write_text(inst.base_commit)
             t1 = time.perf_counter()
             after = _content_hashes(reader) or {}
             check = check_index(clone, before, after, summary)
             version = reader.version()
             cols = reader.read_chunks(version, COLUMNS)
-            new_keys = states.missing_vectors(cols["vec_key"])
+            new_keys = states.missing_vectors(cols["vec_key"]) if vectors else []
             got_keys, got = reader.read_vectors(version, new_keys) if new_keys else ([], np.zeros((0, 1)))
             lacking = set(new_keys) - set(got_keys)
             if lacking:
@@ -619,6 +627,7 @@ def build_repo(
                     "vectors_embedded": summary.vectors_embedded,
                     "chunks": len(cols["path"]),
                     "check": check,
+                    "vectors": vectors,
                 },
                 cols,
                 got_keys,

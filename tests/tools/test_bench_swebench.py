@@ -98,3 +98,47 @@ def test_a_state_a_stopped_build_left_unfinished_lends_no_vectors(bench: ModuleT
             (folder / "meta.json").write_text("{}")
     states = bench.States(tmp_path)
     assert states.missing_vectors(["key-done", "key-stopped"]) == ["key-stopped"]
+
+
+def test_a_lexical_build_saves_chunks_without_vectors_and_answers_files_from_them(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--lexical` states (a proxy built in minutes): the index is brought to each commit with its
+    vector phase left pending, the state holds no vectors, and scoring answers files from it."""
+    import subprocess
+
+    clone = tmp_path / "repo"
+    (clone / "pkg").mkdir(parents=True)
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", "-C", str(clone), *args], check=True, capture_output=True, text=True)
+        return out.stdout.strip()
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (clone / "pkg" / "tokens.py").write_text("def verify_token(token):\n    return token.signature_ok()\n")
+    (clone / "pkg" / "colors.py").write_text("def paint(canvas):\n    return canvas.fill('red')\n")
+    git("add", ".")
+    git("commit", "-qm", "first")
+    first = git("rev-parse", "HEAD")
+    (clone / "pkg" / "tokens.py").write_text("def verify_token(token, leeway=0):\n    return token.signature_ok()\n")
+    git("commit", "-qam", "second")
+    second = git("rev-parse", "HEAD")
+    insts = [
+        bench.Instance("r-1", "o/r", first, "2020", "verify_token rejects a good token", ("pkg/tokens.py",)),
+        bench.Instance("r-2", "o/r", second, "2021", "paint(canvas) fills the wrong color", ("pkg/colors.py",)),
+    ]
+    for name in ("LGREP_CACHE_DIR", "LGREP_CONFIG"):
+        monkeypatch.setenv(name, "")  # the runner sets both; restored after the test
+    runner = bench.LgrepRunner(tmp_path / "cache")
+    states = bench.States(tmp_path / "cache" / "states")
+    built = bench.build_repo("o/r", clone, insts, runner, states, label="r", vectors=False)
+    assert [row["vectors_embedded"] for row in built["instances"]] == [0, 0]
+    assert [states.meta(i.instance_id)["vectors"] for i in insts] == [False, False]
+    corpus = states.corpus("r-2")
+    assert corpus.matrix_keys == [] and len(corpus) > 0
+    rows, _timing = bench.score_repo(
+        "o/r", clone, insts, states, ["files"], runner.embedder_for(clone), 100, floor=False
+    )
+    assert [row["lgrep"]["files"]["top"][0] for row in rows] == ["pkg/tokens.py", "pkg/colors.py"]
