@@ -429,3 +429,31 @@ def test_a_task_questions_files_answer_puts_docs_further_down(monkeypatch: pytes
     assert scores(ISSUE)["CHANGES.md"] == pytest.approx(2 * task["CHANGES.md"], rel=1e-3)
     assert scores(ISSUE)["pkg/matrices/shape.py"] == task["pkg/matrices/shape.py"]
     assert scores("is_upper IndexError") == short  # a short question's docs keep the chunk ranking's factor
+
+
+def test_a_task_questions_files_answer_puts_a_copied_in_dependency_below_the_projects_code() -> None:
+    """A C++ project's root `dependencies/` (or `deps/`, `extern/`) holds other projects' code, and
+    `.mvn/` a build tool's: below the project's own code for an issue, not for a short question."""
+    corpus = Corpus.of_chunks(
+        [
+            _code(
+                "cpp",
+                "dependencies/jsoncppdist/json/json.h",
+                "Value",
+                "class Value { parse number parse string exceptions disabled value type number }",
+            ),
+            _code("cpp", "include/simdjson/dom/element.h", "element", "class element { number value type }"),
+            _code("java", ".mvn/wrapper/MavenWrapperDownloader.java", "main", "parse the number of the value type"),
+        ]
+    )
+    searcher = Searcher(None, None, corpus=corpus)
+    issue = (
+        "Parsing a number value gives the wrong type when exceptions are disabled\n"
+        "With exceptions disabled the number value comes back with the wrong type:\n"
+        "```cpp\nauto v = doc.get_number();\n```\n"
+    )
+    files = searcher.search(SearchRequest(issue, files=True)).files
+    assert files[0].path == "include/simdjson/dom/element.h", [f.path for f in files]
+    assert [w for f in files[1:] for w in f.why if w == "vendored file"] == ["vendored file"] * 2
+    short = searcher.search(SearchRequest("parse number value type exceptions", files=True)).files
+    assert short[0].path == "dependencies/jsoncppdist/json/json.h"

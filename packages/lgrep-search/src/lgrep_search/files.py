@@ -90,6 +90,13 @@ TASK_DOCS_FACTOR = 0.5
 # Documentation folders: 4 of the ~2,400 files issues-dev's and swebench-dev's fixes changed live
 # in one (docs/conf.py and the like); the rest is docs, generated manuals and their build scripts.
 _DOCS_FOLDER = re.compile(r"(?:^|/)(?:docs?|documentation)/")
+# A task question's files answer also counts as vendored what C and C++ projects keep at their
+# root under these names (redis's deps/, simdjson's dependencies/jsoncppdist/) and the build tools'
+# wrappers (Maven's .mvn/, Gradle's wrapper): other projects' code, rarely where a fix goes (1 of
+# issues-dev's 2,961 gold files). Only here: chunk answers keep the rules the public set was
+# measured with (signals/penalty.py).
+_TASK_VENDORED = re.compile(r"^(?:deps|dependencies|extern)/|(?:^|/)(?:\.mvn|gradle/wrapper)/")
+_VENDORED_FACTOR = next(rule.factor for rule in PATH_RULES if rule.name == "vendored")
 _DEFINING_KINDS = frozenset(k.value for k in (ChunkKind.FUNCTION, ChunkKind.METHOD, ChunkKind.CLASS, ChunkKind.MODULE))
 
 
@@ -303,6 +310,14 @@ def _file_penalty(corpus: Corpus, f: int, query: ParsedQuery) -> tuple[float, li
     factor, applied = path_penalty(path, is_docs, query)
     if "docs" in applied and query.parts is not None:
         factor *= TASK_DOCS_FACTOR
+    if (
+        query.parts is not None
+        and "vendored" not in applied
+        and "vendored" not in query.asks_for
+        and _TASK_VENDORED.search(path)
+    ):
+        factor *= _VENDORED_FACTOR
+        applied.append("vendored")
     if "reexport" in applied and sum(corpus.kinds[i] in _DEFINING_KINDS for i in chunks) > REEXPORT_MAX_DEFINITIONS:
         factor /= _REEXPORT_FACTOR
         applied.remove("reexport")
