@@ -238,7 +238,7 @@ def speed_table(rows: list[dict[str, Any]], mode: str) -> dict[str, dict[str, fl
         picked = [r for r in rows if lo <= r["chunks"] < hi and "ms" in r["lgrep"][mode]]
         if picked:
             search = [r["lgrep"][mode]["ms"] for r in picked]
-            embed = [r["embed_ms"] for r in picked]
+            embed = [r["embed_ms"] for r in picked if r["embed_ms"] is not None]
             out[f"{lo}-{hi} chunks"] = {
                 "n": len(picked),
                 "search_p50": pct(search, 0.5),
@@ -342,7 +342,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             raise SystemExit(
                 f"{repo}'s states under {args.cache} are {kind}: score them with the flag they were built with"
             )
-        if embedder is None:
+        if embedder is None and not args.lexical:  # lexical states: nothing to embed the question for
             embedder = _QueryMemo(runner.embedder_for(clone))
         repo_rows, _timing = score_repo(repo, clone, built, states, modes, embedder, args.limit, True, is_code, is_test)
         for row in repo_rows:

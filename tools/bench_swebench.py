@@ -794,7 +794,8 @@ def score_repo(
             "lgrep": {},
         }
         t0 = time.perf_counter()
-        row["embed_ms"] = round(_embed_windows(embedder, query), 2)  # then each mode's `ms` is search alone
+        # then each mode's `ms` is search alone; lexical states have no dense channel to embed for
+        row["embed_ms"] = round(_embed_windows(embedder, query), 2) if embedder is not None else None
         for mode, (searcher_mode, rank_files) in rankers.items():
             _kind, ranking, disable = search_options(searcher_mode)
             searcher = Searcher(None, embedder, ranking=ranking, disable=disable, corpus=corpus, history=history)

@@ -129,8 +129,11 @@ def test_a_lexical_build_saves_chunks_without_vectors_and_answers_files_from_the
         bench.Instance("r-1", "o/r", first, "2020", "verify_token rejects a good token", ("pkg/tokens.py",)),
         bench.Instance("r-2", "o/r", second, "2021", "paint(canvas) fills the wrong color", ("pkg/colors.py",)),
     ]
-    for name in ("LGREP_CACHE_DIR", "LGREP_CONFIG"):
-        monkeypatch.setenv(name, "")  # the runner sets both; restored after the test
+    # What the runner would set itself (the cache, no user config), set here so the test restores it.
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "no-user-config.yaml").touch()
+    monkeypatch.setenv("LGREP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("LGREP_CONFIG", str(tmp_path / "cache" / "no-user-config.yaml"))
     runner = bench.LgrepRunner(tmp_path / "cache")
     states = bench.States(tmp_path / "cache" / "states")
     built = bench.build_repo("o/r", clone, insts, runner, states, label="r", vectors=False)
@@ -138,7 +141,6 @@ def test_a_lexical_build_saves_chunks_without_vectors_and_answers_files_from_the
     assert [states.meta(i.instance_id)["vectors"] for i in insts] == [False, False]
     corpus = states.corpus("r-2")
     assert corpus.matrix_keys == [] and len(corpus) > 0
-    rows, _timing = bench.score_repo(
-        "o/r", clone, insts, states, ["files"], runner.embedder_for(clone), 100, floor=False
-    )
+    rows, _timing = bench.score_repo("o/r", clone, insts, states, ["files"], None, 100, floor=False)
+    assert [row["embed_ms"] for row in rows] == [None, None]  # nothing embedded for a lexical state
     assert [row["lgrep"]["files"]["top"][0] for row in rows] == ["pkg/tokens.py", "pkg/colors.py"]
