@@ -33,22 +33,33 @@ def ray_cluster() -> Iterator[str]:
 
     # Ray's unix sockets live under its temp dir, and a socket path has 107 bytes at most.
     temp = Path(tempfile.mkdtemp(prefix="lgrep-ray-", dir="/tmp"))
-    cluster = Cluster(
-        initialize_head=True,
-        head_node_args={
-            "num_cpus": 0,
-            "include_dashboard": False,
-            "node_ip_address": "127.0.0.1",
-            "temp_dir": str(temp),
-        },
-    )
+    # Cluster() records the head's address in "<RAY_TMPDIR or /tmp>/ray/ray_current_cluster" whatever
+    # temp_dir says, and fails where that folder does not exist (a fresh machine): point it inside ours.
+    saved = os.environ.get("RAY_TMPDIR")
+    os.environ["RAY_TMPDIR"] = str(temp)
+    (temp / "ray").mkdir()
+    cluster = None
     try:
+        cluster = Cluster(
+            initialize_head=True,
+            head_node_args={
+                "num_cpus": 0,
+                "include_dashboard": False,
+                "node_ip_address": "127.0.0.1",
+                "temp_dir": str(temp),
+            },
+        )
         for _ in range(2):
             cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1")
         cluster.wait_for_nodes()
         yield cluster.address
     finally:
-        cluster.shutdown()
+        if cluster is not None:
+            cluster.shutdown()
+        if saved is None:
+            os.environ.pop("RAY_TMPDIR", None)
+        else:
+            os.environ["RAY_TMPDIR"] = saved
         shutil.rmtree(temp, ignore_errors=True)
 
 
