@@ -55,22 +55,31 @@ def _assert_same(a: Corpus, b: Corpus) -> None:
 
 def test_edits_are_applied_file_by_file_and_match_a_full_load(tmp_path: Path) -> None:
     root, settings = _setup(tmp_path)
+    (root / "limits.py").write_text("def check(amount):\n    raise ValueError('the amount is over the card limit')\n")
     embedder = FakeEmbedder()
     Indexer(settings, root, embedder).run()
     reader = ProjectReader(settings.cache_dir, root)
     snapshots = Snapshots(reader, background=False)
     first = snapshots.current()
     assert snapshots.full_loads == 1
+    assert set(first.message_index.by_path) == {"limits.py"}  # built, so the update carries it
 
     (root / "auth.py").write_text("def verify_token(token):\n    return token.valid and token.signed\n")
     (root / "pkg" / "mod3.py").unlink()
-    (root / "billing.py").write_text("def charge_card(card, amount):\n    return card.charge(amount)\n")
+    (root / "billing.py").write_text(
+        "def charge_card(card, amount):\n    if card.expired:\n"
+        "        raise ValueError(f'an expired card cannot be charged {amount}')\n    return card.charge(amount)\n"
+    )
     Indexer(settings, root, embedder).run()
 
     updated = snapshots.current()
     assert updated is not first and snapshots.full_loads == 1  # applied, not reloaded
     assert "billing.py" in updated.files and "pkg/mod3.py" not in updated.files
-    _assert_same(updated, Corpus.load(reader, reader.version()))
+    loaded = Corpus.load(reader, reader.version())
+    _assert_same(updated, loaded)
+    assert "message_index" in updated.__dict__  # carried over, only the changed files read again
+    assert updated.message_index.by_path == loaded.message_index.by_path
+    assert set(updated.message_index.by_path) == {"limits.py", "billing.py"}
     hits = Searcher(snapshots, embedder).search(SearchRequest("charge_card")).results
     assert hits[0].path == "billing.py"
 

@@ -457,3 +457,44 @@ def test_a_task_questions_files_answer_puts_a_copied_in_dependency_below_the_pro
     assert [w for f in files[1:] for w in f.why if w == "vendored file"] == ["vendored file"] * 2
     short = searcher.search(SearchRequest("parse number value type exceptions", files=True)).files
     assert short[0].path == "dependencies/jsoncppdist/json/json.h"
+
+
+def test_a_task_questions_files_answer_finds_the_code_that_raises_the_message_it_quotes() -> None:
+    """The file whose code raises the error the issue pasted is where the fix goes, though the
+    question's names and words lead to where the symptom shows (Sphinx's option directive)."""
+    corpus = Corpus.of_chunks(
+        [
+            _chunk(
+                "sphinx/directives/code.py",
+                "OptionDirective",
+                "class OptionDirective:\n    '''The option directive: parse an option description.'''\n"
+                "    def run(self):\n        return parse_option(self.option, self.description)",
+                ChunkKind.CLASS,
+            ),
+            _chunk(
+                "sphinx/domains/std.py",
+                "handle_signature",
+                "def handle_signature(self, sig, signode):\n    m = option_desc_re.match(sig)\n    if not m:\n"
+                '        logger.warning(__(\'Malformed option description %r, should look like "opt", '
+                '"-opt args"\'), sig, location=signode)',
+            ),
+        ]
+    )
+    searcher = Searcher(None, None, corpus=corpus)
+    issue = (
+        "Sphinx 3.2 complains about option:: syntax that earlier versions accepted\n"
+        "Our docs build with older versions:\n"
+        "```\n.. option:: [enable=]PATTERN\n```\n"
+        "Warning, treated as error:\n"
+        "qemu-option-trace.rst.inc:4:Malformed option description '[enable=]PATTERN', should look like "
+        '"opt", "-opt args"\n'
+    )
+    files = searcher.search(SearchRequest(issue, files=True)).files
+    assert files[0].path == "sphinx/domains/std.py", [f.path for f in files]
+    assert 'emits "should look like opt opt args", which the question quotes' in files[0].why
+    without = dict(files_module.EVIDENCE_WEIGHTS, message=0.0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(files_module, "EVIDENCE_WEIGHTS", without)
+        assert searcher.search(SearchRequest(issue, files=True)).files[0].path == "sphinx/directives/code.py"
+    short = searcher.search(SearchRequest("Malformed option description", files=True)).files
+    assert all("which the question quotes" not in w for f in short for w in f.why)

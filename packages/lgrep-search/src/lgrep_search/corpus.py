@@ -24,6 +24,7 @@ from lgrep_core.storage.schema import path_key
 
 from .fuzzy import SymbolIndex
 from .lexical import FieldWeights, LexicalIndex, Vocabulary, postings
+from .messages import MessageIndex
 from .signals.path_match import path_words
 from .texts import ChunkTexts, pack
 
@@ -170,6 +171,20 @@ class Corpus:
     def file_lexical(self) -> LexicalIndex:
         """BM25 over whole files, each file's terms its chunks' summed (for ranking files)."""
         return self.lexical.grouped(self.file_of, len(self.files))
+
+    @cached_property
+    def message_index(self) -> MessageIndex:
+        """The messages the code raises, warns or logs (messages.py), per file: built on a task
+        question's first use, carried over an incremental update (`updated`)."""
+        return MessageIndex.of_files(self._code_texts(range(len(self))))
+
+    def _code_texts(self, rows: Iterable[int]) -> dict[str, list[str]]:
+        """Path -> the texts of its code chunks among `rows`."""
+        out: dict[str, list[str]] = {}
+        for i in rows:
+            if self.content_types[i] == "code":
+                out.setdefault(self.paths[i], []).append(self.contents[i])
+        return out
 
     @cached_property
     def _files_by_base_name(self) -> dict[str, list[int]]:
@@ -390,6 +405,10 @@ class Corpus:
             version=version,
             symbol_index=symbol_index,
         )
+        if "message_index" in self.__dict__:  # built already: read only the changed files' messages
+            changed = [p for p in self.files if path_key(p) in changes.path_keys] + new["path"]
+            fresh = [i for p in sorted(set(new["path"])) for i in corpus.chunks_of(corpus.file_numbers[p])]
+            corpus.__dict__["message_index"] = self.message_index.updated(changed, corpus._code_texts(fresh))
         corpus.load_ms = (time.perf_counter() - started) * 1000
         log.debug(
             "applied %d changed files (%d chunks) in %.0f ms", len(changes.path_keys), len(new["path"]), corpus.load_ms

@@ -12,7 +12,9 @@ FILE_RRF_K):
 - definitions: the files that define the names the question mentions, rarer names first;
 - mentions: the project's files the question names (traceback frames first, innermost first);
 - the title: for a task question whose title names code, the whole file's BM25 of the title's
-  words alone (the title says what is wrong; the body adds output, code and guesses).
+  words alone (the title says what is wrong; the body adds output, code and guesses);
+- the messages it quotes: for a task question, the files whose code raises, warns or logs a message
+  the question quotes word for word (messages.py): where a printed error is decided.
 
 Then tests, examples and docs are scaled down as in the chunk ranking (signals/penalty.py), unless the
 question asks for them. Last, a leading file's counterpart (its header, its type declarations:
@@ -56,7 +58,8 @@ CHUNK_DECAY = (1.0, 0.5, 0.25)
 FILE_RRF_K = 30
 # The fusion weight of each evidence list.
 # The title's list (a task question whose title names code) counts half, chosen on issues-dev's
-# train split (0.25 / 0.5 / 1; docs/benchmarks.md, session 41).
+# train split (0.25 / 0.5 / 1; docs/benchmarks.md, session 41). The quoted messages' list counts
+# half too: train could not tell 0.5 from 1, dev and SWE-bench lost fewer answers with 0.5 (session 43).
 EVIDENCE_WEIGHTS = {
     "chunks": 1.0,
     "file_bm25": 1.0,
@@ -65,6 +68,7 @@ EVIDENCE_WEIGHTS = {
     "named": 1.0,
     "path": 0.5,
     "title": 0.5,
+    "message": 0.5,
 }
 # A leading file's counterpart (counterparts.py: its header, its type declarations, ...) follows it
 # when some evidence found the counterpart too: one of the first COUNTERPART_DEPTH files follows
@@ -190,6 +194,10 @@ def rank_files(
         counts = corpus.path_match_counts(query.keywords, PATH_PREFIX_MIN).astype(np.float32)
         counts[~file_ok] = 0.0
         lists["path"] = _top(counts, positive=True)
+    if query.parts is not None:
+        quoted = _quoting_files(corpus, query, file_ok, reasons)
+        if quoted:
+            lists["message"] = quoted[:FILE_LIST_DEPTH]
     learned = model is not None and query.parts is not None
     # The title's words: a list when the title names code, a fact when the evidence is read.
     title: np.ndarray | None = None
@@ -487,6 +495,24 @@ def _history_facts(
         if count:
             facts["history.freq"] = math.log1p(count)
             facts["history.recent"] = recent
+
+
+def _quoting_files(corpus: Corpus, query: ParsedQuery, file_ok: np.ndarray, reasons: dict[int, list[str]]) -> list[int]:
+    """The files whose messages (messages.py) a task question quotes, the longest quote first."""
+    quoted = corpus.message_index.quoted(query.text)
+    numbers = corpus.file_numbers
+    found = sorted(
+        ((len(words), numbers[path], words) for path, words in quoted.items() if path in numbers),
+        key=lambda q: (-q[0], q[1]),
+    )
+    out: list[int] = []
+    for _n, f, words in found:
+        if not file_ok[f]:
+            continue
+        out.append(f)
+        if len(reasons[f]) < 4:
+            reasons[f].append(f'emits "{" ".join(words)[:80]}", which the question quotes')
+    return out
 
 
 def _named_files(
