@@ -353,6 +353,7 @@ class Corpus:
             log.debug("applied %d new vectors in %.0f ms", len(corpus.matrix) - len(self.matrix), corpus.load_ms)
             return corpus
         keep = np.ones(len(self), dtype=bool)
+        changed_files = np.zeros(len(self.files), dtype=bool)
         if len(self.files):
             changed_files = np.asarray([path_key(f) in changes.path_keys for f in self.files], dtype=bool)
             keep = ~changed_files[self.file_of]
@@ -406,7 +407,7 @@ class Corpus:
             symbol_index=symbol_index,
         )
         if "message_index" in self.__dict__:  # built already: read only the changed files' messages
-            changed = [p for p in self.files if path_key(p) in changes.path_keys] + new["path"]
+            changed = [self.files[f] for f in np.flatnonzero(changed_files).tolist()] + new["path"]
             fresh = [i for p in sorted(set(new["path"])) for i in corpus.chunks_of(corpus.file_numbers[p])]
             corpus.__dict__["message_index"] = self.message_index.updated(changed, corpus._code_texts(fresh))
         corpus.load_ms = (time.perf_counter() - started) * 1000
