@@ -113,12 +113,16 @@ def load(folder: Path) -> list[Issue]:
     out = []
     for path in sorted(folder.glob("*.npz")):
         z = np.load(path)
+        fid = z["fid"].astype(int)  # `data` writes each candidate's chunks together, in candidate order
+        if np.any(np.diff(fid) < 0):
+            raise SystemExit(f"{path}: its chunks are not grouped by candidate file; run `data` again")
+        bounds = np.searchsorted(fid, np.arange(len(z["gold"]) + 1))
         out.append(
             {
                 "id": path.stem,
                 "q": z["q"].astype(np.float64),
                 "d": z["d"].astype(np.float64),
-                "fid": z["fid"].astype(int),
+                "spans": list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)),
                 "gold": z["gold"].astype(bool),
                 "repo": str(z["repo"]),
                 "lang": str(z["lang"]),
@@ -137,10 +141,9 @@ def best_chunks(x: Issue, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     sims = x["d"] @ u
     m = len(x["gold"])
     best, arg = np.full(m, -np.inf), np.zeros(m, dtype=int)
-    for k in range(m):
-        idx = np.flatnonzero(x["fid"] == k)
-        if len(idx):
-            arg[k] = idx[np.argmax(sims[idx])]
+    for k, (start, end) in enumerate(x["spans"]):  # candidate k's chunks: computed once, at load
+        if end > start:
+            arg[k] = start + int(np.argmax(sims[start:end]))
             best[k] = sims[arg[k]]
     return best, arg, u, v
 
